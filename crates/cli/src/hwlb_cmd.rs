@@ -1,0 +1,247 @@
+//! `replica-lb hwlb plan` and `replica-lb hwlb sample`: look at an HWLB plan and check it by
+//! drawing from it.
+
+use crate::error::{CliError, CliResult};
+use clap::{Args, Subcommand};
+use policy::hwlb::{HwlbPlan, PlanConfig, SamplingRow};
+use policy::{Rng, MAX_REPLICAS};
+use serde::Serialize;
+
+/// The `hwlb` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum HwlbCommand {
+    /// Print the shares and every coordinator's row for the given hit rates and CL.
+    Plan(PlanArgs),
+    /// Simulate requests drawn from the plan and count where the reads went.
+    Sample(SampleArgs),
+}
+
+/// Inputs shared by both subcommands.
+#[derive(Args, Debug)]
+pub struct PlanInput {
+    /// Hit rates of the N replicas, comma-separated, each in [0, 1] (N <= 64).
+    #[arg(long, value_name = "H1,...,HN", allow_hyphen_values = true)]
+    hit_rates: String,
+    /// Replicas per request (the consistency level as a count), 1 <= K <= N.
+    #[arg(long, value_name = "K", allow_hyphen_values = true)]
+    cl: String,
+}
+
+/// `hwlb plan` arguments.
+#[derive(Args, Debug)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    input: PlanInput,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `hwlb sample` arguments.
+#[derive(Args, Debug)]
+pub struct SampleArgs {
+    #[command(flatten)]
+    input: PlanInput,
+    /// Number of requests to simulate (> 0).
+    #[arg(long, value_name = "D", allow_hyphen_values = true)]
+    draws: String,
+    /// Random seed (the output is fixed by it).
+    #[arg(long, value_name = "S", allow_hyphen_values = true)]
+    seed: String,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs an `hwlb` subcommand.
+pub fn run(cmd: HwlbCommand) -> CliResult {
+    match cmd {
+        HwlbCommand::Plan(args) => plan(args),
+        HwlbCommand::Sample(args) => sample(args),
+    }
+}
+
+/// Parses `--hit-rates`: 1 to 64 numbers in [0, 1].
+fn parse_hit_rates(text: &str) -> Result<Vec<f64>, CliError> {
+    if text.trim().is_empty() {
+        return Err(CliError::usage(
+            "--hit-rates is empty; give 1 to 64 comma-separated hit rates in [0, 1]",
+        ));
+    }
+    let rates = text
+        .split(',')
+        .map(|item| {
+            let item = item.trim();
+            match item.parse::<f64>() {
+                Ok(h) if (0.0..=1.0).contains(&h) => Ok(h),
+                Ok(_) => Err(CliError::usage(format!(
+                    "--hit-rates: '{item}' is outside [0, 1]; hit rates must be numbers in [0, 1]"
+                ))),
+                Err(_) => Err(CliError::usage(format!(
+                    "--hit-rates: '{item}' is not a number; hit rates must be numbers in [0, 1]"
+                ))),
+            }
+        })
+        .collect::<Result<Vec<f64>, CliError>>()?;
+    if rates.len() > MAX_REPLICAS {
+        return Err(CliError::usage(format!(
+            "--hit-rates: {} replicas given; at most {MAX_REPLICAS} are allowed",
+            rates.len()
+        )));
+    }
+    Ok(rates)
+}
+
+/// Parses an integer flag with an allowed range, naming both on error.
+fn parse_count(flag: &str, text: &str, min: u64, max: u64) -> Result<u64, CliError> {
+    match text.trim().parse::<u64>() {
+        Ok(v) if v >= min && v <= max => Ok(v),
+        _ => Err(CliError::usage(format!(
+            "{flag}: '{text}' is not allowed; it must be an integer in [{min}, {max}]"
+        ))),
+    }
+}
+
+/// The validated plan inputs.
+fn parse_input(input: &PlanInput) -> Result<(Vec<f64>, usize), CliError> {
+    let rates = parse_hit_rates(&input.hit_rates)?;
+    let n = rates.len() as u64;
+    let k = match input.cl.trim().parse::<u64>() {
+        Ok(k) if k >= 1 && k <= n => k,
+        _ => {
+            return Err(CliError::usage(format!(
+                "--cl: '{}' is not allowed; it must be an integer in [1, {n}] (1 <= K <= N, N = {n} hit rates)",
+                input.cl
+            )))
+        }
+    };
+    Ok((rates, k as usize))
+}
+
+#[derive(Serialize)]
+struct PlanJson<'a> {
+    hit_rates: &'a [f64],
+    cl: usize,
+    active: bool,
+    shares: &'a [f64],
+    rows: Vec<&'a [f64]>,
+}
+
+fn plan(args: PlanArgs) -> CliResult {
+    let (rates, k) = parse_input(&args.input)?;
+    let plan = HwlbPlan::compute(&rates, k, &PlanConfig::default());
+    let n = rates.len();
+    if args.json {
+        let json = PlanJson {
+            hit_rates: &rates,
+            cl: k,
+            active: plan.active(),
+            shares: &plan.shares,
+            rows: (0..n).map(|c| plan.row(c)).collect(),
+        };
+        println!("{}", serde_json::to_string(&json).expect("plan serialises"));
+        return Ok(());
+    }
+    match plan.step_aside {
+        None => println!("HWLB active: N={n} replicas, CL={k}"),
+        Some(why) => println!("HWLB steps aside ({why:?}): N={n} replicas, CL={k}; the naive policy applies"),
+    }
+    println!();
+    print!("{:<14}", "");
+    (0..n).for_each(|j| print!("{:>10}", format!("replica {j}")));
+    println!();
+    print!("{:<14}", "hit rate");
+    rates.iter().for_each(|h| print!("{h:>10.4}"));
+    println!();
+    print!("{:<14}", "share P");
+    plan.shares.iter().for_each(|p| print!("{p:>10.4}"));
+    println!();
+    print!("{:<14}", "misses/read");
+    plan.shares
+        .iter()
+        .zip(&rates)
+        .for_each(|(p, h)| print!("{:>10.4}", p * (1.0 - h.min(PlanConfig::default().hit_rate_cap))));
+    println!();
+    println!();
+    println!("rows: fraction of coordinator c's replica reads sent to replica j (x CL = inclusion probability)");
+    for c in 0..n {
+        print!("{:<14}", format!("coordinator {c}"));
+        plan.row(c).iter().for_each(|x| print!("{x:>10.4}"));
+        println!();
+    }
+    Ok(())
+}
+
+#[derive(Serialize, Default)]
+struct SampleJson {
+    draws: u64,
+    reads: Vec<u64>,
+    coordinated: Vec<u64>,
+    local_reads: Vec<u64>,
+    invalid: u64,
+}
+
+fn sample(args: SampleArgs) -> CliResult {
+    let (rates, k) = parse_input(&args.input)?;
+    let draws = parse_count("--draws", &args.draws, 1, u64::MAX)?;
+    let seed = parse_count("--seed", &args.seed, 0, u64::MAX)?;
+    let plan = HwlbPlan::compute(&rates, k, &PlanConfig::default());
+    let n = rates.len();
+    let rows: Vec<SamplingRow> = (0..n).map(|c| SamplingRow::new(plan.row(c))).collect();
+    let mut rng = Rng::seed_from_u64(seed);
+    let mut out = SampleJson {
+        draws,
+        reads: vec![0; n],
+        coordinated: vec![0; n],
+        local_reads: vec![0; n],
+        invalid: 0,
+    };
+    let mut picked = [0usize; MAX_REPLICAS];
+    for _ in 0..draws {
+        let c = rng.below(n);
+        out.coordinated[c] += 1;
+        rows[c].sample(k, &mut rng, &mut picked);
+        let mut seen: u64 = 0;
+        let mut valid = true;
+        for &j in &picked[..k] {
+            if j >= n || seen & (1 << j) != 0 {
+                valid = false;
+                continue;
+            }
+            seen |= 1 << j;
+            out.reads[j] += 1;
+            if j == c {
+                out.local_reads[c] += 1;
+            }
+        }
+        if !valid || seen.count_ones() as usize != k {
+            out.invalid += 1;
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string(&out).expect("sample serialises"));
+        return Ok(());
+    }
+    println!(
+        "{draws} requests, CL={k}, seed {seed}; HWLB {}",
+        if plan.active() { "active" } else { "steps aside" }
+    );
+    println!(
+        "{:<10}{:>12}{:>14}{:>14}{:>12}{:>12}",
+        "replica", "reads", "expected", "coordinated", "local", "share"
+    );
+    let total_reads = (draws * k as u64) as f64;
+    for j in 0..n {
+        println!(
+            "{:<10}{:>12}{:>14.0}{:>14}{:>12}{:>12.4}",
+            j,
+            out.reads[j],
+            total_reads * plan.shares[j],
+            out.coordinated[j],
+            out.local_reads[j],
+            out.reads[j] as f64 / total_reads
+        );
+    }
+    println!("invalid draws: {}", out.invalid);
+    Ok(())
+}
