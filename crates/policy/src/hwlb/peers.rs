@@ -26,6 +26,9 @@ pub struct PeerRates {
     local: Option<NodeId>,
     stale_after_ns: u64,
     stale_rate: f64,
+    /// Bumped whenever an effective rate may have changed other than by ageing, so a cached
+    /// plan can tell in one comparison that its inputs still hold.
+    version: u64,
 }
 
 impl PeerRates {
@@ -36,6 +39,7 @@ impl PeerRates {
             local: None,
             stale_after_ns,
             stale_rate,
+            version: 0,
         }
     }
 
@@ -52,35 +56,71 @@ impl PeerRates {
         if !(0.0..=1.0).contains(&hit_rate) {
             return;
         }
+        let stale_after_ns = self.stale_after_ns;
         let slot = self.slot(node);
-        if *slot != Known::Unsupported {
-            *slot = Known::Rate {
-                hit_rate,
-                updated_ns: now_ns,
-            };
+        let unchanged = match *slot {
+            Known::Rate { hit_rate: old, updated_ns } => old == hit_rate && now_ns.saturating_sub(updated_ns) <= stale_after_ns,
+            Known::Unsupported => return,
+            Known::Nothing => false,
+        };
+        *slot = Known::Rate { hit_rate, updated_ns: now_ns };
+        if !unchanged {
+            self.version += 1;
         }
     }
 
     /// Declares which node runs this coordinator (its rate is never stale).
     pub fn set_local(&mut self, node: NodeId) {
-        self.local = Some(node);
+        if self.local != Some(node) {
+            self.local = Some(node);
+            self.version += 1;
+        }
     }
 
     /// Forgets what is known of `node` (its connection dropped or it went down).
     pub fn forget(&mut self, node: NodeId) {
         let slot = self.slot(node);
-        if *slot != Known::Unsupported {
+        if !matches!(*slot, Known::Unsupported | Known::Nothing) {
             *slot = Known::Nothing;
+            self.version += 1;
         }
     }
 
     /// Marks whether `node` reports rates at all.
     pub fn set_supported(&mut self, node: NodeId, supported: bool) {
         let slot = self.slot(node);
-        match (supported, *slot) {
-            (false, _) => *slot = Known::Unsupported,
-            (true, Known::Unsupported) => *slot = Known::Nothing,
-            (true, _) => {}
+        let next = match (supported, *slot) {
+            (false, _) => Known::Unsupported,
+            (true, Known::Unsupported) => Known::Nothing,
+            (true, current) => current,
+        };
+        if next != *slot {
+            *slot = next;
+            self.version += 1;
+        }
+    }
+
+    /// Changes whenever an effective rate may have changed other than by ageing.
+    #[inline]
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// Until when `node`'s effective rate cannot change by ageing alone: the moment a fresh
+    /// peer rate turns stale; `u64::MAX` for the local node, unknown peers and rates already
+    /// stale (only news can change those, and news bumps the version).
+    #[inline]
+    pub fn fixed_until_ns(&self, node: NodeId, now_ns: u64) -> u64 {
+        match self.entries.get(node.index()) {
+            Some(Known::Rate { updated_ns, .. }) if Some(node) != self.local => {
+                let turns_stale_ns = updated_ns.saturating_add(self.stale_after_ns);
+                if now_ns <= turns_stale_ns {
+                    turns_stale_ns
+                } else {
+                    u64::MAX
+                }
+            }
+            _ => u64::MAX,
         }
     }
 

@@ -69,7 +69,8 @@ impl HwlbPlan {
         let capped = |h: f64| h.min(config.hit_rate_cap);
         let max = hit_rates.iter().copied().map(capped).fold(f64::MIN, f64::max);
         let min = hit_rates.iter().copied().map(capped).fold(f64::MAX, f64::min);
-        if max - min <= config.min_spread {
+        // A tolerance so that a spread of exactly `min_spread` in decimal (0.81 - 0.80) counts.
+        if max - min <= config.min_spread + 1e-12 {
             return HwlbPlan::inactive(n, k, StepAside::EquallyWarm);
         }
         let mut shares = vec![0.0; n];

@@ -92,6 +92,10 @@ struct CachedPlan {
     local: Option<NodeId>,
     active: bool,
     row: SamplingRow,
+    /// The peer table's version when the rates were last checked against this plan.
+    checked_version: u64,
+    /// Until when those rates cannot change by ageing alone, ns.
+    valid_until_ns: u64,
 }
 
 impl Hwlb {
@@ -138,36 +142,83 @@ impl Hwlb {
         HwlbPlan::compute(&rates[..n], req.count, &self.config)
     }
 
-    fn refresh(&mut self, req: &Request<'_>, rates: &[f64]) -> &CachedPlan {
+    /// Recomputes the plan of `req.group` from the current rates. `None` (and nothing cached)
+    /// when a candidate reports no rate: HWLB steps aside.
+    fn rebuild(&mut self, req: &Request<'_>, now_ns: u64) -> Option<&CachedPlan> {
         let n = req.candidates.len();
-        let fresh = match self.plans.get(&req.group) {
-            Some(p) => {
-                p.n == n && p.count == req.count && p.local == req.local && p.nodes[..n] == *req.candidates && p.rates[..n] == *rates
-            }
-            None => false,
-        };
-        if !fresh {
-            self.recomputes += 1;
-            let plan = HwlbPlan::compute(rates, req.count, &self.config);
-            let own = req.local.and_then(|l| req.candidates.iter().position(|&x| x == l));
-            let row = match own {
-                Some(c) => SamplingRow::new(plan.row(c)),
-                None => SamplingRow::new(&plan.shares),
-            };
-            let mut cached = CachedPlan {
-                nodes: [NodeId(0); MAX_REPLICAS],
-                rates: [0.0; MAX_REPLICAS],
-                n,
-                count: req.count,
-                local: req.local,
-                active: plan.active(),
-                row,
-            };
-            cached.nodes[..n].copy_from_slice(req.candidates);
-            cached.rates[..n].copy_from_slice(rates);
-            self.plans.insert(req.group, cached);
+        let mut rates = [0.0; MAX_REPLICAS];
+        for (slot, &node) in rates.iter_mut().zip(req.candidates) {
+            *slot = self.peers.effective(node, now_ns)?;
         }
-        &self.plans[&req.group]
+        self.recomputes += 1;
+        let plan = HwlbPlan::compute(&rates[..n], req.count, &self.config);
+        let own = req.local.and_then(|l| req.candidates.iter().position(|&x| x == l));
+        let row = match own {
+            Some(c) => SamplingRow::new(plan.row(c)),
+            None => SamplingRow::new(&plan.shares),
+        };
+        let mut cached = CachedPlan {
+            nodes: [NodeId(0); MAX_REPLICAS],
+            rates,
+            n,
+            count: req.count,
+            local: req.local,
+            active: plan.active(),
+            row,
+            checked_version: self.peers.version(),
+            valid_until_ns: valid_until(&self.peers, req.candidates, now_ns),
+        };
+        cached.nodes[..n].copy_from_slice(req.candidates);
+        self.plans.insert(req.group, cached);
+        self.plans.get(&req.group)
+    }
+}
+
+/// Until when the effective rates of `nodes` cannot change by ageing alone.
+fn valid_until(peers: &PeerRates, nodes: &[NodeId], now_ns: u64) -> u64 {
+    nodes.iter().map(|&node| peers.fixed_until_ns(node, now_ns)).min().unwrap_or(u64::MAX)
+}
+
+impl CachedPlan {
+    /// Whether this plan was made for exactly this request shape.
+    #[inline]
+    fn same_shape(&self, req: &Request<'_>) -> bool {
+        let n = req.candidates.len();
+        self.n == n && self.count == req.count && self.local == req.local && self.nodes[..n] == *req.candidates
+    }
+
+    /// Whether every candidate's effective rate at `now_ns` is the one the plan was made from.
+    #[inline]
+    fn same_rates(&self, req: &Request<'_>, peers: &PeerRates, now_ns: u64) -> bool {
+        req.candidates.iter().zip(&self.rates[..self.n]).all(|(&node, &rate)| peers.effective(node, now_ns) == Some(rate))
+    }
+
+    /// Fills `out` for one request: the naive order when inactive, else `count` replicas by
+    /// systematic sampling and, if wanted, one extra uniform among the unselected.
+    #[inline]
+    fn choose(&self, req: &Request<'_>, extra_replica: bool, rng: &mut Rng, out: &mut Plan) {
+        if !self.active {
+            local_first_then_random(req, rng, out);
+            return;
+        }
+        out.clear();
+        let mut chosen: u64 = 0;
+        self.row.sample_each(req.count, rng, |j| {
+            out.push_target(req.candidates[j]);
+            chosen |= 1 << j;
+        });
+        let n = self.n;
+        if extra_replica && n > req.count {
+            // The r-th unselected replica, r uniform.
+            let mut r = rng.below(n - req.count);
+            for j in (0..n).filter(|&j| chosen & (1 << j) == 0) {
+                if r == 0 {
+                    out.push_fallback(req.candidates[j]);
+                    break;
+                }
+                r -= 1;
+            }
+        }
     }
 }
 
@@ -192,45 +243,31 @@ impl Policy for Hwlb {
         if let Some(local) = req.local {
             self.peers.set_local(local);
         }
-        let mut rates = [0.0; MAX_REPLICAS];
-        let mut known = self.enabled;
-        for (slot, &node) in rates.iter_mut().zip(req.candidates) {
-            match self.peers.effective(node, now_ns) {
-                Some(r) => *slot = r,
-                None => known = false,
-            }
-        }
-        // Step aside (StepAside::RateUnknown) when a candidate reports no rate.
-        if !known {
+        if !self.enabled {
             local_first_then_random(req, rng, out);
             return Decision::Send;
         }
-        let extra_replica = self.extra_replica;
-        let cached = self.refresh(req, &rates[..n]);
-        if !cached.active {
-            local_first_then_random(req, rng, out);
-            return Decision::Send;
-        }
-        let mut picked = [0usize; MAX_REPLICAS];
-        cached.row.sample(req.count, rng, &mut picked);
-        out.clear();
-        let mut chosen: u64 = 0;
-        for &j in &picked[..req.count] {
-            out.push_target(req.candidates[j]);
-            chosen |= 1 << j;
-        }
-        if extra_replica && n > req.count {
-            // The r-th unselected replica, r uniform.
-            let mut r = rng.below(n - req.count);
-            for j in 0..n {
-                if chosen & (1 << j) == 0 {
-                    if r == 0 {
-                        out.push_fallback(req.candidates[j]);
-                        break;
+        // Fast path: nothing changed since the group's plan was last checked. Otherwise check
+        // the rates themselves, and recompute only if they differ.
+        if let Some(cached) = self.plans.get_mut(&req.group) {
+            if cached.same_shape(req) {
+                let version = self.peers.version();
+                let unchanged = cached.checked_version == version && now_ns <= cached.valid_until_ns;
+                if unchanged || cached.same_rates(req, &self.peers, now_ns) {
+                    if !unchanged {
+                        cached.checked_version = version;
+                        cached.valid_until_ns = valid_until(&self.peers, req.candidates, now_ns);
                     }
-                    r -= 1;
+                    cached.choose(req, self.extra_replica, rng, out);
+                    return Decision::Send;
                 }
             }
+        }
+        let extra_replica = self.extra_replica;
+        match self.rebuild(req, now_ns) {
+            Some(cached) => cached.choose(req, extra_replica, rng, out),
+            // A candidate reports no rate (StepAside::RateUnknown): the naive behaviour.
+            None => local_first_then_random(req, rng, out),
         }
         Decision::Send
     }

@@ -54,17 +54,24 @@ impl SamplingRow {
     /// Writes the indices of `k` distinct replicas to `out[..k]`, in increasing order.
     #[inline]
     pub fn sample(&self, k: usize, rng: &mut Rng, out: &mut [usize]) {
+        let mut slots = out.iter_mut();
+        self.sample_each(k, rng, |j| *slots.next().expect("out holds k slots") = j);
+    }
+
+    /// Calls `chosen(j)` for each of `k` distinct replica indices, in increasing order.
+    #[inline]
+    pub fn sample_each(&self, k: usize, rng: &mut Rng, mut chosen: impl FnMut(usize)) {
         let n = self.len as usize;
-        debug_assert!(k >= 1 && k <= n && out.len() >= k);
+        debug_assert!(k >= 1 && k <= n);
         let step = 1.0 / k as f64;
         let u = rng.unit_f64() * step;
         let mut j = 0;
-        for (i, slot) in out.iter_mut().take(k).enumerate() {
+        for i in 0..k {
             let point = u + i as f64 * step;
             while point >= self.upper[j] {
                 j += 1;
             }
-            *slot = j;
+            chosen(j);
             // The next point lies at least 1/k further on and pp[j] <= 1/k: it belongs to a
             // later interval. Starting there also guards against rounding at 1e-16 scale.
             j = (j + 1).min(n - 1);
