@@ -1,7 +1,12 @@
 //! `replica-lb`: the one binary. Thin: parses arguments and calls the crates.
 
+mod cluster_cmd;
 mod error;
 mod hwlb_cmd;
+mod load_cmd;
+mod node_cmd;
+mod policies_cmd;
+mod sim_cmd;
 
 use clap::{Parser, Subcommand};
 use error::{one_line, CliResult};
@@ -19,11 +24,34 @@ enum Command {
     /// Heat-weighted load balancing: compute a plan, or sample from one.
     #[command(subcommand)]
     Hwlb(hwlb_cmd::HwlbCommand),
+    /// The deterministic cluster simulator: run a scenario file for one or more policies.
+    #[command(subcommand)]
+    Sim(sim_cmd::SimCommand),
+    /// Run the cold-restart comparison (naive vs hwlb) and write its report.
+    Demo(sim_cmd::DemoArgs),
+    /// List every replica-selection policy with its side, description and parameter defaults.
+    Policies(policies_cmd::PoliciesArgs),
+    /// Run one storage node of the real test cluster.
+    Node(node_cmd::NodeArgs),
+    /// A local cluster of node processes: up, status, down, restart, signal.
+    #[command(subcommand)]
+    Cluster(cluster_cmd::ClusterCommand),
+    /// Write keys 0..N-1 into a running cluster.
+    Load(load_cmd::LoadArgs),
+    /// Drive an open-loop load against a running cluster and report latency.
+    Bench(load_cmd::BenchArgs),
 }
 
 fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Hwlb(cmd) => hwlb_cmd::run(cmd),
+        Command::Sim(cmd) => sim_cmd::run(cmd),
+        Command::Demo(args) => sim_cmd::demo(args),
+        Command::Node(args) => node_cmd::run(args),
+        Command::Cluster(cmd) => cluster_cmd::run(cmd),
+        Command::Load(args) => load_cmd::load(args),
+        Command::Bench(args) => load_cmd::bench(args),
+        Command::Policies(args) => policies_cmd::run(args),
     }
 }
 

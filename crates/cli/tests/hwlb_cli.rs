@@ -4,8 +4,15 @@ use serde_json::Value;
 use std::process::Command;
 
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_replica-lb")).args(args).output().expect("binary runs");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    let out = Command::new(env!("CARGO_BIN_EXE_replica-lb"))
+        .args(args)
+        .output()
+        .expect("binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -37,7 +44,19 @@ fn inactive_plan_shows_the_naive_rows() {
 
 #[test]
 fn sample_is_deterministic_and_valid() {
-    let args = ["hwlb", "sample", "--hit-rates", "0,0.8,0.8", "--cl", "2", "--draws", "200000", "--seed", "7", "--json"];
+    let args = [
+        "hwlb",
+        "sample",
+        "--hit-rates",
+        "0,0.8,0.8",
+        "--cl",
+        "2",
+        "--draws",
+        "200000",
+        "--seed",
+        "7",
+        "--json",
+    ];
     let (code, first, _) = run(&args);
     assert_eq!(code, 0);
     let (_, second, _) = run(&args);
@@ -66,7 +85,18 @@ fn bad_input_is_one_line_and_exit_2() {
         &["hwlb", "plan", "--hit-rates", "0.1,0.2", "--cl", "3"],
         &["hwlb", "plan", "--cl", "1"],
         &["hwlb", "plan", "--hit-rates", "0.1,0.2"],
-        &["hwlb", "sample", "--hit-rates", "0.1,0.2", "--cl", "1", "--draws", "0", "--seed", "1"],
+        &[
+            "hwlb",
+            "sample",
+            "--hit-rates",
+            "0.1,0.2",
+            "--cl",
+            "1",
+            "--draws",
+            "0",
+            "--seed",
+            "1",
+        ],
         &["hwlb", "sample", "--hit-rates", "0.1,0.2", "--cl", "1", "--seed", "1"],
         &["hwlb", "plan", "--hit-rates", "-0.5,0.2", "--cl", "1"],
     ];

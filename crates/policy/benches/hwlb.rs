@@ -17,10 +17,23 @@ fn choose(c: &mut Criterion) {
         let nodes: Vec<NodeId> = (0..rates.len() as u16).map(NodeId).collect();
         let mut policy = build("hwlb", &ParamTable::new()).unwrap();
         for (i, &h) in rates.iter().enumerate() {
-            let reply = Reply { node: nodes[i], latency_ns: 1_000_000, feedback: Feedback { hit_rate: Some(h), ..Feedback::default() } };
+            let reply = Reply {
+                node: nodes[i],
+                latency_ns: 1_000_000,
+                feedback: Feedback {
+                    hit_rate: Some(h),
+                    ..Feedback::default()
+                },
+            };
             policy.on_reply(&reply, 0);
         }
-        let req = Request { candidates: &nodes, replicas: None, count: k, local: Some(nodes[0]), group: 7 };
+        let req = Request {
+            candidates: &nodes,
+            replicas: None,
+            count: k,
+            local: Some(nodes[0]),
+            group: 7,
+        };
         let mut rng = Rng::seed_from_u64(1);
         let mut plan = Plan::new();
         group.bench_function(BenchmarkId::from_parameter(name), |b| {
@@ -38,7 +51,9 @@ fn recompute(c: &mut Criterion) {
     let config = PlanConfig::default();
     for (name, rates, k) in CASES {
         let n = &name[..2];
-        group.bench_function(BenchmarkId::from_parameter(n), |b| b.iter(|| HwlbPlan::compute(black_box(rates), black_box(k), &config)));
+        group.bench_function(BenchmarkId::from_parameter(n), |b| {
+            b.iter(|| HwlbPlan::compute(black_box(rates), black_box(k), &config))
+        });
     }
     group.finish();
 }

@@ -3,18 +3,35 @@
 //! simulator, the real node and a driver all run the very same decisions.
 //!
 //! Start with [`types`] (the vocabulary), [`policy`] (the interface), [`registry`] (policies by
-//! name) and [`hwlb`] (heat-weighted load balancing).
+//! name) and [`hwlb`] (heat-weighted load balancing). The field's other policies, one module
+//! each: [`baselines`] (random, round-robin, least-outstanding, p2c, oracle), [`peak_ewma`],
+//! [`dynamic_snitch`], [`c3`], [`datastax`], [`weighted_least_loaded`], [`latency_aware`] and
+//! [`prequal`]; shared pieces: [`nodes`] (per-node state), [`order`] (allocation-free ordering
+//! helpers) and [`health`] (the Java driver's unhealthy-node rule).
 
 #![warn(missing_docs)]
 
+pub mod baselines;
+pub mod c3;
+pub mod datastax;
+pub mod dynamic_snitch;
+pub mod health;
 pub mod hwlb;
+pub mod latency_aware;
 pub mod naive;
+pub mod nodes;
 pub mod order;
 pub mod params;
+pub mod peak_ewma;
 pub mod policy;
+pub mod prequal;
 pub mod registry;
 pub mod rng;
 pub mod types;
+pub mod weighted_least_loaded;
+
+#[cfg(test)]
+mod testkit;
 
 pub use params::{ParamDefault, ParamSpec, ParamTable, ParamValue, Params, PolicyError};
 pub use policy::Policy;

@@ -40,6 +40,95 @@ pub fn local_first_then_random(req: &Request<'_>, rng: &mut Rng, out: &mut Plan)
     out.set_order(order, req.count.min(n));
 }
 
+/// Sorts `order` ascending by the parallel `scores` (stable insertion sort: equal scores keep
+/// their relative order, so a caller that randomised the order first gets random tie-breaks).
+/// Allocation-free and fast for the small slices plans are made of.
+#[inline]
+pub fn sort_by_score(order: &mut [NodeId], scores: &mut [f64]) {
+    assert_eq!(order.len(), scores.len(), "one score per node");
+    for i in 1..order.len() {
+        let (node, score) = (order[i], scores[i]);
+        let mut j = i;
+        while j > 0 && scores[j - 1] > score {
+            order[j] = order[j - 1];
+            scores[j] = scores[j - 1];
+            j -= 1;
+        }
+        order[j] = node;
+        scores[j] = score;
+    }
+}
+
+/// Moves the `k` lowest-scored nodes to the front of `order`, lowest first (partial selection
+/// sort on the parallel `scores`, O(n k)); the rest stay behind in no particular order. Among
+/// equal scores the earliest wins, so a randomised order gives random tie-breaks. Cheaper than
+/// a full sort when only the targets and the first fallback matter.
+#[inline]
+pub fn select_best(order: &mut [NodeId], scores: &mut [f64], k: usize) {
+    assert_eq!(order.len(), scores.len(), "one score per node");
+    let n = order.len();
+    for j in 0..k.min(n) {
+        let mut best = j;
+        for i in j + 1..n {
+            if scores[i] < scores[best] {
+                best = i;
+            }
+        }
+        order.swap(j, best);
+        scores.swap(j, best);
+    }
+}
+
+/// Rotates `order` left by a uniform random amount: one random number, and a fair tie-break
+/// for the stable sorts that follow.
+#[inline]
+pub fn rotate_random(order: &mut [NodeId], rng: &mut Rng) {
+    if order.len() > 1 {
+        let k = rng.below(order.len());
+        order.rotate_left(k);
+    }
+}
+
+/// Moves the nodes for which `to_back` holds behind the others, keeping the relative order
+/// within both parts. Returns how many stayed in front.
+#[inline]
+pub fn partition_stable(order: &mut [NodeId], mut to_back: impl FnMut(NodeId) -> bool) -> usize {
+    let n = order.len();
+    assert!(n <= MAX_REPLICAS);
+    let mut back = [NodeId(0); MAX_REPLICAS];
+    let (mut front, mut nb) = (0, 0);
+    for i in 0..n {
+        let node = order[i];
+        if to_back(node) {
+            back[nb] = node;
+            nb += 1;
+        } else {
+            order[front] = node;
+            front += 1;
+        }
+    }
+    order[front..].copy_from_slice(&back[..nb]);
+    front
+}
+
+/// Puts the request's replicas first (in their candidate order) and the other candidates
+/// after them. Returns the number of replicas among the candidates.
+#[inline]
+pub fn replicas_first(req: &Request<'_>, order: &mut [NodeId]) -> usize {
+    match req.replicas {
+        None => order.len(),
+        Some(_) => partition_stable(order, |n| !req.is_replica(n)),
+    }
+}
+
+/// Moves `order[from]` to position `to` (>= `from`), shifting the ones between forward by one
+/// (the driver's "bubble down").
+#[inline]
+pub fn move_back(order: &mut [NodeId], from: usize, to: usize) {
+    debug_assert!(from <= to && to < order.len());
+    order[from..=to].rotate_left(1);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

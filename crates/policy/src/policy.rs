@@ -9,6 +9,17 @@
 //!   themselves);
 //! - everything a policy learns arrives through the `on_*` callbacks: requests sent, replies
 //!   (with the server's [`Feedback`]), failures, gossip, nodes going down and coming up.
+//!
+//! The caller's side of the contract:
+//! - call [`Policy::on_send`] for every request actually sent (targets, and fallbacks used
+//!   for retries), and exactly one of [`Policy::on_reply`] / [`Policy::on_failure`] for each;
+//!   policies count requests in flight from these;
+//! - on [`Decision::Wait`], keep the request in a FIFO per [`Request::group`] and plan the head
+//!   again at `retry_at_ns` or on the next reply from the group (C3's backlog; [`crate::c3`]);
+//! - after each `plan`, call [`Policy::probes`] and send the probes asynchronously, feeding the
+//!   answers to [`Policy::on_probe_reply`] (Prequal; [`crate::prequal`]);
+//! - call [`Policy::on_node_up`] when a node joins or restarts (DataStax and
+//!   weighted-least-loaded ramp a newly-up node), and [`Policy::on_topology`] once with the zones.
 
 use crate::params::Params;
 use crate::rng::Rng;
@@ -56,4 +67,12 @@ pub trait Policy: Send {
 
     /// The ground truth about a node (simulator only; used by `oracle`).
     fn on_truth(&mut self, _truth: &NodeTruth, _now_ns: u64) {}
+
+    /// The cluster's zones (racks or availability zones): `zones` gives the zone number of
+    /// each known node, `local_zone` the zone of whoever this policy decides for (`None` when
+    /// unknown). Call it once at start and again whenever the topology changes (not per
+    /// request). Policies that weigh remote zones (`weighted-least-loaded`) read it; a node
+    /// without a zone, or an unknown local zone, counts as local. Added for issue 3; the
+    /// default ignores it.
+    fn on_topology(&mut self, _zones: &[(NodeId, u32)], _local_zone: Option<u32>) {}
 }

@@ -2,10 +2,11 @@
 //! from a table of overrides. Scenario files, node configurations and `replica-lb policies`
 //! all go through here.
 
+use crate::baselines::{least_outstanding, oracle, p2c, random, round_robin};
 use crate::params::{ParamSpec, ParamTable, PolicyError};
 use crate::policy::Policy;
 use crate::types::Side;
-use crate::{hwlb, naive};
+use crate::{c3, datastax, dynamic_snitch, hwlb, latency_aware, naive, peak_ewma, prequal, weighted_least_loaded};
 
 /// One registered policy.
 pub struct PolicyInfo {
@@ -39,6 +40,90 @@ pub static POLICIES: &[PolicyInfo] = &[
         description: "heat-weighted load balancing: equal cache misses per replica, local work kept, exact systematic sampling",
         params: &hwlb::policy::PARAMS,
         build: |o| boxed(hwlb::Hwlb::new(o)),
+    },
+    PolicyInfo {
+        name: random::NAME,
+        side: Side::Both,
+        description: "uniformly random targets among the candidates",
+        params: &random::PARAMS,
+        build: |o| boxed(random::Random::new(o)),
+    },
+    PolicyInfo {
+        name: round_robin::NAME,
+        side: Side::Both,
+        description: "candidates in topology order, rotated by one position per request",
+        params: &round_robin::PARAMS,
+        build: |o| boxed(round_robin::RoundRobin::new(o)),
+    },
+    PolicyInfo {
+        name: least_outstanding::NAME,
+        side: Side::Both,
+        description: "fewest requests in flight from this sender (full scan, random tie-break)",
+        params: &least_outstanding::PARAMS,
+        build: |o| boxed(least_outstanding::LeastOutstanding::new(o)),
+    },
+    PolicyInfo {
+        name: p2c::NAME,
+        side: Side::Both,
+        description: "power of two choices: two random candidates, the one with fewer requests in flight",
+        params: &p2c::PARAMS,
+        build: |o| boxed(p2c::P2c::new(o)),
+    },
+    PolicyInfo {
+        name: peak_ewma::NAME,
+        side: Side::Both,
+        description: "power of two choices on peak-EWMA round-trip time x (pending + 1) (Finagle, tower/Linkerd)",
+        params: &peak_ewma::PARAMS,
+        build: |o| boxed(peak_ewma::PeakEwma::new(o)),
+    },
+    PolicyInfo {
+        name: dynamic_snitch::policy::NAME,
+        side: Side::Both,
+        description: "Cassandra dynamic snitch: median latency scores, topology order unless 10% worse than sorted",
+        params: &dynamic_snitch::policy::PARAMS,
+        build: |o| boxed(dynamic_snitch::DynamicSnitch::new(o)),
+    },
+    PolicyInfo {
+        name: c3::policy::NAME,
+        side: Side::Both,
+        description: "C3: rank by (R - 1/mu) + (1 + os*n + q)^3/mu, cubic rate control per server, per-group backlog",
+        params: &c3::policy::PARAMS,
+        build: |o| boxed(c3::C3::new(o)),
+    },
+    PolicyInfo {
+        name: datastax::NAME,
+        side: Side::Client,
+        description: "Java driver 4 default: shuffled replicas, newly-up and unhealthy replicas demoted, p2c on the first two",
+        params: &datastax::PARAMS,
+        build: |o| boxed(datastax::DataStaxDefault::new(o)),
+    },
+    PolicyInfo {
+        name: weighted_least_loaded::NAME,
+        side: Side::Client,
+        description: "(Un)Balance talk: up to 8 nodes scored by in-flight x zone, replica, unhealthy and start-up weights",
+        params: &weighted_least_loaded::PARAMS,
+        build: |o| boxed(weighted_least_loaded::WeightedLeastLoaded::new(o)),
+    },
+    PolicyInfo {
+        name: latency_aware::NAME,
+        side: Side::Client,
+        description: "Scylla Rust driver with latency awareness: nodes averaging > 2x the best are moved to the back",
+        params: &latency_aware::PARAMS,
+        build: |o| boxed(latency_aware::LatencyAware::new(o)),
+    },
+    PolicyInfo {
+        name: prequal::policy::NAME,
+        side: Side::Client,
+        description: "Prequal: pool of <= 16 probed (RIF, latency), hot-cold rule: coldest lowest latency, else lowest RIF",
+        params: &prequal::policy::PARAMS,
+        build: |o| boxed(prequal::Prequal::new(o)),
+    },
+    PolicyInfo {
+        name: oracle::NAME,
+        side: Side::Both,
+        description: "simulation only: lowest true expected response time (queue x service time / concurrency)",
+        params: &oracle::PARAMS,
+        build: |o| boxed(oracle::Oracle::new(o)),
     },
 ];
 
@@ -87,6 +172,201 @@ mod tests {
             assert_eq!(p.side(), info.side);
             assert_eq!(p.params().values().count(), info.params.len());
         }
+    }
+
+    #[test]
+    fn the_field_is_registered_under_its_names() {
+        assert_eq!(
+            names(),
+            [
+                "naive",
+                "hwlb",
+                "random",
+                "round-robin",
+                "least-outstanding",
+                "p2c",
+                "peak-ewma",
+                "dynamic-snitch",
+                "c3",
+                "datastax-default",
+                "weighted-least-loaded",
+                "latency-aware",
+                "prequal",
+                "oracle",
+            ]
+        );
+        for info in POLICIES {
+            assert!(!info.description.contains('\n'), "{}: one line", info.name);
+            for spec in info.params {
+                assert!(!spec.description.is_empty(), "{}.{}", info.name, spec.name);
+            }
+        }
+    }
+
+    #[test]
+    fn every_policy_plans_distinct_candidates_under_feedback() {
+        use crate::rng::Rng;
+        use crate::types::{Decision, Feedback, NodeCaps, NodeId, NodeTruth, Plan, ProbeReply, Reply, Request};
+        let nodes: Vec<NodeId> = (0..16).map(NodeId).collect();
+        let mut rng = Rng::seed_from_u64(9);
+        for info in POLICIES {
+            let mut p = build(info.name, &ParamTable::new()).unwrap();
+            p.on_topology(&[(NodeId(0), 0), (NodeId(1), 1)], Some(0));
+            let mut plan = Plan::new();
+            let mut probes = Vec::new();
+            let mut now = 0u64;
+            for round in 0..2_000u64 {
+                now += 1_000_000;
+                let n = 1 + (round % 16) as usize;
+                let count = 1 + (round as usize / 16) % n;
+                let replicas = &nodes[..n.min(3)];
+                let req = Request {
+                    candidates: &nodes[..n],
+                    replicas: if round % 3 == 0 { Some(replicas) } else { None },
+                    count,
+                    local: if round % 5 == 0 {
+                        Some(nodes[(round % n as u64) as usize])
+                    } else {
+                        None
+                    },
+                    group: (n as u64) << 8 | count as u64,
+                };
+                match p.plan(&req, now, &mut rng, &mut plan) {
+                    Decision::Send => {
+                        assert_eq!(plan.count(), count, "{}", info.name);
+                        let all = plan.all();
+                        for (i, x) in all.iter().enumerate() {
+                            assert!(req.candidates.contains(x), "{}: {x} is not a candidate", info.name);
+                            assert!(!all[..i].contains(x), "{}: {x} planned twice: {plan:?}", info.name);
+                        }
+                        for &t in plan.targets() {
+                            p.on_send(t, now);
+                            let feedback = Feedback {
+                                hit_rate: Some(0.9),
+                                queue_len: Some((t.0 as u32 * 7 + round as u32) % 13),
+                                service_time_ns: Some(1_000_000 + t.0 as u64 * 100_000),
+                                in_flight: Some(3),
+                            };
+                            if round % 7 == 0 {
+                                p.on_failure(t, crate::Failure::Timeout, now + 500_000);
+                            } else {
+                                p.on_reply(
+                                    &Reply {
+                                        node: t,
+                                        latency_ns: 2_000_000,
+                                        feedback,
+                                    },
+                                    now + 500_000,
+                                );
+                            }
+                        }
+                    }
+                    Decision::Wait { retry_at_ns } => assert!(retry_at_ns > now, "{}", info.name),
+                    Decision::Unavailable => panic!("{}: unavailable with {n} candidates, count {count}", info.name),
+                }
+                probes.clear();
+                p.probes(&req, now, &mut rng, &mut probes);
+                for probe in &probes {
+                    let answer = ProbeReply {
+                        node: probe.node,
+                        in_flight: (round % 11) as u32,
+                        latency_ns: 1_000_000,
+                    };
+                    p.on_probe_reply(&answer, now + 100_000);
+                }
+                if round % 50 == 0 {
+                    p.on_node_up(nodes[(round % 16) as usize], NodeCaps::default(), now);
+                    let truth = NodeTruth {
+                        node: nodes[(round % 16) as usize],
+                        queue_len: 3,
+                        service_time_mean_ns: 1e6,
+                        concurrency: 2,
+                    };
+                    p.on_truth(&truth, now);
+                }
+            }
+            let empty = Request {
+                candidates: &[],
+                replicas: None,
+                count: 1,
+                local: None,
+                group: 0,
+            };
+            assert_eq!(p.plan(&empty, now, &mut rng, &mut plan), Decision::Unavailable, "{}", info.name);
+        }
+    }
+
+    #[test]
+    fn the_request_path_allocates_nothing_in_steady_state() {
+        use crate::rng::Rng;
+        use crate::testkit::allocations;
+        use crate::types::{Decision, Feedback, NodeCaps, NodeId, Plan, ProbeReply, Reply, Request};
+        let nodes: Vec<NodeId> = (0..16).map(NodeId).collect();
+        for info in POLICIES {
+            let mut p = build(info.name, &ParamTable::new()).unwrap();
+            let mut rng = Rng::seed_from_u64(5);
+            let mut plan = Plan::new();
+            let mut probes = Vec::with_capacity(64);
+            let mut now = 0u64;
+            // Every node seen once (the only growth of per-node state).
+            for &node in &nodes {
+                p.on_node_up(node, NodeCaps::default(), 0);
+            }
+            let mut cycle = |p: &mut Box<dyn Policy>, now: &mut u64, i: u64, rng: &mut Rng| {
+                *now += 100_000;
+                let req = Request {
+                    candidates: &nodes[..3 + (i % 14) as usize],
+                    replicas: None,
+                    count: 1 + (i % 2) as usize,
+                    local: None,
+                    group: i % 14,
+                };
+                if p.plan(&req, *now, rng, &mut plan) == Decision::Send {
+                    for &t in plan.targets() {
+                        p.on_send(t, *now);
+                        let feedback = Feedback {
+                            hit_rate: Some(0.5 + (t.0 % 4) as f64 * 0.1),
+                            queue_len: Some(2),
+                            service_time_ns: Some(1_000_000),
+                            in_flight: Some(1),
+                        };
+                        p.on_reply(
+                            &Reply {
+                                node: t,
+                                latency_ns: 1_500_000,
+                                feedback,
+                            },
+                            *now + 1,
+                        );
+                    }
+                }
+                probes.clear();
+                p.probes(&req, *now, rng, &mut probes);
+                for probe in &probes {
+                    p.on_probe_reply(
+                        &ProbeReply {
+                            node: probe.node,
+                            in_flight: (i % 5) as u32,
+                            latency_ns: 1_000_000,
+                        },
+                        *now + 1,
+                    );
+                }
+            };
+            for i in 0..20_000 {
+                cycle(&mut p, &mut now, i, &mut rng);
+            }
+            let before = allocations();
+            for i in 0..20_000 {
+                cycle(&mut p, &mut now, i, &mut rng);
+            }
+            assert_eq!(allocations() - before, 0, "{} allocated on the request path", info.name);
+        }
+        // The counter does count.
+        let before = allocations();
+        let v: Vec<u8> = Vec::with_capacity(8);
+        std::hint::black_box(&v);
+        assert_eq!(allocations() - before, 1);
     }
 
     #[test]

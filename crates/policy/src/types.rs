@@ -382,8 +382,10 @@ impl fmt::Debug for Plan {
 pub enum Decision {
     /// The plan is filled in: send now.
     Send,
-    /// Rate control holds the request back (C3's backlog): keep it in the replica group's FIFO
-    /// and ask again at `retry_at_ns` (or earlier, when a reply arrives).
+    /// Rate control holds the request back (C3's backlog): keep it in the FIFO of its replica
+    /// group ([`Request::group`]), queue later requests of that group behind it, and plan the
+    /// head again at `retry_at_ns` or earlier, when a reply from the group arrives. See
+    /// [`crate::c3`] for the full contract.
     Wait {
         /// When a token is next expected, ns.
         retry_at_ns: u64,

@@ -56,13 +56,19 @@ fn check_plan(h: &[f64], k: usize) -> Result<(), String> {
         }
         let keep = (n as f64 * pj).min(cap);
         if (plan.row(j)[j] - keep).abs() > TOL {
-            return Err(format!("coordinator {j} keeps {} locally, should keep min(N P, 1/k) = {keep}", plan.row(j)[j]));
+            return Err(format!(
+                "coordinator {j} keeps {} locally, should keep min(N P, 1/k) = {keep}",
+                plan.row(j)[j]
+            ));
         }
     }
     // Equal misses per read among replicas that were not clipped: P_i (1 - H_i) constant.
     let capped: Vec<f64> = h.iter().map(|x| x.min(cfg.hit_rate_cap)).collect();
     let unclipped: Vec<f64> = (0..n).filter(|&i| p[i] < cap - 1e-12).map(|i| p[i] * (1.0 - capped[i])).collect();
-    if let (Some(lo), Some(hi)) = (unclipped.iter().copied().reduce(f64::min), unclipped.iter().copied().reduce(f64::max)) {
+    if let (Some(lo), Some(hi)) = (
+        unclipped.iter().copied().reduce(f64::min),
+        unclipped.iter().copied().reduce(f64::max),
+    ) {
         if hi - lo > TOL {
             return Err(format!("misses per read differ among unclipped replicas: {lo} .. {hi}"));
         }
@@ -88,7 +94,12 @@ fn plan_case() -> impl Strategy<Value = (Vec<f64>, usize)> {
 }
 
 fn fixed(cases: u32) -> Config {
-    Config { cases, rng_seed: RngSeed::Fixed(0x5eed_4b1b), failure_persistence: None, ..Config::default() }
+    Config {
+        cases,
+        rng_seed: RngSeed::Fixed(0x5eed_4b1b),
+        failure_persistence: None,
+        ..Config::default()
+    }
 }
 
 proptest! {
@@ -112,7 +123,9 @@ fn sweep_every_n_and_k() {
     for n in 2..=12 {
         for k in 1..n {
             for _ in 0..1500 {
-                let h: Vec<f64> = (0..n).map(|_| if rng.chance(0.25) { edges[rng.below(4)] } else { rng.unit_f64() }).collect();
+                let h: Vec<f64> = (0..n)
+                    .map(|_| if rng.chance(0.25) { edges[rng.below(4)] } else { rng.unit_f64() })
+                    .collect();
                 if let Err(e) = check_plan(&h, k) {
                     panic!("H={h:?} k={k}: {e}");
                 }

@@ -12,12 +12,25 @@ fn hwlb() -> Box<dyn Policy> {
 }
 
 fn tell(p: &mut dyn Policy, node: u16, rate: f64, now_ns: u64) {
-    let reply = Reply { node: NodeId(node), latency_ns: MS, feedback: Feedback { hit_rate: Some(rate), ..Feedback::default() } };
+    let reply = Reply {
+        node: NodeId(node),
+        latency_ns: MS,
+        feedback: Feedback {
+            hit_rate: Some(rate),
+            ..Feedback::default()
+        },
+    };
     p.on_reply(&reply, now_ns);
 }
 
 fn request(local: Option<NodeId>, count: usize) -> Request<'static> {
-    Request { candidates: &NODES, replicas: None, count, local, group: 1 }
+    Request {
+        candidates: &NODES,
+        replicas: None,
+        count,
+        local,
+        group: 1,
+    }
 }
 
 /// Plans `draws` requests and returns how often each node was a target, and how often the
@@ -58,7 +71,11 @@ fn cold_coordinator_follows_its_row() {
         let (targets, _) = count(p.as_mut(), &request(Some(NodeId(c)), 2), 10 * MS, draws);
         for j in 0..3 {
             let want = 2.0 * expected.row(c as usize)[j];
-            assert!(close(targets[j], draws, want), "coordinator {c} replica {j}: {} vs {want}", targets[j] as f64 / draws as f64);
+            assert!(
+                close(targets[j], draws, want),
+                "coordinator {c} replica {j}: {} vs {want}",
+                targets[j] as f64 / draws as f64
+            );
         }
     }
 }
@@ -89,9 +106,13 @@ fn a_stale_peer_counts_as_095_for_the_request() {
     count(&mut p, &req, 0, 1); // the first request tells the policy which node is local
     let fresh = p.current_plan(&req, 1000 * MS);
     assert!((fresh.shares[2] - 0.2).abs() < 1e-12, "{:?}", fresh.shares); // r = 2, 2, 1
-    // Node 0 is local (never stale); node 1 and node 2 are stale after 1 s -> 0.95.
+                                                                          // Node 0 is local (never stale); node 1 and node 2 are stale after 1 s -> 0.95.
     let stale = p.current_plan(&req, 1001 * MS);
-    assert!((stale.shares[1] - stale.shares[2]).abs() < 1e-12 && stale.shares[1] > 0.45, "{:?}", stale.shares);
+    assert!(
+        (stale.shares[1] - stale.shares[2]).abs() < 1e-12 && stale.shares[1] > 0.45,
+        "{:?}",
+        stale.shares
+    );
 }
 
 #[test]
@@ -101,11 +122,18 @@ fn unknown_and_forgotten_peers_count_as_cold() {
     tell(&mut p, 1, 0.8, 0);
     let req = request(Some(NodeId(0)), 2);
     let plan = p.current_plan(&req, 0);
-    assert!(plan.active() && (plan.shares[2] - 1.0 / 11.0).abs() < 1e-12, "node 2 unknown -> 0.0: {:?}", plan.shares);
+    assert!(
+        plan.active() && (plan.shares[2] - 1.0 / 11.0).abs() < 1e-12,
+        "node 2 unknown -> 0.0: {:?}",
+        plan.shares
+    );
     tell(&mut p, 2, 0.8, 0);
     assert!(!p.current_plan(&req, 0).active());
     p.on_failure(NodeId(2), Failure::ConnectionLost, 0);
-    assert!((p.current_plan(&req, 0).shares[2] - 1.0 / 11.0).abs() < 1e-12, "a dropped peer is forgotten");
+    assert!(
+        (p.current_plan(&req, 0).shares[2] - 1.0 / 11.0).abs() < 1e-12,
+        "a dropped peer is forgotten"
+    );
     tell(&mut p, 2, 0.8, 0);
     p.on_node_down(NodeId(2), 0);
     assert!(p.current_plan(&req, 0).active(), "a down peer is forgotten");
@@ -144,7 +172,10 @@ fn the_extra_replica_is_uniform_among_the_unselected() {
     // With k = 1 the extra is uniform over the two unselected: P(extra = j) = (1 - p_j) / 2.
     for j in 0..3 {
         let p_j = targets[j] as f64 / draws as f64;
-        assert!(close(extra[j], draws, (1.0 - p_j) / 2.0), "extra {j}: {extra:?} targets {targets:?}");
+        assert!(
+            close(extra[j], draws, (1.0 - p_j) / 2.0),
+            "extra {j}: {extra:?} targets {targets:?}"
+        );
     }
     let no_extra: ParamTable = [("extra_replica".to_string(), policy::ParamValue::Bool(false))].into();
     let mut p = build("hwlb", &no_extra).unwrap();

@@ -63,7 +63,10 @@ impl PeerRates {
             Known::Unsupported => return,
             Known::Nothing => false,
         };
-        *slot = Known::Rate { hit_rate, updated_ns: now_ns };
+        *slot = Known::Rate {
+            hit_rate,
+            updated_ns: now_ns,
+        };
         if !unchanged {
             self.version += 1;
         }

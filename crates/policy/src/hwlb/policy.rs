@@ -176,7 +176,11 @@ impl Hwlb {
 
 /// Until when the effective rates of `nodes` cannot change by ageing alone.
 fn valid_until(peers: &PeerRates, nodes: &[NodeId], now_ns: u64) -> u64 {
-    nodes.iter().map(|&node| peers.fixed_until_ns(node, now_ns)).min().unwrap_or(u64::MAX)
+    nodes
+        .iter()
+        .map(|&node| peers.fixed_until_ns(node, now_ns))
+        .min()
+        .unwrap_or(u64::MAX)
 }
 
 impl CachedPlan {
@@ -190,7 +194,10 @@ impl CachedPlan {
     /// Whether every candidate's effective rate at `now_ns` is the one the plan was made from.
     #[inline]
     fn same_rates(&self, req: &Request<'_>, peers: &PeerRates, now_ns: u64) -> bool {
-        req.candidates.iter().zip(&self.rates[..self.n]).all(|(&node, &rate)| peers.effective(node, now_ns) == Some(rate))
+        req.candidates
+            .iter()
+            .zip(&self.rates[..self.n])
+            .all(|(&node, &rate)| peers.effective(node, now_ns) == Some(rate))
     }
 
     /// Fills `out` for one request: the naive order when inactive, else `count` replicas by

@@ -1,0 +1,181 @@
+//! `replica-lb load` and `replica-lb bench`: write keys into a cluster; drive an open-loop load
+//! and report latency (JSON with `--out`).
+
+use crate::error::{CliError, CliResult};
+use crate::node_cmd::parse_params;
+use clap::Args;
+use node::client::ClusterClient;
+use node::launcher::ClusterFile;
+use node::loadgen::keys::KeyChooser;
+use node::loadgen::{self, Arrivals, BenchOptions, CoordinatorChoice, LoadOptions};
+use policy::{ConsistencyLevel, ParamTable};
+use std::path::PathBuf;
+
+/// `load` arguments.
+#[derive(Args, Debug)]
+pub struct LoadArgs {
+    /// The cluster directory (with cluster.json).
+    #[arg(long, value_name = "DIR")]
+    cluster: PathBuf,
+    /// Keys 0..N-1 are written.
+    #[arg(long, value_name = "N")]
+    keys: u64,
+    /// Value size, bytes.
+    #[arg(long, default_value_t = 100, value_name = "B")]
+    value_bytes: usize,
+    /// Consistency level: one, two, quorum or all.
+    #[arg(long, default_value = "quorum", value_name = "LEVEL")]
+    cl: String,
+    /// Writes in flight at once.
+    #[arg(long, default_value_t = 64)]
+    concurrency: usize,
+    /// Per-write time-out, ms.
+    #[arg(long, default_value_t = 5000)]
+    timeout_ms: u32,
+    /// Client threads.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+}
+
+/// `bench` arguments.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// The cluster directory (with cluster.json).
+    #[arg(long, value_name = "DIR")]
+    cluster: PathBuf,
+    /// Target rate, requests per second.
+    #[arg(long, value_name = "R")]
+    rate: f64,
+    /// How long to send, seconds.
+    #[arg(long, value_name = "S")]
+    duration_s: f64,
+    /// Consistency level: one, two, quorum or all.
+    #[arg(long, default_value = "quorum", value_name = "LEVEL")]
+    cl: String,
+    /// Keys 0..N-1 are used (load them first).
+    #[arg(long, default_value_t = 10_000, value_name = "N")]
+    keys: u64,
+    /// Key popularity: uniform, zipfian (theta 0.99) or hotspot.
+    #[arg(long, default_value = "uniform")]
+    distribution: String,
+    /// Hotspot: share of keys in the hot set.
+    #[arg(long, default_value_t = 0.1)]
+    hot_fraction: f64,
+    /// Hotspot: share of requests to the hot set.
+    #[arg(long, default_value_t = 0.9)]
+    hot_ops: f64,
+    /// Share of reads; the rest are writes.
+    #[arg(long, default_value_t = 1.0, value_name = "F")]
+    read_fraction: f64,
+    /// Written value size, bytes.
+    #[arg(long, default_value_t = 100)]
+    value_bytes: usize,
+    /// Per-request time-out, ms.
+    #[arg(long, default_value_t = 5000)]
+    timeout_ms: u32,
+    /// Client-side policy choosing the coordinator (default: uniform among the key's replicas).
+    #[arg(long, value_name = "NAME")]
+    client_policy: Option<String>,
+    /// A client-policy parameter override, NAME=VALUE (repeatable).
+    #[arg(long = "client-param", value_name = "NAME=VALUE")]
+    client_params: Vec<String>,
+    /// Arrival process: poisson or uniform.
+    #[arg(long, default_value = "poisson")]
+    arrivals: String,
+    /// Requests in flight beyond which new ones fail at once (counted as errors).
+    #[arg(long, default_value_t = 20_000)]
+    max_in_flight: usize,
+    /// Random seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Check every value read against what `load` wrote (mismatches count as errors).
+    #[arg(long)]
+    verify: bool,
+    /// Write the JSON report here.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Client threads.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+}
+
+fn parse_cl(text: &str) -> Result<ConsistencyLevel, CliError> {
+    ConsistencyLevel::parse(text).map_err(|e| CliError::usage(format!("--cl: {e}")))
+}
+
+fn connect(dir: &std::path::Path, threads: usize) -> Result<(node::loadgen::ClientRuntime, ClusterClient), CliError> {
+    let file = ClusterFile::load(dir).map_err(|e| CliError::failed(e.to_string()))?;
+    let rt = loadgen::client_runtime(threads).map_err(CliError::failed)?;
+    let client = rt.block_on(ClusterClient::connect(&file.grpc_addrs())).map_err(CliError::failed)?;
+    Ok((rt, client))
+}
+
+/// Runs `load`.
+pub fn load(a: LoadArgs) -> CliResult {
+    let cl = parse_cl(&a.cl)?;
+    if a.keys == 0 {
+        return Err(CliError::usage("--keys must be at least 1"));
+    }
+    let (rt, client) = connect(&a.cluster, a.threads)?;
+    let opts = LoadOptions {
+        keys: a.keys,
+        value_bytes: a.value_bytes,
+        cl,
+        concurrency: a.concurrency,
+        timeout_ms: a.timeout_ms,
+    };
+    let out = rt.block_on(loadgen::load(&client, &opts));
+    let secs = out.elapsed.as_secs_f64();
+    println!(
+        "wrote {} of {} keys at CL {} in {:.1} s ({:.0} writes/s)",
+        out.written,
+        a.keys,
+        cl.as_str(),
+        secs,
+        out.written as f64 / secs.max(1e-9)
+    );
+    match out.first_error {
+        None => Ok(()),
+        Some(e) => Err(CliError::failed(format!("{} write(s) failed; first: {e}", out.failed))),
+    }
+}
+
+/// Runs `bench`.
+pub fn bench(a: BenchArgs) -> CliResult {
+    let cl = parse_cl(&a.cl)?;
+    let keys = KeyChooser::new(&a.distribution, a.keys, a.hot_fraction, a.hot_ops).map_err(CliError::usage)?;
+    let arrivals = match a.arrivals.as_str() {
+        "poisson" => Arrivals::Poisson,
+        "uniform" => Arrivals::Uniform,
+        other => return Err(CliError::usage(format!("--arrivals '{other}' is not one of: poisson, uniform"))),
+    };
+    let mut params = ParamTable::new();
+    parse_params("--client-param", &a.client_params, &mut params)?;
+    let mut choice = CoordinatorChoice::from_name(a.client_policy.as_deref(), &params).map_err(CliError::usage)?;
+    let opts = BenchOptions {
+        rate: a.rate,
+        duration_s: a.duration_s,
+        cl,
+        keys,
+        read_fraction: a.read_fraction,
+        value_bytes: a.value_bytes,
+        timeout_ms: a.timeout_ms,
+        max_in_flight: a.max_in_flight.max(1),
+        arrivals,
+        seed: a.seed,
+        verify: a.verify,
+    };
+    loadgen::check_bench_options(&opts).map_err(CliError::usage)?;
+    let (rt, client) = connect(&a.cluster, a.threads)?;
+    let report = loadgen::bench(rt.handle(), &client, &mut choice, &opts, &mut |s| println!("{}", s.text())).map_err(CliError::usage)?;
+    let l = &report.latency_ms;
+    println!(
+        "requests={} completed={} errors={} timeouts={} rate={:.0}/s latency ms: mean={:.3} p50={:.3} p95={:.3} p99={:.3} p999={:.3}",
+        report.requests, report.completed, report.errors, report.timeouts, report.achieved_rate, l.mean, l.p50, l.p95, l.p99, l.p999
+    );
+    if let Some(path) = &a.out {
+        let json = serde_json::to_string_pretty(&report).map_err(|e| CliError::failed(e.to_string()))?;
+        std::fs::write(path, json + "\n").map_err(|e| CliError::failed(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(())
+}

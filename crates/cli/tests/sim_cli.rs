@@ -1,0 +1,135 @@
+//! `replica-lb sim run` contracts: output files, summary.json keys, the CSV header, --json, and
+//! one-line errors with the scenario line and exit code 2.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_replica-lb"))
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("replica-lb-sim-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+const SMALL: &str = r#"name = "tiny"
+[cluster]
+nodes = 3
+replication_factor = 3
+[node]
+cpu_concurrency = 2
+cpu_service = { dist = "exponential", mean_us = 200 }
+disk_concurrency = 4
+disk_service = { dist = "exponential", mean_us = 2000 }
+cache_rows = 500
+[clients]
+count = 2
+arrival = "poisson"
+rate_per_s = 500
+keys = { pattern = "hot-set", count = 5000, hot_keys = 500, hot_fraction = 0.9 }
+[requests]
+consistency = "quorum"
+[run]
+warmup_s = 5
+duration_s = 6
+[policy]
+coordinator = "naive"
+[[phase]]
+name = "steady"
+start_s = 0
+end_s = 3
+"#;
+
+#[test]
+fn run_writes_the_contracted_outputs() {
+    let dir = tmp("ok");
+    let sc = dir.join("tiny.toml");
+    std::fs::write(&sc, SMALL).unwrap();
+    let out = dir.join("out");
+    let o = bin()
+        .args([
+            "sim",
+            "run",
+            sc.to_str().unwrap(),
+            "--policy",
+            "naive,random/hwlb",
+            "--seed",
+            "9",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["scenario"], "tiny");
+    assert_eq!(v["seed"], 9);
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs[0]["policy"], "naive");
+    assert_eq!(runs[1]["policy"], "random/hwlb");
+    for key in [
+        "requests",
+        "completed",
+        "timeouts",
+        "errors",
+        "latency_ms",
+        "phases",
+        "nodes",
+        "warmup_s",
+        "sim",
+    ] {
+        assert!(runs[0].get(key).is_some(), "missing {key}");
+    }
+    for key in ["mean", "p50", "p95", "p99", "p999"] {
+        assert!(runs[0]["latency_ms"][key].is_number(), "missing latency_ms.{key}");
+    }
+    assert_eq!(runs[0]["phases"][0]["name"], "steady");
+    assert!(runs[0]["nodes"][0]["replica_reads"].is_number());
+    assert!(runs[0]["sim"]["events"].as_u64().unwrap() > 0);
+    let file: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(file, v);
+    let csv = std::fs::read_to_string(out.join("random+hwlb").join("timeseries.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "t_s,node,reads,cache_hits,cache_misses,hit_ratio,local_reads,remote_reads,replica_reads,disk_queue,p50_ms,p99_ms"
+    );
+    assert_eq!(csv.lines().count(), 1 + 6 * 4);
+    assert!(out.join("naive").join("timeseries.csv").exists());
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<svg") && !html.contains("<script"));
+}
+
+#[test]
+fn scenario_mistakes_are_one_line_with_their_line_and_exit_2() {
+    let dir = tmp("bad");
+    for (bad, line) in [
+        (SMALL.replace("count = 2\n", "count = 2\ncolour = 1\n"), 13),
+        (SMALL.replace("replication_factor = 3", "replication_factor = 5"), 4),
+        (SMALL.replace("coordinator = \"naive\"", "coordinator = \"round-the-houses\""), 22),
+    ] {
+        let sc = dir.join("bad.toml");
+        std::fs::write(&sc, bad).unwrap();
+        let o = bin()
+            .args(["sim", "run", sc.to_str().unwrap(), "--out", dir.join("o").to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(&format!("bad.toml:{line}:")), "{err}");
+    }
+    let sc = dir.join("ok.toml");
+    std::fs::write(&sc, SMALL).unwrap();
+    let o = bin()
+        .args(["sim", "run", sc.to_str().unwrap(), "--policy", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let o = bin().args(["sim", "run", sc.to_str().unwrap(), "--seed", "x"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}

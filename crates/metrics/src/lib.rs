@@ -1,0 +1,24 @@
+//! replica-lb's metrics: what a run (simulated or real) measured, in one format.
+//!
+//! - [`latency`]: HdrHistogram-backed latency histograms (3 significant digits, so p99.9 is
+//!   trustworthy) with an exact mean;
+//! - [`recorder`]: the per-node per-second counters and the per-second / per-phase latency a
+//!   run records while it goes, compact enough for hours of simulated time;
+//! - [`summary`]: `summary.json` (the contract checked from outside);
+//! - [`csv`](crate::csv): `timeseries.csv`;
+//! - [`warmup`]: how long a restarted node takes to reach its peers' hit ratio.
+//!
+//! It depends on nothing of ours, so the simulator and the real cluster both feed it and one
+//! report compares them.
+
+#![warn(missing_docs)]
+
+pub mod csv;
+pub mod latency;
+pub mod recorder;
+pub mod summary;
+pub mod warmup;
+
+pub use latency::{LatencyHistogram, LatencyStats};
+pub use recorder::{CacheOutcome, ClusterSecond, Marker, NodeSecond, PhaseSpec, ReadKind, Recorder, RecorderConfig, RunMetrics, Series};
+pub use summary::{NodeTotals, PhaseSummary, RunSummary, SimStats, Summary};

@@ -1,0 +1,429 @@
+//! What a run records while it goes: per node per second counters, and cluster latency per
+//! second and per named phase.
+//!
+//! Memory stays small however long the run: node counters are a flat array of
+//! `seconds x nodes` small records, and latency is kept as one rolling histogram for the
+//! current second (reduced to p50/p99/mean when the second closes and merged into the run's
+//! and the phases' histograms), never one histogram per second.
+
+use crate::latency::{round_us, LatencyHistogram};
+use crate::summary::{NodeTotals, PhaseSummary, RunSummary, SimStats};
+use crate::warmup::warmup_seconds;
+
+/// The most nodes a recorder tracks.
+pub const MAX_NODES: usize = 1024;
+/// The longest run a recorder tracks, seconds (10 hours).
+pub const MAX_DURATION_S: u32 = 36_000;
+
+/// One node's counters for one second.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeSecond {
+    /// Replica reads the node served (local + for other coordinators + for clients).
+    pub reads: u32,
+    /// Reads answered from the row cache.
+    pub cache_hits: u32,
+    /// Reads that went to disk.
+    pub cache_misses: u32,
+    /// Reads the node did for itself as coordinator.
+    pub local_reads: u32,
+    /// Reads the node, as coordinator, sent to other replicas.
+    pub remote_reads: u32,
+    /// Reads the node did for other coordinators (or for clients reading directly).
+    pub replica_reads: u32,
+    /// Reads waiting for the disk (not in service) at the end of the second.
+    pub disk_queue: u32,
+}
+
+impl NodeSecond {
+    /// Hits / (hits + misses), 0 without cache lookups.
+    pub fn hit_ratio(&self) -> f64 {
+        let lookups = self.cache_hits + self.cache_misses;
+        if lookups == 0 {
+            0.0
+        } else {
+            self.cache_hits as f64 / lookups as f64
+        }
+    }
+
+    fn add(&mut self, o: &NodeSecond) {
+        self.reads += o.reads;
+        self.cache_hits += o.cache_hits;
+        self.cache_misses += o.cache_misses;
+        self.local_reads += o.local_reads;
+        self.remote_reads += o.remote_reads;
+        self.replica_reads += o.replica_reads;
+        self.disk_queue += o.disk_queue;
+    }
+}
+
+/// Cluster-wide latency for one second (requests completed in it), ms.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ClusterSecond {
+    /// Requests completed.
+    pub completed: u32,
+    /// Exact mean.
+    pub mean_ms: f64,
+    /// Median.
+    pub p50_ms: f64,
+    /// 99th percentile.
+    pub p99_ms: f64,
+}
+
+/// Who did a replica read, as seen by the node serving it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadKind {
+    /// The node's own coordinator asked.
+    Local,
+    /// Another coordinator (or a client reading directly) asked.
+    Replica,
+}
+
+/// What the row cache said.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheOutcome {
+    /// Served from the cache.
+    Hit,
+    /// Read from disk.
+    Miss,
+    /// The node has no row cache.
+    NoCache,
+}
+
+/// A named span of the measured run, whole seconds `[start_s, end_s)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PhaseSpec {
+    /// Its name (`steady`, `after-restart`, ...).
+    pub name: String,
+    /// First second, inclusive.
+    pub start_s: u32,
+    /// Last second, exclusive.
+    pub end_s: u32,
+}
+
+/// A vertical line on the charts: a fault starting or ending.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Marker {
+    /// When, seconds since the start of measurement.
+    pub t_s: f64,
+    /// What happened (`node 2 down`).
+    pub label: String,
+}
+
+/// The shape of a recording.
+#[derive(Clone, Debug)]
+pub struct RecorderConfig {
+    /// Nodes in the cluster.
+    pub nodes: usize,
+    /// Measured seconds.
+    pub duration_s: u32,
+    /// Named phases.
+    pub phases: Vec<PhaseSpec>,
+}
+
+/// Records one run.
+#[derive(Debug)]
+pub struct Recorder {
+    nodes: usize,
+    duration_s: u32,
+    node_rows: Vec<NodeSecond>,
+    cluster: Vec<ClusterSecond>,
+    open_second: u32,
+    second_hist: LatencyHistogram,
+    overall: LatencyHistogram,
+    phases: Vec<(PhaseSpec, LatencyHistogram)>,
+    requests: u64,
+    completed: u64,
+    timeouts: u64,
+    errors: u64,
+    markers: Vec<Marker>,
+}
+
+/// Everything one run measured: the summary (for summary.json) and the series (for the CSV
+/// and the charts).
+#[derive(Clone, Debug)]
+pub struct RunMetrics {
+    /// The run's summary.
+    pub summary: RunSummary,
+    /// Per second, per node.
+    pub series: Series,
+}
+
+/// The per-second series of a run.
+#[derive(Clone, Debug)]
+pub struct Series {
+    /// Nodes.
+    pub nodes: usize,
+    /// Seconds recorded.
+    pub seconds: u32,
+    /// `seconds x nodes`, second-major.
+    pub node_rows: Vec<NodeSecond>,
+    /// One per second.
+    pub cluster: Vec<ClusterSecond>,
+    /// Fault markers for the charts.
+    pub markers: Vec<Marker>,
+    /// The node that restarted, drawn highlighted.
+    pub highlight: Option<usize>,
+    /// The phases, for shading.
+    pub phases: Vec<PhaseSpec>,
+}
+
+impl Series {
+    /// Node `node`'s counters in second `t`.
+    pub fn node(&self, t: u32, node: usize) -> &NodeSecond {
+        &self.node_rows[t as usize * self.nodes + node]
+    }
+
+    /// Every node's counters summed for second `t`.
+    pub fn all(&self, t: u32) -> NodeSecond {
+        let mut sum = NodeSecond::default();
+        for n in 0..self.nodes {
+            sum.add(self.node(t, n));
+        }
+        sum
+    }
+
+    /// Node `node`'s counters summed over seconds `[from, to)`.
+    pub fn node_total(&self, node: usize, from: u32, to: u32) -> NodeSecond {
+        let mut sum = NodeSecond::default();
+        for t in from..to.min(self.seconds) {
+            sum.add(self.node(t, node));
+        }
+        sum
+    }
+}
+
+impl Recorder {
+    /// A recorder for `config`; fails when it exceeds the limits.
+    pub fn new(config: RecorderConfig) -> Result<Self, String> {
+        if config.nodes == 0 || config.nodes > MAX_NODES {
+            return Err(format!("{} nodes: a recording holds 1 to {MAX_NODES}", config.nodes));
+        }
+        if config.duration_s == 0 || config.duration_s > MAX_DURATION_S {
+            return Err(format!("{} s: a recording lasts 1 to {MAX_DURATION_S} s", config.duration_s));
+        }
+        for p in &config.phases {
+            if p.start_s >= p.end_s || p.end_s > config.duration_s {
+                return Err(format!(
+                    "phase '{}' [{}, {}) s must be non-empty and end within the {} s run",
+                    p.name, p.start_s, p.end_s, config.duration_s
+                ));
+            }
+        }
+        Ok(Recorder {
+            nodes: config.nodes,
+            duration_s: config.duration_s,
+            node_rows: vec![NodeSecond::default(); config.nodes * config.duration_s as usize],
+            cluster: Vec::with_capacity(config.duration_s as usize),
+            open_second: 0,
+            second_hist: LatencyHistogram::new(),
+            overall: LatencyHistogram::new(),
+            phases: config.phases.into_iter().map(|p| (p, LatencyHistogram::new())).collect(),
+            requests: 0,
+            completed: 0,
+            timeouts: 0,
+            errors: 0,
+            markers: Vec::new(),
+        })
+    }
+
+    #[inline]
+    fn row(&mut self, t_ns: u64, node: usize) -> Option<&mut NodeSecond> {
+        let second = t_ns / 1_000_000_000;
+        if second >= self.duration_s as u64 {
+            return None;
+        }
+        debug_assert!(node < self.nodes);
+        self.node_rows.get_mut(second as usize * self.nodes + node)
+    }
+
+    /// A replica read served by `node` at `t_ns` (since measurement start).
+    #[inline]
+    pub fn read(&mut self, t_ns: u64, node: usize, kind: ReadKind, cache: CacheOutcome) {
+        if let Some(r) = self.row(t_ns, node) {
+            r.reads += 1;
+            match kind {
+                ReadKind::Local => r.local_reads += 1,
+                ReadKind::Replica => r.replica_reads += 1,
+            }
+            match cache {
+                CacheOutcome::Hit => r.cache_hits += 1,
+                CacheOutcome::Miss => r.cache_misses += 1,
+                CacheOutcome::NoCache => {}
+            }
+        }
+    }
+
+    /// `node`, as coordinator, sent a read to another replica.
+    #[inline]
+    pub fn remote_read(&mut self, t_ns: u64, node: usize) {
+        if let Some(r) = self.row(t_ns, node) {
+            r.remote_reads += 1;
+        }
+    }
+
+    /// Samples `node`'s disk queue for the second containing `t_ns`.
+    pub fn disk_queue(&mut self, t_ns: u64, node: usize, waiting: u32) {
+        if let Some(r) = self.row(t_ns, node) {
+            r.disk_queue = waiting;
+        }
+    }
+
+    /// A request was issued.
+    #[inline]
+    pub fn issued(&mut self) {
+        self.requests += 1;
+    }
+
+    /// A request timed out.
+    pub fn timeout(&mut self) {
+        self.timeouts += 1;
+    }
+
+    /// A request failed (no replica available).
+    pub fn error(&mut self) {
+        self.errors += 1;
+    }
+
+    /// A request completed at `t_ns` after `latency_ns`.
+    #[inline]
+    pub fn completed(&mut self, t_ns: u64, latency_ns: u64) {
+        let second = t_ns / 1_000_000_000;
+        if second >= self.duration_s as u64 {
+            return;
+        }
+        self.close_until(second as u32);
+        self.second_hist.record_ns(latency_ns);
+        self.completed += 1;
+    }
+
+    /// Adds a chart marker.
+    pub fn marker(&mut self, t_s: f64, label: impl Into<String>) {
+        self.markers.push(Marker { t_s, label: label.into() });
+    }
+
+    /// Closes every second before `second`.
+    fn close_until(&mut self, second: u32) {
+        while self.open_second < second {
+            let h = &self.second_hist;
+            self.cluster.push(ClusterSecond {
+                completed: h.count() as u32,
+                mean_ms: round_us(h.mean_ms()),
+                p50_ms: round_us(h.quantile_ms(0.5)),
+                p99_ms: round_us(h.quantile_ms(0.99)),
+            });
+            if h.count() > 0 {
+                self.overall.merge(h);
+                for (p, ph) in &mut self.phases {
+                    if p.start_s <= self.open_second && self.open_second < p.end_s {
+                        ph.merge(h);
+                    }
+                }
+                self.second_hist.reset();
+            }
+            self.open_second += 1;
+        }
+    }
+
+    /// Ends the recording. `restart` is the first restarted node and when it came back
+    /// (seconds since measurement start), for `warmup_s`.
+    pub fn finish(mut self, policy: String, restart: Option<(usize, f64)>, events: u64, wall_s: f64) -> RunMetrics {
+        self.close_until(self.duration_s);
+        let series = Series {
+            nodes: self.nodes,
+            seconds: self.duration_s,
+            node_rows: self.node_rows,
+            cluster: self.cluster,
+            markers: self.markers,
+            highlight: restart.map(|(n, _)| n),
+            phases: self.phases.iter().map(|(p, _)| p.clone()).collect(),
+        };
+        let nodes = (0..series.nodes)
+            .map(|n| {
+                let t = series.node_total(n, 0, series.seconds);
+                NodeTotals {
+                    id: n,
+                    reads: t.reads as u64,
+                    cache_hits: t.cache_hits as u64,
+                    cache_misses: t.cache_misses as u64,
+                    local_reads: t.local_reads as u64,
+                    remote_reads: t.remote_reads as u64,
+                    replica_reads: t.replica_reads as u64,
+                }
+            })
+            .collect();
+        let warmup_s = restart.and_then(|(node, back_s)| warmup_seconds(&series, node, back_s));
+        let summary = RunSummary {
+            policy,
+            requests: self.requests,
+            completed: self.completed,
+            timeouts: self.timeouts,
+            errors: self.errors,
+            latency_ms: self.overall.stats(),
+            phases: self
+                .phases
+                .iter()
+                .map(|(p, h)| PhaseSummary {
+                    name: p.name.clone(),
+                    start_s: p.start_s as f64,
+                    end_s: p.end_s as f64,
+                    latency_ms: h.stats(),
+                })
+                .collect(),
+            nodes,
+            warmup_s,
+            sim: SimStats { events, wall_s },
+        };
+        RunMetrics { summary, series }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+
+    #[test]
+    fn counters_and_latency_land_in_their_second_and_phase() {
+        let mut r = Recorder::new(RecorderConfig {
+            nodes: 2,
+            duration_s: 3,
+            phases: vec![PhaseSpec {
+                name: "p".into(),
+                start_s: 1,
+                end_s: 3,
+            }],
+        })
+        .unwrap();
+        r.read(0, 0, ReadKind::Local, CacheOutcome::Hit);
+        r.read(S + 1, 1, ReadKind::Replica, CacheOutcome::Miss);
+        r.remote_read(S + 2, 0);
+        r.completed(10, 1_000_000);
+        r.completed(S + 10, 3_000_000);
+        r.completed(10 * S, 3_000_000); // after the end: ignored
+        r.issued();
+        let m = r.finish("x".into(), None, 7, 0.0);
+        assert_eq!(m.series.node(0, 0).local_reads, 1);
+        assert_eq!(m.series.node(1, 1).cache_misses, 1);
+        assert_eq!(m.series.node(1, 0).remote_reads, 1);
+        assert_eq!(m.series.cluster.len(), 3);
+        assert!((m.series.cluster[1].p50_ms - 3.0).abs() < 0.005);
+        assert_eq!(m.summary.completed, 2);
+        assert_eq!(m.summary.latency_ms.mean, 2.0);
+        assert_eq!(m.summary.phases[0].latency_ms.mean, 3.0);
+        assert_eq!(m.summary.nodes[0].reads, 1);
+    }
+
+    #[test]
+    fn limits_are_enforced() {
+        let bad = |nodes, duration_s| {
+            Recorder::new(RecorderConfig {
+                nodes,
+                duration_s,
+                phases: vec![],
+            })
+            .is_err()
+        };
+        assert!(bad(0, 10) && bad(2, 0) && bad(2, MAX_DURATION_S + 1));
+    }
+}

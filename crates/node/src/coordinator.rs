@@ -1,0 +1,344 @@
+//! The coordinator: serves a client's Get or Put at a consistency level by contacting the key's
+//! replicas.
+//!
+//! Reads: the live replicas are the candidates; the policy picks CL of them (and fallbacks);
+//! the coordinator reads from the targets at once (locally when it is one of them), moves on to
+//! the next fallback when a target fails, and answers with the newest row once CL replicas
+//! answered. Every internode reply's feedback record goes to the policy's `on_reply`.
+//! Writes: every live replica is written; the client is answered once CL of them have the row
+//! on disk (the others finish in the background). Both end at the deadline with a clear error,
+//! never a hang: nothing here waits without a time limit.
+
+use crate::metrics::{inc, GaugeGuard};
+use crate::proto;
+use crate::replica;
+use crate::state::{NodeState, View};
+use crate::storage::Row;
+use bytes::Bytes;
+use policy::{ConsistencyLevel, Failure, NodeId, ReplicaSet, Reply};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::mpsc;
+use tokio::time::timeout_at;
+
+/// Why a coordinated request failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CoordError {
+    /// Fewer live replicas than the consistency level needs, or none could answer.
+    Unavailable(String),
+    /// The deadline passed before CL replicas answered.
+    Timeout(String),
+}
+
+impl std::fmt::Display for CoordError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CoordError::Unavailable(m) | CoordError::Timeout(m) => f.write_str(m),
+        }
+    }
+}
+
+/// A read's answer.
+#[derive(Debug, Clone)]
+pub struct ReadOutcome {
+    /// The newest row among the replicas that answered (None: the key is absent).
+    pub row: Option<Row>,
+    /// How many replicas answered.
+    pub answered: usize,
+}
+
+/// A write's answer.
+#[derive(Debug, Clone, Copy)]
+pub struct WriteOutcome {
+    /// The timestamp the row was written with.
+    pub timestamp_us: u64,
+    /// How many replicas acknowledged before the answer.
+    pub acked: usize,
+}
+
+fn live_replicas(view: &View, replicas: &ReplicaSet) -> ReplicaSet {
+    let mut live = ReplicaSet::new();
+    for &r in replicas.as_slice() {
+        if view.is_live(r) {
+            live.push(r);
+        }
+    }
+    live
+}
+
+fn classify(status: &tonic::Status) -> Failure {
+    match status.code() {
+        tonic::Code::Unavailable => Failure::ConnectionLost,
+        tonic::Code::DeadlineExceeded | tonic::Code::Cancelled => Failure::Timeout,
+        _ => Failure::Error,
+    }
+}
+
+type ReadResult = (NodeId, Result<Option<Row>, String>);
+
+/// Starts one replica read; its result arrives on `tx`.
+fn launch_read(
+    state: &Arc<NodeState>,
+    view: &View,
+    node: NodeId,
+    key: &Bytes,
+    deadline: tokio::time::Instant,
+    tx: &mpsc::Sender<ReadResult>,
+) {
+    let state = state.clone();
+    let key = key.clone();
+    let tx = tx.clone();
+    state.policy.sent(node);
+    if node == state.id {
+        inc(&state.counters.local_reads);
+        tokio::spawn(async move {
+            let start = Instant::now();
+            let result = replica::read(&state, &key).await;
+            if let Ok(r) = &result {
+                state.policy.reply(Reply {
+                    node,
+                    latency_ns: start.elapsed().as_nanos() as u64,
+                    feedback: r.feedback,
+                });
+            }
+            let _ = tx.send((node, result.map(|r| r.row))).await;
+        });
+        return;
+    }
+    inc(&state.counters.remote_reads);
+    let Some(peer) = view.peer(node) else {
+        let _ = tx.try_send((node, Err(format!("node {node} is not known"))));
+        return;
+    };
+    let mut client = peer.client.clone();
+    tokio::spawn(async move {
+        let start = Instant::now();
+        let request = proto::ReplicaReadRequest {
+            key,
+            coordinator: state.id.0 as u32,
+        };
+        let result = match timeout_at(deadline, client.replica_read(request)).await {
+            Err(_) => {
+                state.policy.failure(node, Failure::Timeout);
+                Err(format!("node {node} did not answer in time"))
+            }
+            Ok(Err(status)) => {
+                state.policy.failure(node, classify(&status));
+                Err(format!("node {node}: {}", status.message()))
+            }
+            Ok(Ok(reply)) => {
+                let reply = reply.into_inner();
+                let feedback = replica::feedback_from_proto(reply.feedback.as_ref());
+                if let Some(rate) = feedback.hit_rate {
+                    state.note_peer_rate(node, rate);
+                }
+                state.policy.reply(Reply {
+                    node,
+                    latency_ns: start.elapsed().as_nanos() as u64,
+                    feedback,
+                });
+                Ok(reply.found.then_some(Row {
+                    timestamp_us: reply.timestamp_us,
+                    value: reply.value,
+                }))
+            }
+        };
+        let _ = tx.send((node, result)).await;
+    });
+}
+
+/// Reads `key` at `cl`, giving up at `deadline`.
+pub async fn get(
+    state: &Arc<NodeState>,
+    key: Bytes,
+    cl: ConsistencyLevel,
+    deadline: tokio::time::Instant,
+    timeout_ms: u32,
+) -> Result<ReadOutcome, CoordError> {
+    let c = &state.counters;
+    inc(&c.coordinator_reads);
+    let _busy = GaugeGuard::new(&c.in_flight);
+    let view = state.view();
+    let (replicas, group) = view.ring.replicas(&key);
+    let replicas = *replicas;
+    let k = cl.required(state.config.replication_factor as usize);
+    let live = live_replicas(&view, &replicas);
+    if live.len() < k {
+        return Err(CoordError::Unavailable(format!(
+            "only {} of the key's {} replicas are live; CL {} needs {k}",
+            live.len(),
+            state.config.replication_factor,
+            cl.as_str()
+        )));
+    }
+    let plan = match timeout_at(deadline, state.policy.plan(live, replicas, k, group)).await {
+        Err(_) => {
+            return Err(CoordError::Timeout(format!(
+                "read timed out after {timeout_ms} ms waiting for the policy"
+            )))
+        }
+        Ok(None) => {
+            return Err(CoordError::Unavailable(format!(
+                "policy '{}' found no replicas to read from",
+                state.config.policy.name
+            )))
+        }
+        Ok(Some(plan)) => plan,
+    };
+    // Fast path: one replica to read and it is this node (CL ONE, token-aware client).
+    if k == 1 && plan.targets().first() == Some(&state.id) {
+        inc(&c.local_reads);
+        state.policy.sent(state.id);
+        let start = Instant::now();
+        if let Ok(Ok(read)) = timeout_at(deadline, replica::read(state, &key)).await {
+            state.policy.reply(Reply {
+                node: state.id,
+                latency_ns: start.elapsed().as_nanos() as u64,
+                feedback: read.feedback,
+            });
+            return Ok(ReadOutcome {
+                row: read.row,
+                answered: 1,
+            });
+        }
+        // A local failure: go on with the general path, which tries the fallbacks too.
+    }
+    // Order of attempts: the plan's targets, its fallbacks, then any other live replica.
+    let mut order = ReplicaSet::new();
+    for &n in plan.all().iter().chain(live.as_slice()) {
+        if !order.contains(n) && live.contains(n) {
+            order.push(n);
+        }
+    }
+    let (tx, mut rx) = mpsc::channel(order.len().max(1));
+    let mut next = 0;
+    let mut outstanding = 0;
+    while next < k.min(order.len()) {
+        launch_read(state, &view, order.as_slice()[next], &key, deadline, &tx);
+        next += 1;
+        outstanding += 1;
+    }
+    let mut answered = 0;
+    let mut best: Option<Row> = None;
+    loop {
+        match timeout_at(deadline, rx.recv()).await {
+            Err(_) | Ok(None) => {
+                return Err(CoordError::Timeout(format!(
+                    "read timed out after {timeout_ms} ms: {answered} of {k} replicas answered (CL {})",
+                    cl.as_str()
+                )))
+            }
+            Ok(Some((_, Ok(row)))) => {
+                outstanding -= 1;
+                answered += 1;
+                if let Some(row) = row {
+                    if best.as_ref().is_none_or(|b| row.newer_than(b)) {
+                        best = Some(row);
+                    }
+                }
+                if answered >= k {
+                    return Ok(ReadOutcome { row: best, answered });
+                }
+            }
+            Ok(Some((_, Err(e)))) => {
+                outstanding -= 1;
+                if next < order.len() {
+                    launch_read(state, &view, order.as_slice()[next], &key, deadline, &tx);
+                    next += 1;
+                    outstanding += 1;
+                } else if outstanding == 0 {
+                    return Err(CoordError::Unavailable(format!(
+                        "{answered} of {k} replicas answered (CL {}); last error: {e}",
+                        cl.as_str()
+                    )));
+                }
+            }
+        }
+    }
+}
+
+/// Writes `value` under `key` at `cl`, giving up at `deadline`.
+pub async fn put(
+    state: &Arc<NodeState>,
+    key: Bytes,
+    value: Bytes,
+    cl: ConsistencyLevel,
+    deadline: tokio::time::Instant,
+    timeout_ms: u32,
+) -> Result<WriteOutcome, CoordError> {
+    let c = &state.counters;
+    inc(&c.coordinator_writes);
+    let _busy = GaugeGuard::new(&c.in_flight);
+    let view = state.view();
+    let (replicas, _) = view.ring.replicas(&key);
+    let k = cl.required(state.config.replication_factor as usize);
+    let live = live_replicas(&view, replicas);
+    if live.len() < k {
+        return Err(CoordError::Unavailable(format!(
+            "only {} of the key's {} replicas are live; CL {} needs {k}",
+            live.len(),
+            state.config.replication_factor,
+            cl.as_str()
+        )));
+    }
+    let timestamp_us = state.next_timestamp_us();
+    let row = Row { timestamp_us, value };
+    let (tx, mut rx) = mpsc::channel::<Result<(), String>>(live.len());
+    for &node in live.as_slice() {
+        let tx = tx.clone();
+        let state = state.clone();
+        let key = key.clone();
+        let row = row.clone();
+        if node == state.id {
+            tokio::spawn(async move {
+                let r = timeout_at(deadline, replica::write(&state, key, row))
+                    .await
+                    .unwrap_or_else(|_| Err("local write did not finish in time".into()));
+                let _ = tx.send(r).await;
+            });
+            continue;
+        }
+        let Some(peer) = view.peer(node) else { continue };
+        let mut client = peer.client.clone();
+        tokio::spawn(async move {
+            let request = proto::ReplicaWriteRequest {
+                key,
+                value: row.value,
+                timestamp_us: row.timestamp_us,
+                coordinator: state.id.0 as u32,
+            };
+            let r = match timeout_at(deadline, client.replica_write(request)).await {
+                Err(_) => Err(format!("node {node} did not acknowledge in time")),
+                Ok(Err(status)) => Err(format!("node {node}: {}", status.message())),
+                Ok(Ok(_)) => Ok(()),
+            };
+            let _ = tx.send(r).await;
+        });
+    }
+    drop(tx);
+    let mut acked = 0;
+    let mut failed = 0;
+    loop {
+        match timeout_at(deadline, rx.recv()).await {
+            Err(_) => {
+                return Err(CoordError::Timeout(format!(
+                    "write timed out after {timeout_ms} ms: {acked} of {k} replicas acknowledged (CL {})",
+                    cl.as_str()
+                )))
+            }
+            Ok(None) => {
+                return Err(CoordError::Unavailable(format!(
+                    "write failed: {acked} of {k} replicas acknowledged, {failed} failed (CL {})",
+                    cl.as_str()
+                )))
+            }
+            Ok(Some(Ok(()))) => {
+                acked += 1;
+                if acked >= k {
+                    return Ok(WriteOutcome { timestamp_us, acked });
+                }
+            }
+            Ok(Some(Err(_))) => failed += 1,
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! replica-lb's real test cluster: a storage node (persistent store, row cache, emulated slow
+//! disk, token ring, coordinator running a policy from the policy crate, gossip membership,
+//! gRPC API, Prometheus endpoint), a launcher for a local cluster, and a token-aware load
+//! generator. The `replica-lb` binary's `node`, `cluster`, `load` and `bench` commands are thin
+//! wrappers over this crate.
+//!
+//! Threading: each node runs its coordinator policy inside one actor task that owns it
+//! ([`policy_actor`]); everything else is shared through [`state::NodeState`].
+
+#![warn(missing_docs)]
+
+pub mod cache;
+pub mod client;
+pub mod config;
+pub mod coordinator;
+pub mod error;
+pub mod gossip;
+pub mod launcher;
+pub mod loadgen;
+pub mod metrics;
+pub mod policy_actor;
+pub mod replica;
+pub mod ring;
+pub mod server;
+pub mod service;
+pub mod slow_disk;
+pub mod state;
+pub mod storage;
+
+/// Generated gRPC code for proto/replica_lb.proto.
+#[allow(missing_docs, clippy::all)]
+pub mod proto {
+    tonic::include_proto!("replica_lb.v1");
+}
+
+pub use config::NodeConfig;
+pub use error::NodeError;

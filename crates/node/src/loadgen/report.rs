@@ -1,0 +1,110 @@
+//! The benchmark's JSON report and its per-second lines.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+/// Latency percentiles of successful requests, ms, measured from the intended send time.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LatencySummary {
+    /// Mean.
+    pub mean: f64,
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+impl LatencySummary {
+    /// Summarises a histogram of microseconds (zeros when empty).
+    pub fn of(h: &Histogram<u64>) -> LatencySummary {
+        if h.is_empty() {
+            return LatencySummary::default();
+        }
+        let ms = |us: u64| us as f64 / 1000.0;
+        LatencySummary {
+            mean: h.mean() / 1000.0,
+            p50: ms(h.value_at_quantile(0.50)),
+            p95: ms(h.value_at_quantile(0.95)),
+            p99: ms(h.value_at_quantile(0.99)),
+            p999: ms(h.value_at_quantile(0.999)),
+            max: ms(h.max()),
+        }
+    }
+}
+
+/// One second of the run (requests that finished during it).
+#[derive(Clone, Debug, Serialize)]
+pub struct SecondReport {
+    /// Seconds since the start (0 = the first second).
+    pub t_s: usize,
+    /// Successful requests.
+    pub completed: u64,
+    /// Failed requests (time-outs excluded).
+    pub errors: u64,
+    /// Timed-out requests.
+    pub timeouts: u64,
+    /// Median latency, ms.
+    pub p50_ms: f64,
+    /// 99th-percentile latency, ms.
+    pub p99_ms: f64,
+}
+
+/// The line of second `t_s`.
+pub fn second_line(t_s: usize, completed: u64, errors: u64, timeouts: u64, hist: Option<&Histogram<u64>>) -> SecondReport {
+    let q = |p: f64| {
+        hist.filter(|h| !h.is_empty())
+            .map(|h| h.value_at_quantile(p) as f64 / 1000.0)
+            .unwrap_or(0.0)
+    };
+    SecondReport {
+        t_s,
+        completed,
+        errors,
+        timeouts,
+        p50_ms: q(0.5),
+        p99_ms: q(0.99),
+    }
+}
+
+impl SecondReport {
+    /// The human-readable line printed while the benchmark runs.
+    pub fn text(&self) -> String {
+        format!(
+            "t={:>4}s completed={:>7} errors={:>5} timeouts={:>5} p50={:>8.3}ms p99={:>8.3}ms",
+            self.t_s, self.completed, self.errors, self.timeouts, self.p50_ms, self.p99_ms
+        )
+    }
+}
+
+/// The whole run: the fields the contract names, then the run's settings.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchReport {
+    /// Requests the schedule asked for.
+    pub requests: u64,
+    /// Successful requests.
+    pub completed: u64,
+    /// Failed requests (time-outs excluded).
+    pub errors: u64,
+    /// Timed-out requests.
+    pub timeouts: u64,
+    /// Latency of successful requests, ms.
+    pub latency_ms: LatencySummary,
+    /// One entry per second.
+    pub per_second: Vec<SecondReport>,
+    /// Target rate, requests/s.
+    pub target_rate: f64,
+    /// Successful requests / duration.
+    pub achieved_rate: f64,
+    /// Sending time, s.
+    pub duration_s: f64,
+    /// Consistency level.
+    pub cl: String,
+    /// Share of reads.
+    pub read_fraction: f64,
+}

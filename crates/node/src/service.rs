@@ -1,0 +1,247 @@
+//! The gRPC services: the public `ReplicaLb` API (Get, Put, Stats) and the `Internode` API
+//! (replica reads and writes, fault injection). Every input is checked here; a bad request
+//! gets an `INVALID_ARGUMENT` status naming the problem and the node keeps serving.
+
+use crate::coordinator::{self, CoordError};
+use crate::metrics::inc;
+use crate::proto::{self, internode_server::Internode, replica_lb_server::ReplicaLb};
+use crate::replica;
+use crate::state::NodeState;
+use crate::storage::Row;
+use policy::ConsistencyLevel;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use tonic::{Request, Response, Status};
+
+/// Longest time-out a client may ask for, ms.
+pub const MAX_TIMEOUT_MS: u32 = 600_000;
+
+/// Both services over one shared node state.
+#[derive(Clone)]
+pub struct Api {
+    state: Arc<NodeState>,
+}
+
+impl Api {
+    /// The services of `state`'s node.
+    pub fn new(state: Arc<NodeState>) -> Api {
+        Api { state }
+    }
+
+    fn check_key(&self, key: &[u8]) -> Result<(), Status> {
+        if key.is_empty() {
+            return Err(Status::invalid_argument("key is empty; give 1 or more bytes"));
+        }
+        let max = self.state.config.max_key_bytes as usize;
+        if key.len() > max {
+            return Err(Status::invalid_argument(format!(
+                "key is {} bytes; at most {max} are allowed",
+                key.len()
+            )));
+        }
+        Ok(())
+    }
+
+    fn consistency(&self, raw: i32) -> Result<ConsistencyLevel, Status> {
+        match proto::Consistency::try_from(raw) {
+            Ok(proto::Consistency::Unspecified) => Ok(self.state.default_cl),
+            Ok(proto::Consistency::One) => Ok(ConsistencyLevel::One),
+            Ok(proto::Consistency::Two) => Ok(ConsistencyLevel::Two),
+            Ok(proto::Consistency::Quorum) => Ok(ConsistencyLevel::Quorum),
+            Ok(proto::Consistency::All) => Ok(ConsistencyLevel::All),
+            Err(_) => Err(Status::invalid_argument(format!(
+                "consistency {raw} is not one of 0 (default), 1 (one), 2 (two), 3 (quorum), 4 (all)"
+            ))),
+        }
+    }
+
+    fn deadline(&self, asked_ms: u32, default_ms: u32) -> Result<(tokio::time::Instant, u32), Status> {
+        if asked_ms > MAX_TIMEOUT_MS {
+            return Err(Status::invalid_argument(format!(
+                "timeout_ms {asked_ms} is above the maximum {MAX_TIMEOUT_MS}"
+            )));
+        }
+        let ms = if asked_ms == 0 { default_ms } else { asked_ms };
+        Ok((tokio::time::Instant::now() + Duration::from_millis(ms as u64), ms))
+    }
+
+    fn fail(&self, e: CoordError) -> Status {
+        inc(&self.state.counters.errors);
+        match e {
+            CoordError::Unavailable(m) => Status::unavailable(m),
+            CoordError::Timeout(m) => {
+                inc(&self.state.counters.timeouts);
+                Status::deadline_exceeded(m)
+            }
+        }
+    }
+}
+
+/// Converts a client value into a protobuf enum value for requests.
+pub fn cl_to_proto(cl: ConsistencyLevel) -> proto::Consistency {
+    match cl {
+        ConsistencyLevel::One => proto::Consistency::One,
+        ConsistencyLevel::Two => proto::Consistency::Two,
+        ConsistencyLevel::Quorum => proto::Consistency::Quorum,
+        ConsistencyLevel::All => proto::Consistency::All,
+    }
+}
+
+#[tonic::async_trait]
+impl ReplicaLb for Api {
+    async fn get(&self, request: Request<proto::GetRequest>) -> Result<Response<proto::GetResponse>, Status> {
+        let r = request.into_inner();
+        self.check_key(&r.key)?;
+        let cl = self.consistency(r.consistency)?;
+        let (deadline, ms) = self.deadline(r.timeout_ms, self.state.config.read_timeout_ms)?;
+        let out = coordinator::get(&self.state, r.key, cl, deadline, ms)
+            .await
+            .map_err(|e| self.fail(e))?;
+        let (found, value, ts) = match out.row {
+            Some(row) => (true, row.value, row.timestamp_us),
+            None => (false, Default::default(), 0),
+        };
+        Ok(Response::new(proto::GetResponse {
+            found,
+            value,
+            timestamp_us: ts,
+            replicas_answered: out.answered as u32,
+            coordinator: self.state.id.0 as u32,
+        }))
+    }
+
+    async fn put(&self, request: Request<proto::PutRequest>) -> Result<Response<proto::PutResponse>, Status> {
+        let r = request.into_inner();
+        self.check_key(&r.key)?;
+        let max = self.state.config.max_value_bytes as usize;
+        if r.value.len() > max {
+            return Err(Status::invalid_argument(format!(
+                "value is {} bytes; at most {max} are allowed",
+                r.value.len()
+            )));
+        }
+        let cl = self.consistency(r.consistency)?;
+        let (deadline, ms) = self.deadline(r.timeout_ms, self.state.config.write_timeout_ms)?;
+        let out = coordinator::put(&self.state, r.key, r.value, cl, deadline, ms)
+            .await
+            .map_err(|e| self.fail(e))?;
+        Ok(Response::new(proto::PutResponse {
+            timestamp_us: out.timestamp_us,
+            replicas_acked: out.acked as u32,
+            coordinator: self.state.id.0 as u32,
+        }))
+    }
+
+    async fn stats(&self, _request: Request<proto::StatsRequest>) -> Result<Response<proto::StatsResponse>, Status> {
+        let s = &self.state;
+        let c = &s.counters;
+        let g = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+        let view = s.view();
+        let rates = s.peer_rates.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let members = view
+            .peers
+            .iter()
+            .flatten()
+            .map(|p| proto::Member {
+                id: p.id.0 as u32,
+                grpc: p.grpc.to_string(),
+                live: p.live,
+                hit_rate: if p.id == s.id {
+                    s.hit_rate()
+                } else {
+                    rates.get(p.id.index()).copied().flatten().unwrap_or(-1.0)
+                },
+            })
+            .collect();
+        Ok(Response::new(proto::StatsResponse {
+            node_id: s.id.0 as u32,
+            policy: s.config.policy.name.clone(),
+            replication_factor: s.config.replication_factor,
+            vnodes: s.config.vnodes,
+            members,
+            hit_rate: s.hit_rate(),
+            reads: g(&c.reads),
+            cache_hits: g(&c.cache_hits),
+            cache_misses: g(&c.cache_misses),
+            local_reads: g(&c.local_reads),
+            remote_reads: g(&c.remote_reads),
+            replica_reads: g(&c.replica_reads),
+            writes: g(&c.writes),
+            disk_queue: s.disk.waiting(),
+            in_flight: g(&c.in_flight) as u32,
+            coordinator_reads: g(&c.coordinator_reads),
+            coordinator_writes: g(&c.coordinator_writes),
+            errors: g(&c.errors),
+            timeouts: g(&c.timeouts),
+            cache_rows: s.cache.len() as u64,
+            uptime_ms: s.clock.now_ns() / 1_000_000,
+        }))
+    }
+}
+
+#[tonic::async_trait]
+impl Internode for Api {
+    async fn replica_read(&self, request: Request<proto::ReplicaReadRequest>) -> Result<Response<proto::ReplicaReadResponse>, Status> {
+        let r = request.into_inner();
+        self.check_key(&r.key)?;
+        inc(&self.state.counters.replica_reads);
+        let read = replica::read(&self.state, &r.key)
+            .await
+            .map_err(|e| Status::internal(format!("storage read failed: {e}")))?;
+        let delay_ms = self.state.reply_delay_ms.load(Ordering::Relaxed);
+        if delay_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(delay_ms as u64)).await;
+        }
+        let (found, value, ts) = match read.row {
+            Some(row) => (true, row.value, row.timestamp_us),
+            None => (false, Default::default(), 0),
+        };
+        Ok(Response::new(proto::ReplicaReadResponse {
+            found,
+            value,
+            timestamp_us: ts,
+            feedback: Some(replica::feedback_to_proto(&read.feedback)),
+            node_id: self.state.id.0 as u32,
+        }))
+    }
+
+    async fn replica_write(&self, request: Request<proto::ReplicaWriteRequest>) -> Result<Response<proto::ReplicaWriteResponse>, Status> {
+        let r = request.into_inner();
+        self.check_key(&r.key)?;
+        let max = self.state.config.max_value_bytes as usize;
+        if r.value.len() > max {
+            return Err(Status::invalid_argument(format!(
+                "value is {} bytes; at most {max} are allowed",
+                r.value.len()
+            )));
+        }
+        let row = Row {
+            timestamp_us: r.timestamp_us,
+            value: r.value,
+        };
+        replica::write(&self.state, r.key, row)
+            .await
+            .map_err(|e| Status::internal(format!("storage write failed: {e}")))?;
+        Ok(Response::new(proto::ReplicaWriteResponse {
+            node_id: self.state.id.0 as u32,
+        }))
+    }
+
+    async fn set_faults(&self, request: Request<proto::FaultsRequest>) -> Result<Response<proto::FaultsResponse>, Status> {
+        let r = request.into_inner();
+        if let Some(ms) = r.reply_delay_ms {
+            if ms > MAX_TIMEOUT_MS {
+                return Err(Status::invalid_argument(format!("reply_delay_ms {ms} is above {MAX_TIMEOUT_MS}")));
+            }
+            self.state.reply_delay_ms.store(ms, Ordering::Relaxed);
+        }
+        if let Some(on) = r.slow_disk {
+            self.state.disk.set_enabled(on);
+        }
+        Ok(Response::new(proto::FaultsResponse {
+            reply_delay_ms: self.state.reply_delay_ms.load(Ordering::Relaxed),
+            slow_disk: self.state.disk.enabled(),
+        }))
+    }
+}

@@ -1,0 +1,130 @@
+//! Shared by the integration tests: a real cluster of node processes on 127.0.0.1 that is
+//! always torn down (every process killed, the directory removed) when the guard drops, even
+//! when a test fails.
+
+#![allow(dead_code)]
+
+use node::client::ClusterClient;
+use node::launcher::{self, ClusterFile, NodeCommand, UpOptions};
+use node::NodeConfig;
+use std::path::PathBuf;
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+/// Cluster tests run one at a time: the machine has 2 cores.
+pub static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// The node binary built for tests.
+pub fn node_command() -> NodeCommand {
+    NodeCommand {
+        program: PathBuf::from(env!("CARGO_BIN_EXE_replica-lb-node")),
+        args: vec![],
+    }
+}
+
+/// A fresh directory under the system temp dir.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("replica-lb-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// A running cluster; dropping it kills every node.
+pub struct TestCluster {
+    pub dir: PathBuf,
+    pub children: Vec<Child>,
+    pub file: ClusterFile,
+}
+
+/// Settings for test nodes: small, fast failure detection.
+pub fn test_config() -> NodeConfig {
+    NodeConfig {
+        replication_factor: 3,
+        gossip_interval_ms: 100,
+        read_timeout_ms: 2000,
+        write_timeout_ms: 2000,
+        worker_threads: 1,
+        seed_timeout_ms: 10_000,
+        ..NodeConfig::default()
+    }
+}
+
+impl TestCluster {
+    /// Starts `n` nodes with `base` settings.
+    pub fn up(name: &str, n: u32, base: NodeConfig) -> TestCluster {
+        let dir = temp_dir(name);
+        let opts = UpOptions {
+            nodes: n,
+            dir: dir.clone(),
+            base,
+            command: node_command(),
+            wait_timeout: Duration::from_secs(30),
+        };
+        let launched = launcher::up(&opts).unwrap_or_else(|e| panic!("cluster up failed: {e}"));
+        TestCluster {
+            dir,
+            children: launched.children,
+            file: launched.file,
+        }
+    }
+
+    /// A token-aware client.
+    pub async fn client(&self) -> ClusterClient {
+        ClusterClient::connect(&self.file.grpc_addrs()).await.expect("client connects")
+    }
+
+    /// Kills node `id` with SIGKILL and reaps it.
+    pub fn kill9(&mut self, id: u32) {
+        let pid = ClusterFile::load(&self.dir).unwrap().node(id).unwrap().pid;
+        launcher::send_signal(pid, launcher::Signal::Kill).unwrap();
+        for c in self.children.iter_mut().filter(|c| c.id() == pid) {
+            let _ = c.wait();
+        }
+    }
+
+    /// Restarts node `id` from its recorded config.
+    pub fn restart(&mut self, id: u32) {
+        let child = launcher::restart_node(&self.dir, id, &node_command()).unwrap();
+        self.children.push(child);
+        self.file = ClusterFile::load(&self.dir).unwrap();
+    }
+
+    /// Sends `sig` to node `id`.
+    pub fn signal(&self, id: u32, sig: launcher::Signal) {
+        launcher::signal_node(&self.dir, id, sig).unwrap();
+    }
+
+    /// Waits (bounded) until every node in `ids` sees `live` live members.
+    pub async fn wait_live(&self, ids: &[u32], live: usize, timeout: Duration) {
+        let start = Instant::now();
+        loop {
+            let mut ok = true;
+            for &id in ids {
+                let addr = self.file.node(id).unwrap().grpc;
+                match node::client::stats(addr, Duration::from_millis(500)).await {
+                    Ok(s) if s.members.iter().filter(|m| m.live).count() == live => {}
+                    _ => ok = false,
+                }
+            }
+            if ok {
+                return;
+            }
+            assert!(
+                start.elapsed() < timeout,
+                "nodes {ids:?} did not see {live} live members within {timeout:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl Drop for TestCluster {
+    fn drop(&mut self) {
+        // Only our own unreaped children are signalled (never a pid that may have been reused).
+        for c in self.children.iter_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

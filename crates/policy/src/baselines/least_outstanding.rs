@@ -1,0 +1,118 @@
+//! `least-outstanding`: the candidates with the fewest requests this sender has in flight, by a
+//! full scan. Ties are broken by a random rotation of the candidates (one random number), so
+//! equal nodes share the load instead of the first one taking it all.
+
+use crate::nodes::InFlight;
+use crate::order::{rotate_random, scratch, sort_by_score};
+use crate::params::{ParamSpec, ParamTable, Params, PolicyError};
+use crate::policy::Policy;
+use crate::rng::Rng;
+use crate::types::{Decision, Failure, NodeId, Plan, Reply, Request, Side, MAX_REPLICAS};
+
+/// The name it is registered under.
+pub const NAME: &str = "least-outstanding";
+/// Its parameters: none.
+pub static PARAMS: [ParamSpec; 0] = [];
+
+/// Least outstanding requests.
+#[derive(Debug)]
+pub struct LeastOutstanding {
+    params: Params,
+    in_flight: InFlight,
+}
+
+impl LeastOutstanding {
+    /// Builds it from parameter overrides (it has none).
+    pub fn new(overrides: &ParamTable) -> Result<Self, PolicyError> {
+        Ok(LeastOutstanding {
+            params: Params::resolve(NAME, &PARAMS, overrides)?,
+            in_flight: InFlight::new(),
+        })
+    }
+}
+
+impl Policy for LeastOutstanding {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn side(&self) -> Side {
+        Side::Both
+    }
+
+    fn params(&self) -> &Params {
+        &self.params
+    }
+
+    fn plan(&mut self, req: &Request<'_>, _now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
+        let n = req.candidates.len();
+        if req.count == 0 || n < req.count {
+            return Decision::Unavailable;
+        }
+        let (mut order, n) = scratch(req.candidates);
+        let order = &mut order[..n];
+        rotate_random(order, rng);
+        let mut scores = [0.0; MAX_REPLICAS];
+        for (s, &node) in scores.iter_mut().zip(order.iter()) {
+            *s = self.in_flight.get(node) as f64;
+        }
+        sort_by_score(order, &mut scores[..n]);
+        out.set_order(order, req.count);
+        Decision::Send
+    }
+
+    fn on_send(&mut self, node: NodeId, _now_ns: u64) {
+        self.in_flight.sent(node);
+    }
+
+    fn on_reply(&mut self, reply: &Reply, _now_ns: u64) {
+        self.in_flight.ended(reply.node);
+    }
+
+    fn on_failure(&mut self, node: NodeId, _failure: Failure, _now_ns: u64) {
+        self.in_flight.ended(node);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::*;
+
+    #[test]
+    fn picks_the_least_loaded_and_orders_the_rest() {
+        let mut p = LeastOutstanding::new(&ParamTable::new()).unwrap();
+        let nodes = ids(4);
+        for (node, k) in [(0, 3), (1, 1), (2, 0), (3, 2)] {
+            for _ in 0..k {
+                p.on_send(NodeId(node), 0);
+            }
+        }
+        let mut rng = Rng::seed_from_u64(1);
+        let mut plan = Plan::new();
+        p.plan(&req(&nodes, 2), 0, &mut rng, &mut plan);
+        assert_eq!(plan.targets(), &[NodeId(2), NodeId(1)]);
+        assert_eq!(plan.fallbacks(), &[NodeId(3), NodeId(0)]);
+        // Replies and failures bring the counts back down.
+        p.on_reply(&reply(0, 1), 0);
+        p.on_failure(NodeId(0), Failure::Timeout, 0);
+        p.on_reply(&reply(0, 1), 0);
+        p.on_reply(&reply(0, 1), 0); // stray: saturates at 0
+        p.plan(&req(&nodes, 1), 0, &mut rng, &mut plan);
+        assert!(plan.targets() == [NodeId(0)] || plan.targets() == [NodeId(2)]);
+    }
+
+    #[test]
+    fn ties_are_shared() {
+        let mut p = LeastOutstanding::new(&ParamTable::new()).unwrap();
+        let nodes = ids(3);
+        let mut rng = Rng::seed_from_u64(2);
+        let mut plan = Plan::new();
+        let mut hits = [0u32; 3];
+        for _ in 0..3_000 {
+            p.plan(&req(&nodes, 1), 0, &mut rng, &mut plan);
+            hits[plan.targets()[0].index()] += 1;
+        }
+        assert!(hits.iter().all(|&h| h > 900), "{hits:?}");
+    }
+}

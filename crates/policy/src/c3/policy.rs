@@ -1,0 +1,404 @@
+//! `c3` as a policy: rank the candidates by C3's score ([`super::ranking`]), then, with rate
+//! control on, send to the best-ranked ones that have a token ([`super::rate_control`]); when
+//! fewer than `count` have one, answer [`Decision::Wait`] with the time the next tokens refill
+//! (the caller's per-group backlog, see the [module docs](super)).
+//!
+//! For CL > 1 the `count` best-ranked replicas that have a token are the targets; the next best
+//! candidate (with a token, if any has one) follows as the first fallback (the speculative-retry target), then the others in
+//! no particular order (ranking all of them would cost O(n^2) per request for nothing). Ties (every server before any feedback scores 0) are broken
+//! by a random rotation, so a fresh client does not send everything to the first replica.
+//! Feedback without a service time leaves the ranking unchanged (a queue length alone cannot be
+//! scored); a missing queue length counts as 0.
+
+use super::ranking::{Ranking, ServerEstimate};
+use super::rate_control::{RateConfig, RateLimiter};
+use crate::nodes::NodeTable;
+use crate::order::{rotate_random, scratch, select_best};
+use crate::params::{ParamDefault as D, ParamSpec, ParamTable, Params, PolicyError};
+use crate::policy::Policy;
+use crate::rng::Rng;
+use crate::types::{Decision, Failure, NodeId, Plan, Reply, Request, Side, MAX_REPLICAS};
+
+/// The name it is registered under.
+pub const NAME: &str = "c3";
+
+const fn float(name: &'static str, value: f64, min: f64, max: f64, description: &'static str) -> ParamSpec {
+    ParamSpec {
+        name,
+        default: D::Float { value, min, max },
+        description,
+    }
+}
+
+/// Its parameters with the paper's defaults.
+pub static PARAMS: [ParamSpec; 13] = [
+    float(
+        "concurrency_weight",
+        1.0,
+        0.0,
+        1e6,
+        "n in q^ = 1 + os*n + q: the number of clients sharing the servers (set it to the client count)",
+    ),
+    float("queue_exponent", 3.0, 0.0, 16.0, "b: the estimated queue is raised to this power"),
+    float(
+        "ewma_new_weight",
+        0.9,
+        0.0,
+        1.0,
+        "weight of a new sample in the q, 1/mu and R - 1/mu EWMAs",
+    ),
+    ParamSpec {
+        name: "rate_control",
+        default: D::Bool(true),
+        description: "false = ranking only (no token buckets, never waits)",
+    },
+    float("rate_interval_ms", 20.0, 0.001, 3_600_000.0, "delta: the rate-control interval"),
+    float(
+        "initial_rate",
+        10.0,
+        0.001,
+        1e9,
+        "sending rate of a server never seen, requests per interval",
+    ),
+    float(
+        "max_tokens",
+        10.0,
+        1.0,
+        1e9,
+        "token bucket capacity: the largest burst to one server",
+    ),
+    float("cubic_c_per_ms3", 4e-6, 1e-15, 1e6, "C: the cubic growth constant"),
+    float(
+        "max_step",
+        10.0,
+        0.001,
+        1e9,
+        "Smax: the largest rate increase per reply, requests per interval",
+    ),
+    float(
+        "beta",
+        0.2,
+        0.001,
+        1.0,
+        "multiplicative decrease when sending faster than receiving",
+    ),
+    float("hysteresis", 2.0, 0.0, 1e6, "no decrease within this many intervals of an increase"),
+    float("min_rate", 0.01, 1e-9, 1e9, "the lowest sending rate, requests per interval"),
+    float(
+        "receive_rate_weight",
+        0.1,
+        0.0,
+        1.0,
+        "EWMA weight of the last interval's reply count in rrate",
+    ),
+];
+
+/// Added to the score of a server without a send token, so it ranks after all that have one.
+const WAITING: f64 = 1e300;
+
+/// Everything C3 keeps per server.
+#[derive(Clone, Copy, Debug, Default)]
+struct Server {
+    estimate: ServerEstimate,
+    outstanding: u32,
+    limiter: Option<RateLimiter>,
+}
+
+/// C3: replica ranking and rate control.
+#[derive(Debug)]
+pub struct C3 {
+    params: Params,
+    ranking: Ranking,
+    rate_control: bool,
+    rates: RateConfig,
+    servers: NodeTable<Server>,
+}
+
+impl C3 {
+    /// Builds it from parameter overrides.
+    pub fn new(overrides: &ParamTable) -> Result<Self, PolicyError> {
+        let params = Params::resolve(NAME, &PARAMS, overrides)?;
+        let rates = RateConfig {
+            interval_ns: ((params.f64("rate_interval_ms") * 1e6) as u64).max(1),
+            initial_rate: params.f64("initial_rate"),
+            max_tokens: params.f64("max_tokens"),
+            cubic_c_per_ms3: params.f64("cubic_c_per_ms3"),
+            max_step: params.f64("max_step"),
+            beta: params.f64("beta"),
+            hysteresis: params.f64("hysteresis"),
+            min_rate: params.f64("min_rate"),
+            receive_rate_weight: params.f64("receive_rate_weight"),
+        };
+        Ok(C3 {
+            ranking: Ranking {
+                concurrency_weight: params.f64("concurrency_weight"),
+                queue_exponent: params.f64("queue_exponent"),
+                ewma_new_weight: params.f64("ewma_new_weight"),
+            },
+            rate_control: params.bool("rate_control"),
+            rates,
+            servers: NodeTable::new(),
+            params,
+        })
+    }
+
+    /// The current score of `node` (lower is better; 0 without feedback).
+    pub fn score(&self, node: NodeId) -> f64 {
+        let s = self.servers.value(node);
+        s.estimate.score(s.outstanding, &self.ranking)
+    }
+
+    /// The sending rate to `node`, requests per interval (`None`: never sent to).
+    pub fn send_rate(&self, node: NodeId) -> Option<f64> {
+        self.servers.get(node).and_then(|s| s.limiter).map(|l| l.send_rate())
+    }
+
+    /// How long until `node` has a send token at `now_ns`, ns (not rounded).
+    #[inline]
+    fn wait(&self, node: NodeId, now_ns: u64) -> f64 {
+        match self.servers.get(node).and_then(|s| s.limiter.as_ref()) {
+            Some(l) => l.wait(now_ns, &self.rates),
+            None => 0.0, // a server never sent to starts with a full bucket
+        }
+    }
+}
+
+impl Policy for C3 {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn side(&self) -> Side {
+        Side::Both
+    }
+
+    fn params(&self) -> &Params {
+        &self.params
+    }
+
+    fn plan(&mut self, req: &Request<'_>, now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
+        let n = req.candidates.len();
+        if req.count == 0 || n < req.count {
+            return Decision::Unavailable;
+        }
+        let (mut order, n) = scratch(req.candidates);
+        let order = &mut order[..n];
+        rotate_random(order, rng);
+        let mut scores = [0.0; MAX_REPLICAS];
+        for (s, &node) in scores.iter_mut().zip(order.iter()) {
+            *s = match self.servers.get(node) {
+                Some(server) => server.estimate.score(server.outstanding, &self.ranking),
+                None => 0.0,
+            };
+        }
+        let scores = &mut scores[..n];
+        if !self.rate_control {
+            select_best(order, scores, req.count + 1);
+            out.set_order(order, req.count);
+            return Decision::Send;
+        }
+        // Servers without a token rank after every server with one; among each, by score.
+        let mut waits = [0.0f64; MAX_REPLICAS];
+        let mut ready = 0;
+        for i in 0..n {
+            waits[i] = self.wait(order[i], now_ns);
+            if waits[i] == 0.0 {
+                ready += 1;
+            } else {
+                scores[i] += WAITING;
+            }
+        }
+        if ready < req.count {
+            // Enough tokens for `count` servers at the count-th smallest wait.
+            let waits = &mut waits[..n];
+            let (_, wait, _) = waits.select_nth_unstable_by(req.count - 1, f64::total_cmp);
+            let wait_ns = wait.ceil().clamp(1.0, u64::MAX as f64) as u64;
+            return Decision::Wait {
+                retry_at_ns: now_ns.saturating_add(wait_ns),
+            };
+        }
+        // The best-ranked `count` with a token, then the best remaining one as first fallback.
+        select_best(order, scores, req.count + 1);
+        out.set_order(order, req.count);
+        Decision::Send
+    }
+
+    fn on_send(&mut self, node: NodeId, now_ns: u64) {
+        let rates = self.rates;
+        let s = self.servers.entry(node);
+        s.outstanding = s.outstanding.saturating_add(1);
+        if self.rate_control {
+            s.limiter
+                .get_or_insert_with(|| RateLimiter::new(&rates, now_ns))
+                .take(now_ns, &rates);
+        }
+    }
+
+    fn on_reply(&mut self, reply: &Reply, now_ns: u64) {
+        let (rates, weight) = (self.rates, self.ranking.ewma_new_weight);
+        let s = self.servers.entry(reply.node);
+        s.outstanding = s.outstanding.saturating_sub(1);
+        if let Some(service_ns) = reply.feedback.service_time_ns {
+            let queue = reply.feedback.queue_len.unwrap_or(0) as f64;
+            s.estimate.observe(reply.latency_ns as f64, service_ns as f64, queue, weight);
+        }
+        if self.rate_control {
+            s.limiter
+                .get_or_insert_with(|| RateLimiter::new(&rates, now_ns))
+                .on_reply(now_ns, &rates);
+        }
+    }
+
+    fn on_failure(&mut self, node: NodeId, _failure: Failure, _now_ns: u64) {
+        if let Some(s) = self.servers.get_mut(node) {
+            s.outstanding = s.outstanding.saturating_sub(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::ParamValue;
+    use crate::testkit::*;
+    use crate::types::Feedback;
+
+    fn c3_reply(node: u16, latency_ms: f64, service_ms: f64, queue: u32) -> Reply {
+        Reply {
+            node: NodeId(node),
+            latency_ns: (latency_ms * 1e6) as u64,
+            feedback: Feedback {
+                queue_len: Some(queue),
+                service_time_ns: Some((service_ms * 1e6) as u64),
+                ..Feedback::default()
+            },
+        }
+    }
+
+    #[test]
+    fn moves_load_off_a_replica_reporting_a_long_queue() {
+        let mut p = C3::new(&table(&[("rate_control", ParamValue::Bool(false))])).unwrap();
+        let nodes = ids(3);
+        let mut rng = Rng::seed_from_u64(1);
+        let mut plan = Plan::new();
+        // Before feedback every server scores 0: the choice is spread.
+        let mut hits = [0u32; 3];
+        for _ in 0..3_000 {
+            p.plan(&req(&nodes, 1), 0, &mut rng, &mut plan);
+            hits[plan.targets()[0].index()] += 1;
+        }
+        assert!(hits.iter().all(|&h| h > 900), "{hits:?}");
+        // Same service time everywhere; node 1 reports a queue of 30.
+        for (node, queue) in [(0, 1), (1, 30), (2, 2)] {
+            p.on_send(NodeId(node), 0);
+            p.on_reply(&c3_reply(node, 3.0, 2.0, queue), MS);
+        }
+        assert!(p.score(NodeId(1)) > 100.0 * p.score(NodeId(0)));
+        // A closed loop where each server keeps reporting its queue: node 1 gets nothing.
+        let queues = [1, 30, 2];
+        let mut hits = [0u32; 3];
+        for i in 0..1_000 {
+            let now = 2 * MS + i * MS;
+            p.plan(&req(&nodes, 1), now, &mut rng, &mut plan);
+            let t = plan.targets()[0];
+            hits[t.index()] += 1;
+            p.on_send(t, now);
+            p.on_reply(&c3_reply(t.0, 3.0, 2.0, queues[t.index()]), now);
+        }
+        assert_eq!(hits[1], 0, "{hits:?}");
+        // Our own outstanding requests count too: with 30 of ours in flight to node 0 and 29
+        // to node 2, both have q^ = 32, worse than node 1's 1 + 0 + 30 = 31.
+        for _ in 0..30 {
+            p.on_send(NodeId(0), MS);
+        }
+        for _ in 0..29 {
+            p.on_send(NodeId(2), MS);
+        }
+        p.plan(&req(&nodes, 1), 2_000 * MS, &mut rng, &mut plan);
+        assert_eq!(plan.targets(), &[NodeId(1)]);
+    }
+
+    #[test]
+    fn concurrency_compensation_weighs_our_outstanding_requests() {
+        let nodes = ids(2);
+        let mut rng = Rng::seed_from_u64(2);
+        let mut plan = Plan::new();
+        for (n, expected) in [(1.0, NodeId(0)), (10.0, NodeId(1))] {
+            let mut p = C3::new(&table(&[
+                ("rate_control", ParamValue::Bool(false)),
+                ("concurrency_weight", ParamValue::Float(n)),
+            ]))
+            .unwrap();
+            // Node 0: empty queue but 2 of ours outstanding; node 1: queue 4, none of ours.
+            p.on_send(NodeId(0), 0);
+            p.on_send(NodeId(0), 0);
+            p.on_send(NodeId(0), 0);
+            p.on_reply(&c3_reply(0, 2.0, 1.0, 0), MS);
+            p.on_send(NodeId(1), 0);
+            p.on_reply(&c3_reply(1, 2.0, 1.0, 4), MS);
+            // q^ = 1 + 2n vs 5: n = 1 -> 3 < 5 (node 0); n = 10 -> 21 > 5 (node 1).
+            p.plan(&req(&nodes, 1), 2 * MS, &mut rng, &mut plan);
+            assert_eq!(plan.targets(), &[expected], "n = {n}");
+        }
+    }
+
+    #[test]
+    fn rate_limiter_cuts_the_send_rate_by_beta() {
+        let mut p = C3::new(&ParamTable::new()).unwrap();
+        let a = NodeId(0);
+        // 10 requests per interval allowed; the server answers one per interval.
+        let mut t = 0;
+        for _ in 0..3 {
+            p.on_send(a, t);
+            t += 20 * MS;
+            p.on_reply(&c3_reply(0, 20.0, 1.0, 0), t);
+        }
+        assert_eq!(p.send_rate(a), Some(10.0 * 0.2));
+    }
+
+    #[test]
+    fn backlogs_when_no_replica_has_a_token() {
+        let mut p = C3::new(&table(&[("max_tokens", ParamValue::Float(2.0))])).unwrap();
+        let nodes = ids(2);
+        let mut rng = Rng::seed_from_u64(3);
+        let mut plan = Plan::new();
+        let now = 5 * MS;
+        // Two tokens per server: four requests go out, the fifth waits.
+        for _ in 0..4 {
+            assert_eq!(p.plan(&req(&nodes, 1), now, &mut rng, &mut plan), Decision::Send);
+            p.on_send(plan.targets()[0], now);
+        }
+        // 10 tokens per 20 ms: the next token comes 2 ms after the last send.
+        assert_eq!(
+            p.plan(&req(&nodes, 1), now, &mut rng, &mut plan),
+            Decision::Wait { retry_at_ns: now + 2 * MS }
+        );
+        // At retry time it is sent to the replica that got the token.
+        assert_eq!(p.plan(&req(&nodes, 1), now + 2 * MS, &mut rng, &mut plan), Decision::Send);
+        // CL = 2 needs a token on both.
+        p.on_send(plan.targets()[0], now + 2 * MS);
+        match p.plan(&req(&nodes, 2), now + 2 * MS, &mut rng, &mut plan) {
+            Decision::Wait { retry_at_ns } => assert_eq!(retry_at_ns, now + 4 * MS),
+            d => panic!("{d:?}"),
+        }
+    }
+
+    #[test]
+    fn sends_to_the_best_ranked_replica_with_a_token() {
+        let mut p = C3::new(&table(&[("max_tokens", ParamValue::Float(1.0))])).unwrap();
+        let nodes = ids(3);
+        let mut rng = Rng::seed_from_u64(4);
+        let mut plan = Plan::new();
+        for (node, queue) in [(0, 0), (1, 5), (2, 10)] {
+            p.on_send(NodeId(node), 0);
+            p.on_reply(&c3_reply(node, 3.0, 2.0, queue), 0);
+        }
+        // Node 0 is best but has just spent its only token.
+        p.on_send(NodeId(0), 100 * MS);
+        p.on_reply(&c3_reply(0, 3.0, 2.0, 0), 100 * MS);
+        p.on_send(NodeId(0), 100 * MS);
+        p.plan(&req(&nodes, 1), 100 * MS, &mut rng, &mut plan);
+        assert_eq!(plan.targets(), &[NodeId(1)]);
+        assert_eq!(plan.fallbacks()[0], NodeId(2), "a server with a token is the better fallback");
+    }
+}

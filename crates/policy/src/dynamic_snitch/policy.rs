@@ -1,0 +1,277 @@
+//! `dynamic-snitch`: Cassandra's `DynamicEndpointSnitch` ordering (coordinator side in
+//! Cassandra; it works equally for a client choosing among replicas).
+//!
+//! - Every reply's latency goes into the host's [`DecayingReservoir`] (100 samples, alpha
+//!   0.75 per second).
+//! - Every `update_interval_ms` (100 ms) the scores are recomputed: `score = median /
+//!   max(1 ms, largest median) + severity`. Recomputation is lazy: the first plan after the
+//!   boundary does it (work proportional to the hosts seen, off the common path).
+//! - Every `reset_interval_ms` (600 s) all samples are dropped, so a host that was slow long
+//!   ago is not held against forever; hosts without samples have no score and count as 0.
+//! - Ordering: the topology order (the local node first when it is a candidate, then the
+//!   request's candidate order) is kept unless at some position its score exceeds the sorted
+//!   score at that position times `1 + badness_threshold` (0.1); then the candidates are sorted
+//!   by score, ties keeping topology order. A threshold of 0 always sorts.
+//!
+//! Severity, in Cassandra a gossiped I/O-load indicator, has no source in the feedback record,
+//! so it is 0 (as in C3's simulator model). Time-outs add no sample (the caller does not report
+//! a latency for them). The reservoir's random draws are hashed from (node, sample number,
+//! latency) because replies carry no RNG; the policy stays a pure function of its inputs.
+
+use super::reservoir::{unit_from_hash, DecayingReservoir};
+use crate::nodes::NodeTable;
+use crate::order::{scratch, sort_by_score};
+use crate::params::{ParamDefault as D, ParamSpec, ParamTable, Params, PolicyError};
+use crate::policy::Policy;
+use crate::rng::Rng;
+use crate::types::{Decision, NodeId, Plan, Reply, Request, Side, MAX_REPLICAS};
+
+/// The name it is registered under.
+pub const NAME: &str = "dynamic-snitch";
+
+/// Its parameters with Cassandra's defaults.
+pub static PARAMS: [ParamSpec; 5] = [
+    ParamSpec {
+        name: "badness_threshold",
+        default: D::Float {
+            value: 0.1,
+            min: 0.0,
+            max: 1e6,
+        },
+        description: "keep topology order unless a score exceeds the sorted one by this fraction",
+    },
+    ParamSpec {
+        name: "update_interval_ms",
+        default: D::Float {
+            value: 100.0,
+            min: 0.001,
+            max: 86_400_000.0,
+        },
+        description: "how often scores are recomputed from the latency samples",
+    },
+    ParamSpec {
+        name: "reset_interval_ms",
+        default: D::Float {
+            value: 600_000.0,
+            min: 0.001,
+            max: 86_400_000_000.0,
+        },
+        description: "how often every latency sample is dropped",
+    },
+    ParamSpec {
+        name: "reservoir_size",
+        default: D::Int {
+            value: 100,
+            min: 1,
+            max: 100_000,
+        },
+        description: "latency samples kept per host",
+    },
+    ParamSpec {
+        name: "reservoir_alpha_per_s",
+        default: D::Float {
+            value: 0.75,
+            min: 0.0,
+            max: 100.0,
+        },
+        description: "forward-decay rate of the reservoir (higher favours recent samples more)",
+    },
+];
+
+/// A host's samples and score.
+#[derive(Clone, Debug, Default)]
+struct Host {
+    samples: DecayingReservoir,
+    seen: u64,
+    score: Option<f64>,
+}
+
+/// Cassandra's dynamic snitch.
+#[derive(Debug)]
+pub struct DynamicSnitch {
+    params: Params,
+    badness_threshold: f64,
+    update_interval_ns: u64,
+    reset_interval_ns: u64,
+    reservoir_size: usize,
+    alpha_per_s: f64,
+    hosts: NodeTable<Host>,
+    next_update_ns: u64,
+    next_reset_ns: u64,
+    scratch: Vec<(f64, f64)>,
+}
+
+impl DynamicSnitch {
+    /// Builds it from parameter overrides.
+    pub fn new(overrides: &ParamTable) -> Result<Self, PolicyError> {
+        let params = Params::resolve(NAME, &PARAMS, overrides)?;
+        let reset_interval_ns = ((params.f64("reset_interval_ms") * 1e6) as u64).max(1);
+        let reservoir_size = params.i64("reservoir_size") as usize;
+        Ok(DynamicSnitch {
+            badness_threshold: params.f64("badness_threshold"),
+            update_interval_ns: ((params.f64("update_interval_ms") * 1e6) as u64).max(1),
+            reset_interval_ns,
+            reservoir_size,
+            alpha_per_s: params.f64("reservoir_alpha_per_s"),
+            hosts: NodeTable::new(),
+            next_update_ns: 0,
+            next_reset_ns: reset_interval_ns,
+            scratch: Vec::with_capacity(reservoir_size),
+            params,
+        })
+    }
+
+    /// The current score of `node` (`None`: no samples at the last update; counts as 0).
+    pub fn score(&self, node: NodeId) -> Option<f64> {
+        self.hosts.get(node).and_then(|h| h.score)
+    }
+
+    /// Drops samples and recomputes scores when `now_ns` crossed their boundaries.
+    fn maybe_update(&mut self, now_ns: u64) {
+        if now_ns >= self.next_reset_ns {
+            for (_, h) in self.hosts.iter_mut() {
+                h.samples.clear();
+            }
+            self.next_reset_ns = now_ns - now_ns % self.reset_interval_ns + self.reset_interval_ns;
+        }
+        if now_ns < self.next_update_ns {
+            return;
+        }
+        self.next_update_ns = now_ns - now_ns % self.update_interval_ns + self.update_interval_ns;
+        let alpha = self.alpha_per_s;
+        let mut largest = 1.0f64; // ms: Cassandra's floor on the divisor
+        for (_, h) in self.hosts.iter_mut() {
+            h.score = h.samples.quantile(0.5, alpha, &mut self.scratch);
+            if let Some(m) = h.score {
+                largest = largest.max(m);
+            }
+        }
+        for (_, h) in self.hosts.iter_mut() {
+            // + severity, which is 0: nothing reports it.
+            h.score = h.score.map(|median| median / largest);
+        }
+    }
+}
+
+impl Policy for DynamicSnitch {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn side(&self) -> Side {
+        Side::Both
+    }
+
+    fn params(&self) -> &Params {
+        &self.params
+    }
+
+    fn plan(&mut self, req: &Request<'_>, now_ns: u64, _rng: &mut Rng, out: &mut Plan) -> Decision {
+        let n = req.candidates.len();
+        if req.count == 0 || n < req.count {
+            return Decision::Unavailable;
+        }
+        self.maybe_update(now_ns);
+        let (mut order, n) = scratch(req.candidates);
+        let order = &mut order[..n];
+        if let Some(pos) = req.local.and_then(|l| order.iter().position(|&x| x == l)) {
+            order[..=pos].rotate_right(1);
+        }
+        let mut scores = [0.0; MAX_REPLICAS];
+        for (s, &node) in scores.iter_mut().zip(order.iter()) {
+            *s = self.score(node).unwrap_or(0.0);
+        }
+        let mut sorted = scores;
+        sorted[..n].sort_unstable_by(f64::total_cmp);
+        let factor = 1.0 + self.badness_threshold;
+        let bad = self.badness_threshold == 0.0 || (0..n).any(|i| scores[i] > sorted[i] * factor);
+        if bad {
+            sort_by_score(order, &mut scores[..n]);
+        }
+        out.set_order(order, req.count);
+        Decision::Send
+    }
+
+    fn on_reply(&mut self, reply: &Reply, now_ns: u64) {
+        let (size, alpha) = (self.reservoir_size, self.alpha_per_s);
+        let h = self.hosts.entry(reply.node);
+        if h.samples.is_empty() && h.seen == 0 {
+            h.samples = DecayingReservoir::new(size);
+        }
+        h.seen += 1;
+        let u = unit_from_hash((reply.node.0 as u64) << 48 ^ h.seen << 20 ^ reply.latency_ns);
+        h.samples.update(reply.latency_ns as f64 / 1e6, now_ns as f64 / 1e9, alpha, u, size);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::*;
+
+    fn feed(p: &mut DynamicSnitch, node: u16, ms: f64, k: u64, at_ns: u64) {
+        for _ in 0..k {
+            p.on_reply(&reply(node, (ms * 1e6) as u64), at_ns);
+        }
+    }
+
+    #[test]
+    fn keeps_topology_order_until_the_badness_threshold_is_crossed() {
+        let mut p = DynamicSnitch::new(&ParamTable::new()).unwrap();
+        let nodes = ids(3);
+        let mut rng = Rng::seed_from_u64(1);
+        let mut plan = Plan::new();
+        // Node 0 is 5% slower than the others: within the 10% threshold, topology order stays.
+        feed(&mut p, 0, 10.5, 50, 0);
+        feed(&mut p, 1, 10.0, 50, 0);
+        feed(&mut p, 2, 10.0, 50, 0);
+        p.plan(&req(&nodes, 1), 0, &mut rng, &mut plan);
+        assert_eq!(plan.all(), &[NodeId(0), NodeId(1), NodeId(2)]);
+        assert!((p.score(NodeId(0)).unwrap() - 1.0).abs() < 1e-12);
+        // Node 0 becomes 20% slower: sorted by score at the next update (100 ms later).
+        feed(&mut p, 0, 12.0, 300, 50 * MS);
+        p.plan(&req(&nodes, 1), 60 * MS, &mut rng, &mut plan);
+        assert_eq!(plan.targets(), &[NodeId(0)], "scores are only recomputed every 100 ms");
+        p.plan(&req(&nodes, 1), 100 * MS, &mut rng, &mut plan);
+        assert_eq!(plan.all(), &[NodeId(1), NodeId(2), NodeId(0)]);
+        // Threshold 0: always sorted (ties keep topology order).
+        let mut always = DynamicSnitch::new(&table(&[("badness_threshold", crate::ParamValue::Float(0.0))])).unwrap();
+        feed(&mut always, 0, 10.5, 50, 0);
+        feed(&mut always, 1, 10.0, 50, 0);
+        always.plan(&req(&nodes, 1), 0, &mut rng, &mut plan);
+        assert_eq!(plan.all(), &[NodeId(2), NodeId(1), NodeId(0)], "no samples = score 0 = best");
+    }
+
+    #[test]
+    fn forgets_after_the_reset_interval() {
+        let mut p = DynamicSnitch::new(&ParamTable::new()).unwrap();
+        let nodes = ids(2);
+        let mut rng = Rng::seed_from_u64(2);
+        let mut plan = Plan::new();
+        feed(&mut p, 0, 50.0, 100, 0);
+        feed(&mut p, 1, 5.0, 100, 0);
+        p.plan(&req(&nodes, 1), 0, &mut rng, &mut plan);
+        assert_eq!(plan.targets(), &[NodeId(1)]);
+        p.plan(&req(&nodes, 1), 599 * S, &mut rng, &mut plan);
+        assert_eq!(plan.targets(), &[NodeId(1)]);
+        // At 600 s every sample goes; both score "none" (0): topology order again.
+        p.plan(&req(&nodes, 1), 600 * S, &mut rng, &mut plan);
+        assert_eq!(p.score(NodeId(0)), None);
+        assert_eq!(plan.all(), &[NodeId(0), NodeId(1)]);
+    }
+
+    #[test]
+    fn local_node_leads_the_topology_order() {
+        let mut p = DynamicSnitch::new(&ParamTable::new()).unwrap();
+        let nodes = ids(3);
+        let r = Request {
+            local: Some(NodeId(2)),
+            ..req(&nodes, 2)
+        };
+        let mut rng = Rng::seed_from_u64(3);
+        let mut plan = Plan::new();
+        p.plan(&r, 0, &mut rng, &mut plan);
+        assert_eq!(plan.all(), &[NodeId(2), NodeId(0), NodeId(1)]);
+        assert_eq!(plan.targets().len(), 2);
+    }
+}

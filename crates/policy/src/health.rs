@@ -1,0 +1,111 @@
+//! The Java driver 4's "unhealthy node" rule, shared by `datastax-default` and
+//! `weighted-least-loaded`: a node is unhealthy when this sender has at least
+//! `in_flight_threshold` requests in flight to it AND it answered fewer than `min_responses`
+//! times in the last `response_window` (defaults 10, 2 and 200 ms). A busy node that still
+//! answers briskly is merely busy; one that stopped answering is stuck (GC pause, overload).
+//!
+//! As in the driver, a reply or an error counts as a response, a time-out does not; the last
+//! `min_responses` response times are kept per node (a tiny ring, no allocation per reply).
+
+use crate::nodes::NodeTable;
+use crate::types::{Failure, NodeId};
+
+/// The most responses the rule can be asked to count.
+pub const MAX_MIN_RESPONSES: usize = 8;
+
+/// The last few response times of one node, newest last.
+#[derive(Clone, Copy, Debug, Default)]
+struct Responses {
+    times_ns: [u64; MAX_MIN_RESPONSES],
+    seen: u32,
+}
+
+/// The rule's parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct HealthRule {
+    /// Requests in flight at which a node counts as busy.
+    pub in_flight_threshold: u32,
+    /// Responses that must have arrived within the window for a busy node to count as healthy.
+    pub min_responses: usize,
+    /// The window, ns.
+    pub response_window_ns: u64,
+}
+
+/// Per-node response history for the rule.
+#[derive(Clone, Debug)]
+pub struct Health {
+    rule: HealthRule,
+    responses: NodeTable<Responses>,
+}
+
+impl Health {
+    /// Tracks responses for `rule`. `min_responses` must be in `1..=MAX_MIN_RESPONSES`.
+    pub fn new(rule: HealthRule) -> Self {
+        assert!((1..=MAX_MIN_RESPONSES).contains(&rule.min_responses), "min_responses out of range");
+        Health {
+            rule,
+            responses: NodeTable::new(),
+        }
+    }
+
+    /// A response (reply or error) from `node` arrived at `now_ns`.
+    #[inline]
+    pub fn responded(&mut self, node: NodeId, now_ns: u64) {
+        let r = self.responses.entry(node);
+        let k = self.rule.min_responses;
+        r.times_ns.copy_within(1..k, 0);
+        r.times_ns[k - 1] = now_ns;
+        r.seen = r.seen.saturating_add(1);
+    }
+
+    /// A request to `node` failed: errors count as responses, time-outs do not.
+    #[inline]
+    pub fn failed(&mut self, node: NodeId, failure: Failure, now_ns: u64) {
+        if failure != Failure::Timeout {
+            self.responded(node, now_ns);
+        }
+    }
+
+    /// Whether fewer than `min_responses` responses came from `node` in the window ending at
+    /// `now_ns`.
+    #[inline]
+    pub fn responding_too_slowly(&self, node: NodeId, now_ns: u64) -> bool {
+        let k = self.rule.min_responses;
+        match self.responses.get(node) {
+            Some(r) if r.seen as usize >= k => r.times_ns[0] < now_ns.saturating_sub(self.rule.response_window_ns),
+            _ => true,
+        }
+    }
+
+    /// The rule: busy and not answering.
+    #[inline]
+    pub fn is_unhealthy(&self, node: NodeId, in_flight: u32, now_ns: u64) -> bool {
+        in_flight >= self.rule.in_flight_threshold && self.responding_too_slowly(node, now_ns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::MS;
+
+    #[test]
+    fn busy_and_silent_is_unhealthy() {
+        let mut h = Health::new(HealthRule {
+            in_flight_threshold: 10,
+            min_responses: 2,
+            response_window_ns: 200 * MS,
+        });
+        let a = NodeId(1);
+        assert!(!h.is_unhealthy(a, 9, 0), "not busy");
+        assert!(h.is_unhealthy(a, 10, 0), "busy and never answered");
+        h.responded(a, 100 * MS);
+        assert!(h.is_unhealthy(a, 10, 150 * MS), "one response is not enough");
+        h.failed(a, Failure::Timeout, 120 * MS);
+        assert!(h.is_unhealthy(a, 10, 150 * MS), "time-outs do not count");
+        h.failed(a, Failure::Error, 150 * MS);
+        assert!(!h.is_unhealthy(a, 10, 150 * MS), "two responses in the window");
+        assert!(!h.is_unhealthy(a, 10, 300 * MS));
+        assert!(h.is_unhealthy(a, 10, 301 * MS), "the older response left the window");
+    }
+}

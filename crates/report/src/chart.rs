@@ -1,0 +1,231 @@
+//! A small SVG line chart: time on x, lines of points, optional log y axis, fault markers and
+//! phase shading. Deterministic text output (fixed decimals).
+
+use std::fmt::Write as _;
+
+/// One line.
+#[derive(Clone, Debug)]
+pub struct Line {
+    /// Legend text.
+    pub label: String,
+    /// CSS colour.
+    pub color: String,
+    /// Wider stroke (the highlighted node).
+    pub bold: bool,
+    /// y value per x = 0, 1, 2, ... (None = gap).
+    pub values: Vec<Option<f64>>,
+}
+
+/// A chart to draw.
+#[derive(Clone, Debug)]
+pub struct Chart {
+    /// Title above it.
+    pub title: String,
+    /// x range end (seconds).
+    pub x_max: f64,
+    /// y range end (shared across a row).
+    pub y_max: f64,
+    /// Logarithmic y (latency).
+    pub log_y: bool,
+    /// The lines.
+    pub lines: Vec<Line>,
+    /// Vertical markers: (x, label).
+    pub markers: Vec<(f64, String)>,
+    /// Shaded spans: (from, to, label).
+    pub spans: Vec<(f64, f64, String)>,
+}
+
+const W: f64 = 380.0;
+const H: f64 = 190.0;
+const LEFT: f64 = 46.0;
+const RIGHT: f64 = 8.0;
+const TOP: f64 = 20.0;
+const BOTTOM: f64 = 22.0;
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A "nice" axis maximum at or above `v` (1, 2, 2.5, 5 x 10^k).
+pub fn nice_max(v: f64) -> f64 {
+    if !(v.is_finite() && v > 0.0) {
+        return 1.0;
+    }
+    let exp = 10f64.powf(v.log10().floor());
+    for m in [1.0, 2.0, 2.5, 5.0, 10.0] {
+        if m * exp >= v * 0.999_999 {
+            return m * exp;
+        }
+    }
+    10.0 * exp
+}
+
+fn fmt_tick(v: f64) -> String {
+    if v >= 1000.0 {
+        format!("{:.0}k", v / 1000.0)
+    } else if v >= 10.0 || v == 0.0 {
+        format!("{v:.0}")
+    } else if v >= 1.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+impl Chart {
+    fn y_of(&self, v: f64) -> f64 {
+        let plot_h = H - TOP - BOTTOM;
+        let frac = if self.log_y {
+            let lo = self.y_min_log();
+            let (a, b) = (lo.log10(), self.y_max.max(lo * 10.0).log10());
+            ((v.max(lo)).log10() - a) / (b - a)
+        } else {
+            v / self.y_max.max(1e-12)
+        };
+        TOP + plot_h * (1.0 - frac.clamp(0.0, 1.0))
+    }
+
+    fn y_min_log(&self) -> f64 {
+        // Two decades of range below the top at most, starting on a power of ten.
+        let top = self.y_max.max(1e-3);
+        10f64.powf((top.log10() - 3.0).floor())
+    }
+
+    fn x_of(&self, x: f64) -> f64 {
+        LEFT + (W - LEFT - RIGHT) * (x / self.x_max.max(1e-9)).clamp(0.0, 1.0)
+    }
+
+    /// The chart as an `<svg>` element.
+    pub fn svg(&self) -> String {
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" class="chart">"#
+        );
+        let _ = write!(s, r#"<text x="{LEFT}" y="13" class="title">{}</text>"#, esc(&self.title));
+        for (from, to, label) in &self.spans {
+            let (x0, x1) = (self.x_of(*from), self.x_of(*to));
+            let _ = write!(
+                s,
+                r#"<rect x="{x0:.1}" y="{TOP}" width="{:.1}" height="{:.1}" class="span"><title>{}</title></rect>"#,
+                (x1 - x0).max(0.0),
+                H - TOP - BOTTOM,
+                esc(label)
+            );
+        }
+        // Axes and ticks.
+        let ticks: Vec<f64> = if self.log_y {
+            let lo = self.y_min_log();
+            let mut t = Vec::new();
+            let mut v = lo;
+            while v <= self.y_max * 1.0001 {
+                t.push(v);
+                v *= 10.0;
+            }
+            t
+        } else {
+            (0..=4).map(|i| self.y_max * i as f64 / 4.0).collect()
+        };
+        for t in ticks {
+            let y = self.y_of(t);
+            let _ = write!(
+                s,
+                r#"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" class="grid"/><text x="{:.1}" y="{:.1}" class="tick" text-anchor="end">{}</text>"#,
+                W - RIGHT,
+                LEFT - 4.0,
+                y + 3.0,
+                fmt_tick(t)
+            );
+        }
+        for i in 0..=4 {
+            let x = self.x_max * i as f64 / 4.0;
+            let _ = write!(
+                s,
+                r#"<text x="{:.1}" y="{:.1}" class="tick" text-anchor="middle">{:.0}s</text>"#,
+                self.x_of(x),
+                H - 6.0,
+                x
+            );
+        }
+        for (x, label) in &self.markers {
+            let px = self.x_of(*x);
+            let _ = write!(
+                s,
+                r#"<line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{:.1}" class="marker"><title>{}</title></line>"#,
+                H - BOTTOM,
+                esc(label)
+            );
+        }
+        for line in &self.lines {
+            let mut d = String::new();
+            let mut pen = false;
+            for (i, v) in line.values.iter().enumerate() {
+                match v {
+                    Some(v) if v.is_finite() => {
+                        let _ = write!(
+                            d,
+                            "{}{:.1},{:.1}",
+                            if pen { " L" } else { " M" },
+                            self.x_of(i as f64 + 0.5),
+                            self.y_of(*v)
+                        );
+                        pen = true;
+                    }
+                    _ => pen = false,
+                }
+            }
+            let _ = write!(
+                s,
+                r#"<path d="{}" fill="none" stroke="{}" stroke-width="{}"><title>{}</title></path>"#,
+                d.trim(),
+                line.color,
+                if line.bold { 2.2 } else { 1.1 },
+                esc(&line.label)
+            );
+        }
+        let _ = write!(
+            s,
+            r#"<rect x="{LEFT}" y="{TOP}" width="{:.1}" height="{:.1}" class="frame"/></svg>"#,
+            W - LEFT - RIGHT,
+            H - TOP - BOTTOM
+        );
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nice_maxima() {
+        assert_eq!(nice_max(0.83), 1.0);
+        assert_eq!(nice_max(130.0), 200.0);
+        assert_eq!(nice_max(2400.0), 2500.0);
+        assert_eq!(nice_max(0.0), 1.0);
+    }
+
+    #[test]
+    fn svg_is_well_formed_enough() {
+        let c = Chart {
+            title: "a<b".into(),
+            x_max: 10.0,
+            y_max: 1.0,
+            log_y: false,
+            lines: vec![Line {
+                label: "n0".into(),
+                color: "#000".into(),
+                bold: false,
+                values: vec![Some(0.5), None, Some(1.0)],
+            }],
+            markers: vec![(5.0, "down".into())],
+            spans: vec![],
+        };
+        let s = c.svg();
+        assert!(s.starts_with("<svg") && s.ends_with("</svg>"));
+        assert!(s.contains("a&lt;b") && s.contains("d=\"M") && s.matches(" M").count() == 1);
+    }
+}

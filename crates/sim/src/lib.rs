@@ -1,0 +1,28 @@
+//! replica-lb's deterministic discrete-event simulator of a replicated store.
+//!
+//! It runs the project's real policies ([`policy::Policy`]) against a modelled cluster:
+//! clients (open or closed loop, key patterns, demand skew, token-aware or not), coordinators
+//! (consistency levels, time-outs, speculative retry, writes), replicas (CPU stage, LRU row
+//! cache with its own hit-rate tracker, disk stage), a zoned asymmetric network, and faults on a
+//! timeline. Same scenario and seed, same results, bit for bit.
+//!
+//! - [`scenario`]: the TOML scenario format (docs/scenarios.md) and its checks;
+//! - [`runs`]: the `--policy` list;
+//! - [`engine`]: the simulation loop;
+//! - [`compare`]: several runs on threads, results in list order.
+
+#![warn(missing_docs)]
+
+pub mod compare;
+pub mod dist;
+pub mod engine;
+pub mod keys;
+pub mod lru;
+pub mod queue;
+pub mod runs;
+pub mod scenario;
+
+pub use compare::{run_all, RunResult};
+pub use engine::{Outcome, Sim};
+pub use runs::{parse_list, RunSpec};
+pub use scenario::{parse, Scenario, ScenarioError};

@@ -1,0 +1,331 @@
+//! Scenario files: TOML in, a checked [`Scenario`] out, every mistake reported with its line.
+//!
+//! The format is documented in docs/scenarios.md. Parsing is two steps: [`raw`] mirrors the
+//! file (unknown keys rejected, positions kept), [`validate`] checks values and the topology and
+//! converts units (`_us`, `_ms`, `_s` in the file; nanoseconds inside).
+
+mod raw;
+mod validate;
+
+pub use validate::parse;
+
+use crate::dist::Dist;
+use crate::keys::KeySpec;
+use metrics::PhaseSpec;
+use policy::{ConsistencyLevel, ParamTable, Side};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The most nodes a simulated cluster has (node sets are 64-bit masks).
+pub const MAX_NODES: usize = 64;
+/// The most clients.
+pub const MAX_CLIENTS: usize = 100_000;
+/// The largest key space (the row cache indexes keys directly: 4 bytes per key per node).
+pub const MAX_KEYS: u64 = 1 << 24;
+/// The most replicas one read may contact (CL plus one speculative retry).
+pub const MAX_OPS_PER_REQUEST: usize = 8;
+/// The longest measured run, seconds.
+pub const MAX_DURATION_S: u32 = 36_000;
+/// The most primitive fault actions a timeline expands to.
+pub const MAX_FAULT_ACTIONS: usize = 100_000;
+
+/// A scenario-file mistake: what and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// 1-based line in the file, when known.
+    pub line: Option<usize>,
+    /// One line: what is wrong and what is allowed.
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(l) => write!(f, "line {l}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl ScenarioError {
+    /// `path:line: message` (or `path: message`), the form the CLI prints.
+    pub fn render(&self, path: &str) -> String {
+        match self.line {
+            Some(l) => format!("{path}:{l}: {}", self.message),
+            None => format!("{path}: {}", self.message),
+        }
+    }
+}
+
+/// How replicas of a key are placed on the ring.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// The key's node and the next RF-1 nodes in id order.
+    Ring,
+    /// Walk the ring, skipping nodes whose zone already holds a replica (one replica per zone).
+    OnePerZone,
+}
+
+/// Who chooses the replicas.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Routing {
+    /// Clients pick a coordinator (client policy); the coordinator picks CL replicas
+    /// (coordinator policy). Cassandra/Scylla.
+    Coordinator,
+    /// Clients pick the CL replicas themselves and send to them directly (the C3 and
+    /// queueing simulators); only the client policy is used.
+    Direct,
+}
+
+/// The cluster's shape.
+#[derive(Clone, Debug)]
+pub struct Cluster {
+    /// Number of nodes.
+    pub nodes: usize,
+    /// Zone index of each node.
+    pub node_zone: Vec<u16>,
+    /// Zone names, by index.
+    pub zone_names: Vec<String>,
+    /// Replicas per key.
+    pub replication_factor: usize,
+    /// Replica placement.
+    pub placement: Placement,
+    /// Who chooses replicas.
+    pub routing: Routing,
+}
+
+/// One node's resources (every node is alike; faults make them differ).
+#[derive(Clone, Debug)]
+pub struct NodeModel {
+    /// Requests the CPU stage serves at once.
+    pub cpu_concurrency: u32,
+    /// CPU time of a read (includes the cache lookup), and of a write.
+    pub cpu_service: Dist,
+    /// CPU time of coordinating one request, if modelled.
+    pub coordinator_service: Option<Dist>,
+    /// An occasional extra delay added to a read's CPU time (GC pauses): probability, delay.
+    pub extra_delay: Option<(f64, Dist)>,
+    /// The disk stage: concurrency and service time; reads that miss the cache (or every read
+    /// when there is no cache) go there.
+    pub disk: Option<(u32, Dist)>,
+    /// Row-cache capacity, rows.
+    pub cache_rows: Option<usize>,
+}
+
+/// One-way latencies.
+#[derive(Clone, Debug)]
+pub struct NetworkModel {
+    /// `zones x zones`, from-major, ns.
+    pub one_way_ns: Vec<u64>,
+    /// Zones.
+    pub zones: usize,
+    /// Mean of the exponential jitter added to each message, ns (0 = none).
+    pub jitter_mean_ns: f64,
+}
+
+/// How clients issue requests.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Arrival {
+    /// Open loop, exponential gaps, total rate per second.
+    Poisson {
+        /// Requests per second, all clients together.
+        rate_per_s: f64,
+    },
+    /// Open loop, fixed gaps.
+    Fixed {
+        /// Requests per second, all clients together.
+        rate_per_s: f64,
+    },
+    /// Closed loop: each client keeps this many requests outstanding.
+    Closed {
+        /// Outstanding requests per client.
+        outstanding: u32,
+        /// Pause between a reply and the next request, ns.
+        think_time_ns: u64,
+    },
+}
+
+/// The clients.
+#[derive(Clone, Debug)]
+pub struct ClientModel {
+    /// How many.
+    pub count: usize,
+    /// Zone index of each client.
+    pub zone: Vec<u16>,
+    /// Token-aware: the client sends to one of the key's replicas; otherwise to any node.
+    pub token_aware: bool,
+    /// Arrival process.
+    pub arrival: Arrival,
+    /// Each client's share of the open-loop rate (sums to 1).
+    pub weight: Vec<f64>,
+    /// Key choice.
+    pub keys: KeySpec,
+    /// Fraction of requests that are writes.
+    pub write_fraction: f64,
+}
+
+/// Speculative retry at the coordinator (or the direct client).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Speculative {
+    /// Never.
+    None,
+    /// After a fixed delay without enough replies.
+    After {
+        /// The delay, ns.
+        delay_ns: u64,
+    },
+    /// After the cluster's latency percentile of the previous second.
+    Percentile {
+        /// The quantile, in (0, 1).
+        quantile: f64,
+    },
+}
+
+/// Per-request settings.
+#[derive(Clone, Copy, Debug)]
+pub struct RequestModel {
+    /// Consistency level of measured reads.
+    pub consistency: ConsistencyLevel,
+    /// Consistency level during warm-up (e.g. ALL, to fill every cache).
+    pub warmup_consistency: ConsistencyLevel,
+    /// Read time-out, from the client's send, ns.
+    pub read_timeout_ns: u64,
+    /// Speculative retry.
+    pub speculative: Speculative,
+}
+
+/// Run length and failure detection.
+#[derive(Clone, Copy, Debug)]
+pub struct RunModel {
+    /// Unmeasured warm-up before t = 0, ns.
+    pub warmup_ns: u64,
+    /// Measured seconds.
+    pub duration_s: u32,
+    /// Delay until peers see a crashed node down, ns.
+    pub failure_detection_ns: u64,
+    /// Delay until peers see a restarted node up, ns.
+    pub up_detection_ns: u64,
+}
+
+/// How hit rates are measured and spread.
+#[derive(Clone, Copy, Debug)]
+pub struct FeedbackModel {
+    /// Hit-rate tracker tick, ns.
+    pub tick_ns: u64,
+    /// Hit-rate tracker window, ns.
+    pub window_ns: u64,
+    /// Replies carry the feedback record.
+    pub piggyback: bool,
+    /// Nodes gossip their hit rate (published rule: changed by > 0.1, or > 0.01 after 5 s).
+    pub gossip: bool,
+    /// Gossip propagation delay, ns.
+    pub gossip_delay_ns: u64,
+}
+
+/// Policies of the scenario.
+#[derive(Clone, Debug)]
+pub struct PolicyModel {
+    /// The client policy.
+    pub client: String,
+    /// The coordinator policy (coordinator routing only).
+    pub coordinator: String,
+    /// Which side a `--policy` item naming a both-sided policy replaces.
+    pub both_side: Side,
+    /// The default comparison list (`--policy` items).
+    pub compare: Vec<String>,
+    /// Parameter overrides per policy name.
+    pub params: BTreeMap<String, ParamTable>,
+}
+
+/// A service stage a slow-down applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StageSel {
+    /// CPU only (including coordinator work).
+    Cpu,
+    /// Disk only.
+    Disk,
+    /// Both.
+    All,
+}
+
+/// What a fault does.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FaultKind {
+    /// The node crashes, stays down `duration`, comes back with an empty cache.
+    Restart,
+    /// The node freezes (stop/continue) for `duration`.
+    Pause,
+    /// Messages the node sends take this much longer.
+    Delay {
+        /// Added one-way delay, ns.
+        added_ns: u64,
+    },
+    /// Service times on the node are multiplied by `factor`.
+    Slow {
+        /// The factor (> 0; 3 = three times slower).
+        factor: f64,
+        /// Which stage.
+        stage: StageSel,
+    },
+    /// Every `interval`, each node independently with `probability` flips between its normal
+    /// rate and `factor` times slower (C3's time-varying service rates).
+    Fluctuate {
+        /// Interval, ns.
+        interval_ns: u64,
+        /// Chance of a flip per interval.
+        probability: f64,
+        /// Slow-down in the slow state.
+        factor: f64,
+    },
+}
+
+/// One fault of the timeline, times relative to the start of measurement (may be negative,
+/// down to the start of warm-up).
+#[derive(Clone, Debug)]
+pub struct Fault {
+    /// What.
+    pub kind: FaultKind,
+    /// Which nodes.
+    pub nodes: Vec<u16>,
+    /// When it starts, ns since measurement start.
+    pub at_ns: i64,
+    /// How long it lasts (None = to the end).
+    pub duration_ns: Option<u64>,
+    /// Repeat period (None = once).
+    pub every_ns: Option<u64>,
+    /// No repetition starts at or after this time.
+    pub until_ns: Option<i64>,
+    /// Line in the file, for messages.
+    pub line: usize,
+}
+
+/// A checked scenario.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// Name (defaults to the file stem).
+    pub name: String,
+    /// Free text.
+    pub description: String,
+    /// Default seed.
+    pub seed: u64,
+    /// Cluster shape.
+    pub cluster: Cluster,
+    /// Node resources.
+    pub node: NodeModel,
+    /// Network.
+    pub network: NetworkModel,
+    /// Clients.
+    pub clients: ClientModel,
+    /// Requests.
+    pub requests: RequestModel,
+    /// Run length.
+    pub run: RunModel,
+    /// Hit-rate feedback.
+    pub feedback: FeedbackModel,
+    /// Policies.
+    pub policy: PolicyModel,
+    /// Named phases.
+    pub phases: Vec<PhaseSpec>,
+    /// Faults.
+    pub faults: Vec<Fault>,
+}

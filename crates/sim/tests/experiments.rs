@@ -1,0 +1,117 @@
+//! The four seed experiments, on the shipped scenario files (shortened where the full run is
+//! long), asserting the effects the seeds report. Run with `--release`: each takes seconds.
+
+use metrics::RunMetrics;
+use sim::{parse, parse_list, run_all, Scenario};
+
+fn scenario(name: &str) -> Scenario {
+    let path = format!("{}/../../scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    parse(&text, name).unwrap_or_else(|e| panic!("{}", e.render(&path)))
+}
+
+fn run(sc: &Scenario, list: &str) -> Vec<RunMetrics> {
+    let specs = parse_list(Some(list), sc).unwrap();
+    run_all(sc, &specs, sc.seed, 0, None)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.metrics)
+        .collect()
+}
+
+fn phase(m: &RunMetrics, name: &str) -> metrics::LatencyStats {
+    m.summary.phases.iter().find(|p| p.name == name).unwrap().latency_ms
+}
+
+/// Misses/s of the restarted node and its peers' mean over `after-restart`.
+fn restart_misses(m: &RunMetrics) -> (f64, f64) {
+    let node = m.series.highlight.expect("a node restarted");
+    let p = m.series.phases.iter().find(|p| p.name == "after-restart").unwrap();
+    let secs = (p.end_s - p.start_s) as f64;
+    let misses = |n| m.series.node_total(n, p.start_s, p.end_s).cache_misses as f64 / secs;
+    let peers: Vec<f64> = (0..m.series.nodes).filter(|&n| n != node).map(misses).collect();
+    (misses(node), peers.iter().sum::<f64>() / peers.len() as f64)
+}
+
+#[test]
+fn cold_restart_naive_overloads_the_cold_node_and_hwlb_does_not() {
+    // The full scenario: 300 s of warm-up plus 780 s, about a second per policy in release.
+    let sc = scenario("cold-restart");
+    let runs = run(&sc, "naive,hwlb");
+    let (naive, hwlb) = (&runs[0], &runs[1]);
+
+    let (own, peers) = restart_misses(naive);
+    assert!(own >= 2.0 * peers, "naive: restarted node {own:.0} misses/s vs peers {peers:.0}");
+    let (steady, after) = (phase(naive, "steady"), phase(naive, "after-restart"));
+    assert!(
+        after.mean >= 1.5 * steady.mean,
+        "naive: mean {:.2} ms after restart vs {:.2} steady",
+        after.mean,
+        steady.mean
+    );
+
+    let (own, peers) = restart_misses(hwlb);
+    assert!(
+        (own - peers).abs() <= 0.3 * peers,
+        "hwlb: restarted node {own:.0} misses/s vs peers {peers:.0}"
+    );
+    let (steady, after) = (phase(hwlb, "steady"), phase(hwlb, "after-restart"));
+    assert!(
+        after.p99 <= 1.3 * steady.p99,
+        "hwlb: p99 {:.2} ms after restart vs {:.2} steady",
+        after.p99,
+        steady.p99
+    );
+    let warm = hwlb.summary.warmup_s.expect("hwlb: the cold node warms within the run");
+    assert!(warm > 0.0);
+    // Both see the same workload before the fault.
+    assert_eq!(naive.summary.requests, hwlb.summary.requests);
+}
+
+#[test]
+fn c3_beats_the_field_at_the_tail_under_time_varying_service() {
+    let mut sc = scenario("c3-time-varying");
+    sc.run.duration_s = 10; // 200,000 measured requests per policy
+    let runs = run(&sc, "c3,dynamic-snitch,round-robin,random");
+    let c3 = runs[0].summary.latency_ms.p999;
+    for other in &runs[1..] {
+        let p = other.summary.latency_ms.p999;
+        assert!(c3 < p, "c3 p99.9 {c3} ms is not below {} {p} ms", other.summary.policy);
+    }
+}
+
+#[test]
+#[ignore = "open: c3's p99.9 is ~2.4x the oracle's on this scenario (issue 4 asks for 1.5x); see the issue report"]
+fn c3_stays_within_one_and_a_half_times_the_oracle() {
+    let mut sc = scenario("c3-time-varying");
+    sc.run.duration_s = 10;
+    let runs = run(&sc, "c3,oracle");
+    let (c3, oracle) = (runs[0].summary.latency_ms.p999, runs[1].summary.latency_ms.p999);
+    assert!(c3 <= 1.5 * oracle, "c3 p99.9 {c3} ms vs oracle {oracle} ms");
+}
+
+#[test]
+fn weighted_least_loaded_cuts_the_median_across_zones() {
+    let mut sc = scenario("zones-gc-pause");
+    sc.run.duration_s = 40;
+    sc.phases.clear();
+    let runs = run(&sc, "random,weighted-least-loaded");
+    let (random, wll) = (runs[0].summary.latency_ms.p50, runs[1].summary.latency_ms.p50);
+    assert!(wll < random, "weighted-least-loaded p50 {wll} ms vs token-aware random {random} ms");
+}
+
+#[test]
+fn queueing_tail_ordering_least_outstanding_p2c_random() {
+    let mut sc = scenario("queueing-16");
+    sc.run.duration_s = 30;
+    let runs = run(&sc, "least-outstanding,p2c,random,ideal");
+    let p99: Vec<f64> = runs.iter().map(|r| r.summary.latency_ms.p99).collect();
+    assert!(
+        p99[0] < p99[1] && p99[1] < p99[2],
+        "p99 least-outstanding {} / p2c {} / random {}",
+        p99[0],
+        p99[1],
+        p99[2]
+    );
+    assert!(p99[3] <= p99[0], "the shared queue {} is the lower bound ({})", p99[3], p99[0]);
+}
