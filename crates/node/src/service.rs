@@ -230,11 +230,19 @@ impl Internode for Api {
 
     async fn set_faults(&self, request: Request<proto::FaultsRequest>) -> Result<Response<proto::FaultsResponse>, Status> {
         let r = request.into_inner();
+        // Check everything first, so a bad request changes nothing.
+        if let Some(ms) = r.reply_delay_ms.filter(|&ms| ms > MAX_TIMEOUT_MS) {
+            return Err(Status::invalid_argument(format!("reply_delay_ms {ms} is above {MAX_TIMEOUT_MS}")));
+        }
+        let (lo, hi) = crate::slow_disk::FACTOR_RANGE;
+        if let Some(f) = r.slow_disk_factor.filter(|f| !(f.is_finite() && (lo..=hi).contains(f))) {
+            return Err(Status::invalid_argument(format!("slow_disk_factor {f} must be in [{lo}, {hi}]")));
+        }
         if let Some(ms) = r.reply_delay_ms {
-            if ms > MAX_TIMEOUT_MS {
-                return Err(Status::invalid_argument(format!("reply_delay_ms {ms} is above {MAX_TIMEOUT_MS}")));
-            }
             self.state.reply_delay_ms.store(ms, Ordering::Relaxed);
+        }
+        if let Some(f) = r.slow_disk_factor {
+            self.state.disk.set_factor(f).map_err(Status::invalid_argument)?;
         }
         if let Some(on) = r.slow_disk {
             self.state.disk.set_enabled(on);
@@ -242,6 +250,7 @@ impl Internode for Api {
         Ok(Response::new(proto::FaultsResponse {
             reply_delay_ms: self.state.reply_delay_ms.load(Ordering::Relaxed),
             slow_disk: self.state.disk.enabled(),
+            slow_disk_factor: self.state.disk.factor(),
         }))
     }
 }

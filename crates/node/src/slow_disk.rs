@@ -1,7 +1,7 @@
 //! The emulated slow disk on the cache-miss path: a gate that serves at most `concurrency`
 //! reads at once, each holding its slot for a service time drawn from a distribution, so a
 //! miss costs what the scenario says even on a fast SSD. Off means real reads only. It can be
-//! switched on and off at run time (a fault).
+//! switched on and off at run time, and made slower by a factor on its service times (faults).
 //!
 //! Sleeping uses tokio's timer (1 ms resolution): service times are rounded up to it.
 
@@ -21,7 +21,12 @@ pub struct SlowDisk {
     dist: ServiceTimeDist,
     waiting: AtomicU32,
     in_service: AtomicU32,
+    /// Multiplier on service times (f64 bits; 1.0 = as configured).
+    factor_bits: AtomicU64,
 }
+
+/// The smallest and largest service-time factor accepted.
+pub const FACTOR_RANGE: (f64, f64) = (0.01, 1000.0);
 
 static SEEDS: AtomicU64 = AtomicU64::new(0x51_0d15_c0de);
 
@@ -48,7 +53,24 @@ impl SlowDisk {
             dist,
             waiting: AtomicU32::new(0),
             in_service: AtomicU32::new(0),
+            factor_bits: AtomicU64::new(1.0f64.to_bits()),
         }
+    }
+
+    /// Sets the factor on service times (3 = three times slower); values outside
+    /// [`FACTOR_RANGE`] (or not finite) are refused with a message.
+    pub fn set_factor(&self, factor: f64) -> Result<(), String> {
+        let (lo, hi) = FACTOR_RANGE;
+        if !(factor.is_finite() && (lo..=hi).contains(&factor)) {
+            return Err(format!("slow-disk factor {factor} must be in [{lo}, {hi}]"));
+        }
+        self.factor_bits.store(factor.to_bits(), Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The current factor on service times.
+    pub fn factor(&self) -> f64 {
+        f64::from_bits(self.factor_bits.load(Ordering::Relaxed))
     }
 
     /// Switches the gate on or off.
@@ -98,7 +120,7 @@ impl SlowDisk {
         self.waiting.fetch_sub(1, Ordering::Relaxed);
         let queued_ns = start.elapsed().as_nanos() as u64;
         self.in_service.fetch_add(1, Ordering::Relaxed);
-        let us = self.draw_us().clamp(0.0, 60e6);
+        let us = (self.draw_us() * self.factor()).clamp(0.0, 60e6);
         tokio::time::sleep(Duration::from_nanos((us * 1000.0) as u64)).await;
         self.in_service.fetch_sub(1, Ordering::Relaxed);
         drop(permit);
@@ -134,6 +156,27 @@ mod tests {
         assert!(start.elapsed() >= Duration::from_millis(40));
         d.set_enabled(false);
         assert_eq!(d.pass().await, 0);
+    }
+
+    #[tokio::test]
+    async fn factor_slows_service_and_rejects_bad_values() {
+        let cfg = SlowDiskConfig {
+            enabled: true,
+            concurrency: 1,
+            service_time_mean_us: 10_000,
+            distribution: "constant".into(),
+            lognormal_sigma: 0.5,
+        };
+        let d = SlowDisk::new(&cfg, ServiceTimeDist::Constant);
+        assert_eq!(d.factor(), 1.0);
+        d.set_factor(4.0).unwrap();
+        let start = std::time::Instant::now();
+        d.pass().await;
+        assert!(start.elapsed() >= Duration::from_millis(40));
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e6] {
+            assert!(d.set_factor(bad).is_err(), "{bad}");
+        }
+        assert_eq!(d.factor(), 4.0);
     }
 
     #[test]
