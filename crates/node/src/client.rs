@@ -136,3 +136,17 @@ async fn deadline<T>(
         Ok(r) => r.map(|r| r.into_inner()),
     }
 }
+
+/// Sends a fault request (`Internode/SetFaults`) to the node at `addr`, within `timeout`;
+/// returns what the node now has.
+pub async fn set_faults(addr: SocketAddr, request: proto::FaultsRequest, timeout: Duration) -> Result<proto::FaultsResponse, String> {
+    let endpoint = Endpoint::from_shared(format!("http://{addr}"))
+        .map_err(|e| e.to_string())?
+        .connect_timeout(Duration::from_secs(1));
+    let mut c = proto::internode_client::InternodeClient::new(endpoint.connect_lazy());
+    match tokio::time::timeout(timeout, c.set_faults(request)).await {
+        Err(_) => Err(format!("node at {addr} did not answer SetFaults within {} ms", timeout.as_millis())),
+        Ok(Err(s)) => Err(format!("node at {addr}: {}", s.message())),
+        Ok(Ok(r)) => Ok(r.into_inner()),
+    }
+}

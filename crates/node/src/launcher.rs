@@ -1,6 +1,7 @@
 //! A local cluster on loopback: start N nodes as separate processes, wait until every node
 //! sees all the others, record them in `DIR/cluster.json`; report their state; stop them by
-//! pid; restart or signal one of them (faults: kill -9, SIGSTOP/SIGCONT pauses).
+//! pid; restart or signal one of them; inject faults (a restart after some time down, a
+//! SIGSTOP/SIGCONT pause, a reply delay, a slower disk).
 //!
 //! Layout of DIR: `cluster.json`, and per node `node-I/node.toml`, `node-I/node.log`,
 //! `node-I/data/`. Ports are free ephemeral ports on 127.0.0.1 picked at start.
@@ -271,7 +272,7 @@ fn log_tail(entry: &NodeEntry) -> String {
 
 /// Runs `f` to completion on a small runtime of its own, in a thread of its own (so the
 /// launcher also works when called from inside another runtime, as tests do).
-fn block_on<F>(f: F) -> Result<F::Output, NodeError>
+pub fn block_on<F>(f: F) -> Result<F::Output, NodeError>
 where
     F: std::future::Future + Send,
     F::Output: Send,
@@ -526,4 +527,108 @@ pub fn status(dir: &Path) -> Result<Vec<NodeStatus>, NodeError> {
             }
         })
         .collect())
+}
+
+/// Longest time a fault may last (down time, pause), seconds.
+pub const MAX_FAULT_S: f64 = 86_400.0;
+
+/// Checks a fault duration in seconds given by a user (`what` names the flag).
+pub fn check_fault_s(what: &str, s: f64) -> Result<Duration, NodeError> {
+    if !(s.is_finite() && (0.0..=MAX_FAULT_S).contains(&s)) {
+        return Err(NodeError::Config(format!("{what} {s} must be a number of seconds in [0, {MAX_FAULT_S}]")));
+    }
+    Ok(Duration::from_secs_f64(s))
+}
+
+/// Waits (bounded by `timeout`) until process `pid` has exited.
+fn wait_exit(pid: u32, timeout: Duration) -> bool {
+    let start = Instant::now();
+    while alive(pid) {
+        if start.elapsed() > timeout {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    true
+}
+
+/// Kills node `id` (SIGKILL) if it runs and waits until it is gone.
+pub fn kill_node(dir: &Path, id: u32) -> Result<(), NodeError> {
+    let file = ClusterFile::load(dir)?;
+    let e = file.node(id)?;
+    if alive(e.pid) && is_our_node(e.pid, e.config.as_ref()) {
+        // A stopped process dies on SIGKILL too.
+        send_signal(e.pid, Signal::Kill)?;
+        if !wait_exit(e.pid, Duration::from_secs(10)) {
+            return Err(NodeError::Failed(format!("node {id} (pid {}) did not die within 10 s of SIGKILL", e.pid)));
+        }
+    }
+    Ok(())
+}
+
+/// Waits (bounded by `timeout`) until node `entry` answers Stats and sees `live` live members
+/// (0 = any). Fails early if `child` exits.
+pub fn wait_node_up(entry: &NodeEntry, live: usize, child: Option<&mut Child>, timeout: Duration) -> Result<(), NodeError> {
+    let start = Instant::now();
+    let mut child = child;
+    loop {
+        if let Some(c) = child.as_deref_mut() {
+            if let Ok(Some(status)) = c.try_wait() {
+                return Err(NodeError::Failed(format!("node {} exited ({status}): {}", entry.id, log_tail(entry))));
+            }
+        }
+        let seen = block_on(client::stats(entry.grpc, Duration::from_millis(500)))?
+            .map(|s| s.members.iter().filter(|m| m.live).count());
+        if let Ok(n) = seen {
+            if live == 0 || n >= live {
+                return Ok(());
+            }
+        }
+        if start.elapsed() > timeout {
+            return Err(NodeError::Failed(format!(
+                "node {} did not come back within {} ms: {}",
+                entry.id,
+                timeout.as_millis(),
+                match seen {
+                    Ok(n) => format!("it sees {n} of {live} nodes live"),
+                    Err(e) => e,
+                }
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The fault `cluster restart --down-s S`: kills node `id` (SIGKILL, if it runs), keeps it
+/// down for `down`, starts it again from its recorded config (same data, an empty cache) and
+/// waits (bounded by `up_timeout`) until it answers and sees every node of the cluster live.
+/// Returns the new process.
+pub fn restart_node_after(dir: &Path, id: u32, down: Duration, command: &NodeCommand, up_timeout: Duration) -> Result<Child, NodeError> {
+    kill_node(dir, id)?;
+    std::thread::sleep(down);
+    let mut child = restart_node(dir, id, command)?;
+    let file = ClusterFile::load(dir)?;
+    let entry = file.node(id)?.clone();
+    if let Err(e) = wait_node_up(&entry, file.nodes.len(), Some(&mut child), up_timeout) {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(e);
+    }
+    Ok(child)
+}
+
+/// The fault `cluster pause --for-s S`: SIGSTOP node `id`, wait `pause`, SIGCONT it (a real
+/// "GC pause": the process keeps its sockets and state but answers nothing meanwhile).
+pub fn pause_node(dir: &Path, id: u32, pause: Duration) -> Result<(), NodeError> {
+    signal_node(dir, id, Signal::Stop)?;
+    std::thread::sleep(pause);
+    // If the node died meanwhile there is nothing to resume; say so.
+    signal_node(dir, id, Signal::Cont)
+}
+
+/// Sends `request` (`Internode/SetFaults`) to node `id` of the cluster in `dir`.
+pub fn set_faults(dir: &Path, id: u32, request: crate::proto::FaultsRequest) -> Result<crate::proto::FaultsResponse, NodeError> {
+    let file = ClusterFile::load(dir)?;
+    let e = file.node(id)?;
+    block_on(client::set_faults(e.grpc, request, Duration::from_secs(2)))?.map_err(NodeError::Failed)
 }
