@@ -7,8 +7,11 @@
 //! candidate (with a token, if any has one) follows as the first fallback (the speculative-retry target), then the others in
 //! no particular order (ranking all of them would cost O(n^2) per request for nothing). Ties (every server before any feedback scores 0) are broken
 //! by a random rotation, so a fresh client does not send everything to the first replica.
-//! Feedback without a service time leaves the ranking unchanged (a queue length alone cannot be
-//! scored); a missing queue length counts as 0.
+//! A reply without a service time (a client choosing coordinators: a coordinator reports none)
+//! scores with the response time standing in for `1/mu` (and no `R - 1/mu` part): the node's
+//! whole answer time is what the client pays per request, and the queue and our outstanding
+//! requests still weigh on it cubically. (Ignoring such replies would leave every node
+//! unscored, and the policy a random choice.) A missing queue length counts as 0.
 
 use super::ranking::{Ranking, ServerEstimate};
 use super::rate_control::{RateConfig, RateLimiter};
@@ -31,7 +34,7 @@ const fn float(name: &'static str, value: f64, min: f64, max: f64, description: 
 }
 
 /// Its parameters with the paper's defaults.
-pub static PARAMS: [ParamSpec; 13] = [
+pub static PARAMS: [ParamSpec; 14] = [
     float(
         "concurrency_weight",
         1.0,
@@ -89,7 +92,14 @@ pub static PARAMS: [ParamSpec; 13] = [
         0.1,
         0.0,
         1.0,
-        "EWMA weight of the last interval's reply count in rrate",
+        "EWMA weight of the last interval's count in the smoothed send and receive rates",
+    ),
+    float(
+        "congestion_margin",
+        1.0,
+        0.0,
+        1e9,
+        "a server is not keeping up when our smoothed send rate exceeds its receive rate by more, requests per interval",
     ),
 ];
 
@@ -128,6 +138,7 @@ impl C3 {
             hysteresis: params.f64("hysteresis"),
             min_rate: params.f64("min_rate"),
             receive_rate_weight: params.f64("receive_rate_weight"),
+            congestion_margin: params.f64("congestion_margin"),
         };
         Ok(C3 {
             ranking: Ranking {
@@ -238,10 +249,9 @@ impl Policy for C3 {
         let (rates, weight) = (self.rates, self.ranking.ewma_new_weight);
         let s = self.servers.entry(reply.node);
         s.outstanding = s.outstanding.saturating_sub(1);
-        if let Some(service_ns) = reply.feedback.service_time_ns {
-            let queue = reply.feedback.queue_len.unwrap_or(0) as f64;
-            s.estimate.observe(reply.latency_ns as f64, service_ns as f64, queue, weight);
-        }
+        let service_ns = reply.feedback.service_time_ns.unwrap_or(reply.latency_ns);
+        let queue = reply.feedback.queue_len.unwrap_or(0) as f64;
+        s.estimate.observe(reply.latency_ns as f64, service_ns as f64, queue, weight);
         if self.rate_control {
             s.limiter
                 .get_or_insert_with(|| RateLimiter::new(&rates, now_ns))
@@ -346,14 +356,38 @@ mod tests {
     fn rate_limiter_cuts_the_send_rate_by_beta() {
         let mut p = C3::new(&ParamTable::new()).unwrap();
         let a = NodeId(0);
-        // 10 requests per interval allowed; the server answers one per interval.
-        let mut t = 0;
-        for _ in 0..3 {
-            p.on_send(a, t);
-            t += 20 * MS;
-            p.on_reply(&c3_reply(0, 20.0, 1.0, 0), t);
+        // We send 10 requests per 20 ms interval (the limit); the server answers one per
+        // interval: once the smoothed rates show it (sent 1.9 vs received 0.19 per interval
+        // after three intervals), the limit is cut by beta.
+        for i in 0..3u64 {
+            let start = i * 20 * MS;
+            for k in 0..10 {
+                p.on_send(a, start + k * 2 * MS);
+            }
+            p.on_reply(&c3_reply(0, 20.0, 1.0, 0), start + 20 * MS - 1);
         }
         assert_eq!(p.send_rate(a), Some(10.0 * 0.2));
+    }
+
+    #[test]
+    fn an_unsaturated_sender_is_not_throttled() {
+        // 100 requests/s over three replicas (about 0.7 per replica per interval, far below
+        // the 10 allowed), each answered 3 ms later: 60 s without a single wait, and no
+        // replica's limit ever goes down.
+        let mut p = C3::new(&ParamTable::new()).unwrap();
+        let nodes = ids(3);
+        let mut rng = Rng::seed_from_u64(5);
+        let mut plan = Plan::new();
+        for i in 0..6_000u64 {
+            let now = i * 10 * MS;
+            assert_eq!(p.plan(&req(&nodes, 1), now, &mut rng, &mut plan), Decision::Send, "request {i}");
+            let t = plan.targets()[0];
+            p.on_send(t, now);
+            p.on_reply(&c3_reply(t.0, 3.0, 2.0, 0), now + 3 * MS);
+        }
+        for n in 0..3 {
+            assert!(p.send_rate(NodeId(n)).unwrap() >= 10.0, "{:?}", p.send_rate(NodeId(n)));
+        }
     }
 
     #[test]

@@ -139,8 +139,11 @@ struct Requester {
     backlog: Vec<VecDeque<(u32, u32)>>,
     /// Groups with a non-empty backlog.
     backlog_mask: u64,
-    /// Groups with a retry event pending.
-    retry_mask: u64,
+    /// Per group, the time of the pending retry event (`u64::MAX`: none). A retry event whose
+    /// time is not this one is stale (an earlier retry replaced it) and does nothing.
+    retry_at: Vec<u64>,
+    /// Rotates the group drained first on a reply, so no group always gets the fresh tokens.
+    drain_cursor: u32,
     wants_truth: bool,
     /// Generation of the node it runs on when built (coordinators).
     gen: u32,
@@ -253,7 +256,8 @@ impl<'s> Sim<'s> {
                 local: None,
                 backlog: (0..groups).map(|_| VecDeque::new()).collect(),
                 backlog_mask: 0,
-                retry_mask: 0,
+                retry_at: vec![u64::MAX; groups],
+                drain_cursor: 0,
                 gen: 0,
             });
         }
@@ -298,7 +302,8 @@ impl<'s> Sim<'s> {
                     local: Some(NodeId(n as u16)),
                     backlog: (0..groups).map(|_| VecDeque::new()).collect(),
                     backlog_mask: 0,
-                    retry_mask: 0,
+                    retry_at: vec![u64::MAX; groups],
+                    drain_cursor: 0,
                     gen: 0,
                 });
             }
@@ -430,8 +435,10 @@ impl<'s> Sim<'s> {
             Kind::Speculate => self.on_speculate(ev.a, ev.b),
             Kind::RetryBacklog => {
                 let r = &mut self.requesters[ev.a as usize];
-                r.retry_mask &= !(1u64 << ev.b);
-                self.drain_backlog(ev.a, ev.b);
+                if r.retry_at[ev.b as usize] == ev.t {
+                    r.retry_at[ev.b as usize] = u64::MAX;
+                    self.drain_backlog(ev.a, ev.b);
+                }
             }
             Kind::ProbeAtNode => self.on_probe_at_node(ev),
             Kind::ProbeReply => {
@@ -584,11 +591,38 @@ impl<'s> Sim<'s> {
         }
     }
 
+    /// Makes sure `group`'s backlog at requester `r` is retried by `retry_at`: a pending retry
+    /// that comes later is superseded (it would be a late wake-up: the policy now names an
+    /// earlier time), one that comes earlier is kept.
     fn schedule_retry(&mut self, r: u32, group: u32, retry_at: u64) {
+        let t = retry_at.max(self.now + 1);
+        let pending = &mut self.requesters[r as usize].retry_at[group as usize];
+        if t < *pending {
+            *pending = t;
+            self.q.push(t, Kind::RetryBacklog, r, group, 0);
+        }
+    }
+
+    /// A reply from `node` reached requester `r` (its policy has seen it): retries the head of
+    /// every backlogged group `node` can serve, since the reply may have raised its sending
+    /// rate. The first group tried rotates from reply to reply, so when one token frees up no
+    /// group is always first in line for it.
+    fn wake_backlog(&mut self, r: u32, node: u16) {
+        let any_node = self.is_client(r) && self.sc.cluster.routing == Routing::Coordinator && !self.sc.clients.token_aware;
         let rq = &mut self.requesters[r as usize];
-        if rq.retry_mask & (1u64 << group) == 0 {
-            rq.retry_mask |= 1u64 << group;
-            self.q.push(retry_at.max(self.now + 1), Kind::RetryBacklog, r, group, 0);
+        let mask = rq.backlog_mask;
+        if mask == 0 {
+            return;
+        }
+        let start = rq.drain_cursor % 64;
+        rq.drain_cursor = rq.drain_cursor.wrapping_add(1);
+        let mut rest = mask.rotate_right(start);
+        while rest != 0 {
+            let g = (rest.trailing_zeros() + start) % 64;
+            rest &= rest - 1;
+            if any_node || self.topo.replicas(g).contains(&NodeId(node)) {
+                self.drain_backlog(r, g);
+            }
         }
     }
 
@@ -878,6 +912,11 @@ impl<'s> Sim<'s> {
                 feedback,
             };
             self.requesters[req.client as usize].policy.on_reply(&reply, now);
+            self.complete(id, req);
+            // The client's backlog (a rate-limited client policy choosing coordinators) waits
+            // for replies from coordinators, which arrive here rather than in at_requester.
+            self.wake_backlog(req.client, req.coord);
+            return;
         }
         self.complete(id, req);
     }
@@ -1170,14 +1209,7 @@ impl<'s> Sim<'s> {
                 }
             }
         }
-        let mask = self.requesters[op.requester as usize].backlog_mask;
-        if mask != 0 {
-            for g in 0..64u32 {
-                if mask & (1u64 << g) != 0 {
-                    self.drain_backlog(op.requester, g);
-                }
-            }
-        }
+        self.wake_backlog(op.requester, op.node);
     }
 
     fn on_probe_at_node(&mut self, ev: Event) {
@@ -1376,7 +1408,7 @@ impl<'s> Sim<'s> {
                     p.on_topology(&zones, Some(self.requesters[r].zone as u32));
                     self.requesters[r].policy = p;
                     self.requesters[r].gen = gen;
-                    self.requesters[r].retry_mask = 0;
+                    self.requesters[r].retry_at.fill(u64::MAX);
                 }
                 Err(e) => unreachable!("policy {} built at start but not at restart: {e}", self.spec.coordinator),
             }
