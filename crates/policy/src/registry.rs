@@ -121,7 +121,7 @@ pub static POLICIES: &[PolicyInfo] = &[
     PolicyInfo {
         name: oracle::NAME,
         side: Side::Both,
-        description: "simulation only: lowest true expected response time (queue x service time / concurrency)",
+        description: "simulation only: lowest (1 + true queue) x true mean service time (model = expected-response: counts the free slots)",
         params: &oracle::PARAMS,
         build: |o| boxed(oracle::Oracle::new(o)),
     },

@@ -81,7 +81,7 @@ fn c3_beats_the_field_at_the_tail_under_time_varying_service() {
 }
 
 #[test]
-#[ignore = "open: c3's p99.9 is ~2.4x the oracle's here (issue 4 asks for 1.5x). Not rate control (it never binds in this scenario: identical with rate_control = false) but information: in ~26% of requests c3 picks a slow server while a fast replica exists whose last feedback is ~2 s old (servers flip every ~1 s)"]
+#[ignore = "open: c3 p99.9 is 2.2-2.4x the oracle's here (full run 144 vs 65 ms, this 10 s run 155 vs 64 ms; issue 4 asks for 1.5x). Its ranking and feedback match the published C3 (absim); rate control never binds (same with rate_control = false); without the flips (static, 60% load) it is within 1.05x (29 vs 28 ms). The gap is information: a client learns of a server only by sending to it, so a replica it last saw slow keeps its slow score after it speeds up (~26% of picks went to a slow server while a fast replica had ~2 s old feedback; heavier EWMA smoothing makes c3 worse)"]
 fn c3_stays_within_one_and_a_half_times_the_oracle() {
     let mut sc = scenario("c3-time-varying");
     sc.run.duration_s = 10;
