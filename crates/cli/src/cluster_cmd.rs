@@ -1,9 +1,11 @@
-//! `replica-lb cluster up|status|down|restart|signal`: a local cluster of node processes.
+//! `replica-lb cluster up|status|down|restart|pause|delay|slow-disk|signal`: a local cluster of
+//! node processes and the faults an experiment injects into it.
 
 use crate::error::{CliError, CliResult};
 use crate::node_cmd::{node_error, parse_params};
 use clap::{Args, Subcommand};
 use node::launcher::{self, NodeCommand, Signal, UpOptions};
+use node::proto::FaultsRequest;
 use node::NodeConfig;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -17,8 +19,16 @@ pub enum ClusterCommand {
     Status(DirArgs),
     /// Stop every node (SIGTERM, then SIGKILL after 5 s).
     Down(DirArgs),
-    /// Start a stopped node again from its recorded config (same data, empty cache).
-    Restart(NodeArgs),
+    /// Restart one node: kill -9 it if it runs, keep it down --down-s seconds, start it again
+    /// from its recorded config (same data, an empty cache) and wait until it is back.
+    Restart(RestartArgs),
+    /// Pause one node for --for-s seconds (SIGSTOP, wait, SIGCONT: a real "GC pause").
+    Pause(PauseArgs),
+    /// Add --ms milliseconds to every replica read reply of one node (0 clears).
+    Delay(DelayArgs),
+    /// Make one node's emulated disk slower: service times x --factor (1 = as configured), or
+    /// switch it --on / --off.
+    SlowDisk(SlowDiskArgs),
     /// Send a signal to one node: kill (kill -9), term, stop (pause), cont (resume).
     Signal(SignalArgs),
 }
@@ -57,15 +67,70 @@ pub struct DirArgs {
     json: bool,
 }
 
-/// Arguments naming one node.
+/// `cluster restart` arguments.
 #[derive(Args, Debug)]
-pub struct NodeArgs {
+pub struct RestartArgs {
     /// The cluster directory.
     #[arg(long, value_name = "DIR")]
     dir: PathBuf,
     /// The node id.
+    #[arg(long, visible_alias = "id", value_name = "ID")]
+    node: u32,
+    /// Seconds the node stays down between the kill and the new start.
+    #[arg(long, value_name = "S", default_value_t = 0.0, allow_hyphen_values = true)]
+    down_s: f64,
+    /// How long to wait for the node to come back and see every node live, seconds.
+    #[arg(long, value_name = "S", default_value_t = 30)]
+    up_timeout_s: u64,
+}
+
+/// `cluster pause` arguments.
+#[derive(Args, Debug)]
+pub struct PauseArgs {
+    /// The cluster directory.
+    #[arg(long, value_name = "DIR")]
+    dir: PathBuf,
+    /// The node id.
+    #[arg(long, visible_alias = "id", value_name = "ID")]
+    node: u32,
+    /// Seconds the node stays stopped.
+    #[arg(long, value_name = "S", allow_hyphen_values = true)]
+    for_s: f64,
+}
+
+/// `cluster delay` arguments.
+#[derive(Args, Debug)]
+pub struct DelayArgs {
+    /// The cluster directory.
+    #[arg(long, value_name = "DIR")]
+    dir: PathBuf,
+    /// The node id.
+    #[arg(long, visible_alias = "id", value_name = "ID")]
+    node: u32,
+    /// Milliseconds added to each replica read reply (0 clears).
+    #[arg(long, value_name = "M")]
+    ms: u32,
+}
+
+/// `cluster slow-disk` arguments.
+#[derive(Args, Debug)]
+pub struct SlowDiskArgs {
+    /// The cluster directory.
+    #[arg(long, value_name = "DIR")]
+    dir: PathBuf,
+    /// The node id.
+    #[arg(long, visible_alias = "id", value_name = "ID")]
+    node: u32,
+    /// Multiply the emulated disk's service times by F (0.01..1000; 1 = as configured). Also
+    /// switches the emulated disk on, unless --off is given.
+    #[arg(long, value_name = "F", allow_hyphen_values = true)]
+    factor: Option<f64>,
+    /// Switch the emulated disk on (its configured shape).
+    #[arg(long, conflicts_with = "off")]
+    on: bool,
+    /// Switch the emulated disk off (real reads only).
     #[arg(long)]
-    id: u32,
+    off: bool,
 }
 
 /// `cluster signal` arguments.
@@ -75,7 +140,7 @@ pub struct SignalArgs {
     #[arg(long, value_name = "DIR")]
     dir: PathBuf,
     /// The node id.
-    #[arg(long)]
+    #[arg(long, visible_alias = "node", value_name = "ID")]
     id: u32,
     /// kill, term, stop or cont.
     #[arg(long)]
@@ -93,11 +158,34 @@ pub fn run(cmd: ClusterCommand) -> CliResult {
             Ok(())
         }
         ClusterCommand::Restart(a) => {
+            let down = launcher::check_fault_s("--down-s", a.down_s).map_err(node_error)?;
             let cmd = NodeCommand::current_exe_node().map_err(node_error)?;
-            let child = launcher::restart_node(&a.dir, a.id, &cmd).map_err(node_error)?;
-            println!("node {} restarted, pid {}", a.id, child.id());
+            let child =
+                launcher::restart_node_after(&a.dir, a.node, down, &cmd, Duration::from_secs(a.up_timeout_s)).map_err(node_error)?;
+            println!(
+                "node {} restarted after {:.1} s down (same data, empty cache), pid {}",
+                a.node,
+                a.down_s,
+                child.id()
+            );
             Ok(())
         }
+        ClusterCommand::Pause(a) => {
+            let pause = launcher::check_fault_s("--for-s", a.for_s).map_err(node_error)?;
+            launcher::pause_node(&a.dir, a.node, pause).map_err(node_error)?;
+            println!("node {} paused for {:.1} s and resumed", a.node, a.for_s);
+            Ok(())
+        }
+        ClusterCommand::Delay(a) => {
+            let req = FaultsRequest {
+                reply_delay_ms: Some(a.ms),
+                ..Default::default()
+            };
+            let r = launcher::set_faults(&a.dir, a.node, req).map_err(node_error)?;
+            println!("node {}: replica read replies delayed by {} ms", a.node, r.reply_delay_ms);
+            Ok(())
+        }
+        ClusterCommand::SlowDisk(a) => slow_disk(a),
         ClusterCommand::Signal(a) => {
             let sig = Signal::parse(&a.signal).map_err(node_error)?;
             launcher::signal_node(&a.dir, a.id, sig).map_err(node_error)?;
@@ -105,6 +193,30 @@ pub fn run(cmd: ClusterCommand) -> CliResult {
             Ok(())
         }
     }
+}
+
+fn slow_disk(a: SlowDiskArgs) -> CliResult {
+    if a.factor.is_none() && !a.on && !a.off {
+        return Err(CliError::usage("cluster slow-disk: give --factor F, --on or --off"));
+    }
+    if let Some(f) = a.factor {
+        let (lo, hi) = node::slow_disk::FACTOR_RANGE;
+        if !(f.is_finite() && (lo..=hi).contains(&f)) {
+            return Err(CliError::usage(format!("--factor {f} must be in [{lo}, {hi}]")));
+        }
+    }
+    let req = FaultsRequest {
+        slow_disk_factor: a.factor,
+        slow_disk: if a.off { Some(false) } else { Some(true) },
+        ..Default::default()
+    };
+    let r = launcher::set_faults(&a.dir, a.node, req).map_err(node_error)?;
+    if r.slow_disk {
+        println!("node {}: emulated disk on, service times x{}", a.node, r.slow_disk_factor);
+    } else {
+        println!("node {}: emulated disk off (real reads only)", a.node);
+    }
+    Ok(())
 }
 
 fn up(a: UpArgs) -> CliResult {

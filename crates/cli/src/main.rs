@@ -2,6 +2,7 @@
 
 mod cluster_cmd;
 mod error;
+mod experiment_cmd;
 mod hwlb_cmd;
 mod load_cmd;
 mod node_cmd;
@@ -40,6 +41,8 @@ enum Command {
     Load(load_cmd::LoadArgs),
     /// Drive an open-loop load against a running cluster and report latency.
     Bench(load_cmd::BenchArgs),
+    /// Run a scenario on a real local cluster (--real), optionally next to the simulator.
+    Experiment(experiment_cmd::ExperimentArgs),
 }
 
 fn run(cli: Cli) -> CliResult {
@@ -51,6 +54,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Cluster(cmd) => cluster_cmd::run(cmd),
         Command::Load(args) => load_cmd::load(args),
         Command::Bench(args) => load_cmd::bench(args),
+        Command::Experiment(args) => experiment_cmd::run(args),
         Command::Policies(args) => policies_cmd::run(args),
     }
 }

@@ -535,7 +535,9 @@ pub const MAX_FAULT_S: f64 = 86_400.0;
 /// Checks a fault duration in seconds given by a user (`what` names the flag).
 pub fn check_fault_s(what: &str, s: f64) -> Result<Duration, NodeError> {
     if !(s.is_finite() && (0.0..=MAX_FAULT_S).contains(&s)) {
-        return Err(NodeError::Config(format!("{what} {s} must be a number of seconds in [0, {MAX_FAULT_S}]")));
+        return Err(NodeError::Config(format!(
+            "{what} {s} must be a number of seconds in [0, {MAX_FAULT_S}]"
+        )));
     }
     Ok(Duration::from_secs_f64(s))
 }
@@ -560,7 +562,10 @@ pub fn kill_node(dir: &Path, id: u32) -> Result<(), NodeError> {
         // A stopped process dies on SIGKILL too.
         send_signal(e.pid, Signal::Kill)?;
         if !wait_exit(e.pid, Duration::from_secs(10)) {
-            return Err(NodeError::Failed(format!("node {id} (pid {}) did not die within 10 s of SIGKILL", e.pid)));
+            return Err(NodeError::Failed(format!(
+                "node {id} (pid {}) did not die within 10 s of SIGKILL",
+                e.pid
+            )));
         }
     }
     Ok(())
@@ -574,11 +579,14 @@ pub fn wait_node_up(entry: &NodeEntry, live: usize, child: Option<&mut Child>, t
     loop {
         if let Some(c) = child.as_deref_mut() {
             if let Ok(Some(status)) = c.try_wait() {
-                return Err(NodeError::Failed(format!("node {} exited ({status}): {}", entry.id, log_tail(entry))));
+                return Err(NodeError::Failed(format!(
+                    "node {} exited ({status}): {}",
+                    entry.id,
+                    log_tail(entry)
+                )));
             }
         }
-        let seen = block_on(client::stats(entry.grpc, Duration::from_millis(500)))?
-            .map(|s| s.members.iter().filter(|m| m.live).count());
+        let seen = block_on(client::stats(entry.grpc, Duration::from_millis(500)))?.map(|s| s.members.iter().filter(|m| m.live).count());
         if let Ok(n) = seen {
             if live == 0 || n >= live {
                 return Ok(());
@@ -601,19 +609,27 @@ pub fn wait_node_up(entry: &NodeEntry, live: usize, child: Option<&mut Child>, t
 
 /// The fault `cluster restart --down-s S`: kills node `id` (SIGKILL, if it runs), keeps it
 /// down for `down`, starts it again from its recorded config (same data, an empty cache) and
-/// waits (bounded by `up_timeout`) until it answers and sees every node of the cluster live.
-/// Returns the new process.
+/// waits (bounded by `up_timeout`) until it answers (a node that exits or never answers is an
+/// error, and is stopped), then until it sees every node of the cluster live (best effort:
+/// other nodes may be down). Returns the new process.
 pub fn restart_node_after(dir: &Path, id: u32, down: Duration, command: &NodeCommand, up_timeout: Duration) -> Result<Child, NodeError> {
     kill_node(dir, id)?;
     std::thread::sleep(down);
+    let start = Instant::now();
     let mut child = restart_node(dir, id, command)?;
     let file = ClusterFile::load(dir)?;
     let entry = file.node(id)?.clone();
-    if let Err(e) = wait_node_up(&entry, file.nodes.len(), Some(&mut child), up_timeout) {
+    if let Err(e) = wait_node_up(&entry, 0, Some(&mut child), up_timeout) {
         let _ = child.kill();
         let _ = child.wait();
         return Err(e);
     }
+    let _ = wait_node_up(
+        &entry,
+        file.nodes.len(),
+        Some(&mut child),
+        up_timeout.saturating_sub(start.elapsed()),
+    );
     Ok(child)
 }
 

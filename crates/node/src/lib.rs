@@ -1,8 +1,8 @@
 //! replica-lb's real test cluster: a storage node (persistent store, row cache, emulated slow
 //! disk, token ring, coordinator running a policy from the policy crate, gossip membership,
-//! gRPC API, Prometheus endpoint), a launcher for a local cluster, and a token-aware load
-//! generator. The `replica-lb` binary's `node`, `cluster`, `load` and `bench` commands are thin
-//! wrappers over this crate.
+//! gRPC API, Prometheus endpoint), a launcher for a local cluster, a token-aware load
+//! generator, and a runner for experiments on it ([`experiment`]). The `replica-lb` binary's
+//! `node`, `cluster`, `load`, `bench` and `experiment` commands are thin wrappers over this crate.
 //!
 //! Threading: each node runs its coordinator policy inside one actor task that owns it
 //! ([`policy_actor`]); everything else is shared through [`state::NodeState`].
@@ -14,6 +14,7 @@ pub mod client;
 pub mod config;
 pub mod coordinator;
 pub mod error;
+pub mod experiment;
 pub mod gossip;
 pub mod launcher;
 pub mod loadgen;

@@ -124,7 +124,12 @@ pub async fn run(cfg: NodeConfig) -> Result<(), NodeError> {
                 .max_decoding_message_size(max)
                 .max_encoding_message_size(max),
         )
-        .serve_with_incoming_shutdown(tokio_stream::wrappers::TcpListenerStream::new(grpc_listener), shutdown_signal())
+        .serve_with_incoming_shutdown(
+            // `Server::tcp_nodelay` applies only to listeners tonic binds itself: accepted
+            // sockets need it here, or Nagle plus delayed ACKs stall replies by ~40 ms.
+            tonic::transport::server::TcpIncoming::from(grpc_listener).with_nodelay(Some(true)),
+            shutdown_signal(),
+        )
         .await;
     let _ = gossip.shutdown().await;
     eprintln!("replica-lb node {}: stopped", cfg.id);

@@ -67,23 +67,7 @@ impl KeyChooser {
         }
         match name {
             "uniform" => Ok(KeyChooser::Uniform { n }),
-            "zipfian" => {
-                let theta = 0.99;
-                let zeta_n = zeta(n, theta);
-                let zeta_2 = zeta(2.min(n), theta);
-                let eta = if n <= 2 {
-                    0.0
-                } else {
-                    (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta_2 / zeta_n)
-                };
-                Ok(KeyChooser::Zipfian {
-                    n,
-                    theta,
-                    zeta_n,
-                    alpha: 1.0 / (1.0 - theta),
-                    eta,
-                })
-            }
+            "zipfian" => Ok(KeyChooser::zipfian(n, 0.99)),
             "hotspot" => {
                 if !(0.0..=1.0).contains(&hot_fraction) || !(0.0..=1.0).contains(&hot_ops) {
                     return Err(format!("hotspot fractions must be in [0, 1] (got {hot_fraction} and {hot_ops})"));
@@ -92,6 +76,26 @@ impl KeyChooser {
                 Ok(KeyChooser::Hotspot { n, hot_keys, hot_ops })
             }
             other => Err(format!("--distribution '{other}' is not one of: uniform, zipfian, hotspot")),
+        }
+    }
+
+    /// Zipfian over `n >= 1` keys with skew `theta` in (0, 1) U (1, ...) (YCSB: 0.99); key 0
+    /// is the most popular.
+    pub fn zipfian(n: u64, theta: f64) -> KeyChooser {
+        let n = n.max(1);
+        let zeta_n = zeta(n, theta);
+        let zeta_2 = zeta(2.min(n), theta);
+        let eta = if n <= 2 {
+            0.0
+        } else {
+            (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta_2 / zeta_n)
+        };
+        KeyChooser::Zipfian {
+            n,
+            theta,
+            zeta_n,
+            alpha: 1.0 / (1.0 - theta),
+            eta,
         }
     }
 

@@ -188,11 +188,41 @@ pub struct BenchOptions {
     pub verify: bool,
 }
 
+/// How a request ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Outcome {
+pub enum Outcome {
+    /// Answered.
     Ok,
+    /// Failed (not a time-out).
     Error,
+    /// Timed out.
     Timeout,
+}
+
+/// One finished request, as [`BenchHooks::on_done`] receives it.
+#[derive(Clone, Copy, Debug)]
+pub struct Completion {
+    /// Its intended send time, ns since the run's start.
+    pub intended_ns: u64,
+    /// When it finished, ns since the run's start.
+    pub finished_ns: u64,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Its coordinator.
+    pub node: NodeId,
+}
+
+/// Extras for an experiment driving [`bench_with`].
+#[derive(Default)]
+pub struct BenchHooks<'a> {
+    /// The run's time origin (default: when `bench_with` starts); must not be in the future
+    /// by more than a few ms.
+    pub start: Option<Instant>,
+    /// Called for every finished request, in the dispatcher thread.
+    pub on_done: Option<&'a mut dyn FnMut(&Completion)>,
+    /// Nodes the client must not use as coordinator (bit i = node i), like a driver that
+    /// knows a host is down; a key whose replicas are all excluded fails at once (an error).
+    pub down_mask: Option<Arc<std::sync::atomic::AtomicU64>>,
 }
 
 struct Done {
@@ -263,10 +293,24 @@ pub fn bench(
     opts: &BenchOptions,
     on_second: &mut dyn FnMut(&SecondReport),
 ) -> Result<BenchReport, String> {
+    bench_with(rt, client, choice, opts, on_second, BenchHooks::default())
+}
+
+/// [`bench`] with an experiment's extras: a shared time origin, every request's outcome, and
+/// nodes to avoid as coordinators.
+pub fn bench_with(
+    rt: &tokio::runtime::Handle,
+    client: &ClusterClient,
+    choice: &mut CoordinatorChoice,
+    opts: &BenchOptions,
+    on_second: &mut dyn FnMut(&SecondReport),
+    mut hooks: BenchHooks<'_>,
+) -> Result<BenchReport, String> {
     check_bench_options(opts)?;
     let mut rng = Rng::seed_from_u64(opts.seed);
     let (tx, rx) = mpsc::channel::<Done>();
-    let start = Instant::now();
+    let start = hooks.start.unwrap_or_else(Instant::now);
+    let mut live_buf: Vec<NodeId> = Vec::new();
     let send_end = start + Duration::from_secs_f64(opts.duration_s);
     let hard_end = send_end + Duration::from_millis(opts.timeout_ms as u64 + 2000);
     let mean_gap_s = 1.0 / opts.rate;
@@ -298,11 +342,33 @@ pub fn bench(
             let key = key_bytes(k);
             let (replicas, group) = client.replicas(&key);
             let now_ns = start.elapsed().as_nanos() as u64;
-            let via = choice.pick(replicas.as_slice(), group, now_ns, &mut rng);
+            let down = hooks.down_mask.as_ref().map_or(0, |m| m.load(std::sync::atomic::Ordering::Relaxed));
+            let candidates = if down == 0 {
+                replicas.as_slice()
+            } else {
+                live_buf.clear();
+                live_buf.extend(
+                    replicas
+                        .as_slice()
+                        .iter()
+                        .filter(|n| n.index() >= 64 || down & (1 << n.index()) == 0),
+                );
+                &live_buf[..]
+            };
+            let via = choice.pick(candidates, group, now_ns, &mut rng);
             let (Some(via), true) = (via, in_flight < opts.max_in_flight) else {
                 let s = bucket(&mut seconds, now);
                 seconds[s].errors += 1;
                 errors += 1;
+                if let Some(f) = hooks.on_done.as_mut() {
+                    let at = intended.saturating_duration_since(start).as_nanos() as u64;
+                    f(&Completion {
+                        intended_ns: at,
+                        finished_ns: now.saturating_duration_since(start).as_nanos() as u64,
+                        outcome: Outcome::Error,
+                        node: NodeId(u16::MAX),
+                    });
+                }
                 continue;
             };
             if let CoordinatorChoice::Policy(p) = choice {
@@ -346,6 +412,14 @@ pub fn bench(
             let s = bucket(&mut seconds, d.finished);
             let now_ns = d.finished.saturating_duration_since(start).as_nanos() as u64;
             let latency_us = d.finished.saturating_duration_since(d.intended).as_micros().max(1) as u64;
+            if let Some(f) = hooks.on_done.as_mut() {
+                f(&Completion {
+                    intended_ns: d.intended.saturating_duration_since(start).as_nanos() as u64,
+                    finished_ns: now_ns,
+                    outcome: d.outcome,
+                    node: d.node,
+                });
+            }
             match d.outcome {
                 Outcome::Ok => {
                     completed += 1;

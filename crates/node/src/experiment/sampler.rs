@@ -1,0 +1,153 @@
+//! Once a second, every node's counters (its Stats), turned into per-second deltas.
+//!
+//! Sample k is taken at t0 + k s (k = 0..=duration); second k-1 gets sample k minus the last
+//! good sample before it. A node that does not answer (down, paused) gets zeros for that
+//! second and its next answer covers the gap; a node that restarted (its uptime went back or
+//! a counter fell) starts again from zero.
+
+use crate::client;
+use crate::proto::StatsResponse;
+use metrics::NodeSecond;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// The counters kept from one Stats answer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    uptime_ms: u64,
+    reads: u64,
+    cache_hits: u64,
+    cache_misses: u64,
+    local_reads: u64,
+    remote_reads: u64,
+    replica_reads: u64,
+    disk_queue: u32,
+}
+
+impl From<&StatsResponse> for Counts {
+    fn from(s: &StatsResponse) -> Counts {
+        Counts {
+            uptime_ms: s.uptime_ms,
+            reads: s.reads,
+            cache_hits: s.cache_hits,
+            cache_misses: s.cache_misses,
+            local_reads: s.local_reads,
+            remote_reads: s.remote_reads,
+            replica_reads: s.replica_reads,
+            disk_queue: s.disk_queue,
+        }
+    }
+}
+
+/// `samples[k][node]`: node's counters at t0 + k s, `None` when it did not answer.
+pub type Samples = Vec<Vec<Option<Counts>>>;
+
+/// Samples every node at t0, t0 + 1 s, ..., t0 + `duration_s` s (or until `stop`).
+pub fn sample(addrs: &[SocketAddr], t0: Instant, duration_s: u32, stop: &AtomicBool) -> Samples {
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(duration_s as usize + 1);
+    for k in 0..=duration_s {
+        let at = t0 + Duration::from_secs(k as u64);
+        loop {
+            let now = Instant::now();
+            if now >= at {
+                break;
+            }
+            if stop.load(Ordering::Relaxed) && k > 0 && now + Duration::from_secs(2) < at {
+                return out;
+            }
+            std::thread::sleep((at - now).min(Duration::from_millis(100)));
+        }
+        let row = rt.block_on(async {
+            let mut set = tokio::task::JoinSet::new();
+            for (i, &a) in addrs.iter().enumerate() {
+                set.spawn(async move { (i, client::stats(a, Duration::from_millis(400)).await.ok()) });
+            }
+            let mut row = vec![None; addrs.len()];
+            while let Some(r) = set.join_next().await {
+                if let Ok((i, s)) = r {
+                    row[i] = s.as_ref().map(Counts::from);
+                }
+            }
+            row
+        });
+        out.push(row);
+    }
+    out
+}
+
+fn delta(now: &Counts, before: Option<&Counts>) -> NodeSecond {
+    let restarted = before.is_none_or(|b| {
+        now.uptime_ms < b.uptime_ms
+            || now.reads < b.reads
+            || now.cache_hits < b.cache_hits
+            || now.cache_misses < b.cache_misses
+            || now.local_reads < b.local_reads
+            || now.remote_reads < b.remote_reads
+            || now.replica_reads < b.replica_reads
+    });
+    let zero = Counts::default();
+    let b = if restarted { &zero } else { before.unwrap_or(&zero) };
+    let d = |x: u64, y: u64| u32::try_from(x.saturating_sub(y)).unwrap_or(u32::MAX);
+    NodeSecond {
+        reads: d(now.reads, b.reads),
+        cache_hits: d(now.cache_hits, b.cache_hits),
+        cache_misses: d(now.cache_misses, b.cache_misses),
+        local_reads: d(now.local_reads, b.local_reads),
+        remote_reads: d(now.remote_reads, b.remote_reads),
+        replica_reads: d(now.replica_reads, b.replica_reads),
+        disk_queue: now.disk_queue,
+    }
+}
+
+/// Per-second counters: `(second, node, counters)` for every second with an answer.
+pub fn per_second(samples: &Samples, nodes: usize) -> Vec<(u32, usize, NodeSecond)> {
+    let mut out = Vec::new();
+    // A node's first answer after t0 counts everything since its start (it was not up at t0).
+    let mut last: Vec<Option<Counts>> = samples.first().cloned().unwrap_or_default();
+    last.resize(nodes, None);
+    for (k, row) in samples.iter().enumerate().skip(1) {
+        for (node, c) in row.iter().enumerate().take(nodes) {
+            let Some(now) = c else { continue };
+            out.push(((k - 1) as u32, node, delta(now, last[node].as_ref())));
+            last[node] = Some(*now);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(uptime_ms: u64, reads: u64, misses: u64) -> Option<Counts> {
+        Some(Counts {
+            uptime_ms,
+            reads,
+            cache_hits: reads - misses,
+            cache_misses: misses,
+            local_reads: reads / 2,
+            remote_reads: 0,
+            replica_reads: reads - reads / 2,
+            disk_queue: 1,
+        })
+    }
+
+    #[test]
+    fn deltas_gaps_and_restarts() {
+        let samples: Samples = vec![
+            vec![c(1000, 100, 10)],
+            vec![c(2000, 150, 20)], // second 0: 50 reads, 10 misses
+            vec![None],             // second 1: down or paused
+            vec![c(500, 30, 30)],   // second 2: restarted, counts since its start
+            vec![c(1500, 70, 40)],  // second 3: 40 reads, 10 misses
+        ];
+        let got = per_second(&samples, 1);
+        let pick: Vec<(u32, u32, u32)> = got.iter().map(|(t, _, s)| (*t, s.reads, s.cache_misses)).collect();
+        assert_eq!(pick, vec![(0, 50, 10), (2, 30, 30), (3, 40, 10)]);
+        assert!(got.iter().all(|(_, _, s)| s.local_reads + s.replica_reads == s.reads));
+    }
+}
