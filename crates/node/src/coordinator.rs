@@ -94,12 +94,15 @@ fn launch_read(
         tokio::spawn(async move {
             let start = Instant::now();
             let result = replica::read(&state, &key).await;
-            if let Ok(r) = &result {
-                state.policy.reply(Reply {
+            // Exactly one of reply / failure for every send, as the policy contract asks
+            // (policies count requests in flight from these).
+            match &result {
+                Ok(r) => state.policy.reply(Reply {
                     node,
                     latency_ns: start.elapsed().as_nanos() as u64,
                     feedback: r.feedback,
-                });
+                }),
+                Err(_) => state.policy.failure(node, Failure::Error),
             }
             let _ = tx.send((node, result.map(|r| r.row))).await;
         });
@@ -107,6 +110,7 @@ fn launch_read(
     }
     inc(&state.counters.remote_reads);
     let Some(peer) = view.peer(node) else {
+        state.policy.failure(node, Failure::ConnectionLost);
         let _ = tx.try_send((node, Err(format!("node {node} is not known"))));
         return;
     };
@@ -190,16 +194,20 @@ pub async fn get(
         inc(&c.local_reads);
         state.policy.sent(state.id);
         let start = Instant::now();
-        if let Ok(Ok(read)) = timeout_at(deadline, replica::read(state, &key)).await {
-            state.policy.reply(Reply {
-                node: state.id,
-                latency_ns: start.elapsed().as_nanos() as u64,
-                feedback: read.feedback,
-            });
-            return Ok(ReadOutcome {
-                row: read.row,
-                answered: 1,
-            });
+        match timeout_at(deadline, replica::read(state, &key)).await {
+            Ok(Ok(read)) => {
+                state.policy.reply(Reply {
+                    node: state.id,
+                    latency_ns: start.elapsed().as_nanos() as u64,
+                    feedback: read.feedback,
+                });
+                return Ok(ReadOutcome {
+                    row: read.row,
+                    answered: 1,
+                });
+            }
+            Ok(Err(_)) => state.policy.failure(state.id, Failure::Error),
+            Err(_) => state.policy.failure(state.id, Failure::Timeout),
         }
         // A local failure: go on with the general path, which tries the fallbacks too.
     }
