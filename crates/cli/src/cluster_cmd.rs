@@ -182,7 +182,7 @@ pub fn run(cmd: ClusterCommand) -> CliResult {
                 ..Default::default()
             };
             let r = launcher::set_faults(&a.dir, a.node, req).map_err(node_error)?;
-            println!("node {}: replica read replies delayed by {} ms", a.node, r.reply_delay_ms);
+            println!("node {}: every message it sends delayed by {} ms", a.node, r.reply_delay_ms);
             Ok(())
         }
         ClusterCommand::SlowDisk(a) => slow_disk(a),

@@ -121,7 +121,11 @@ fn launch_read(
             key,
             coordinator: state.id.0 as u32,
         };
-        let result = match timeout_at(deadline, client.replica_read(request)).await {
+        let send = async {
+            state.hold_outgoing().await;
+            client.replica_read(request).await
+        };
+        let result = match timeout_at(deadline, send).await {
             Err(_) => {
                 state.policy.failure(node, Failure::Timeout);
                 Err(format!("node {node} did not answer in time"))
@@ -315,7 +319,11 @@ pub async fn put(
                 timestamp_us: row.timestamp_us,
                 coordinator: state.id.0 as u32,
             };
-            let r = match timeout_at(deadline, client.replica_write(request)).await {
+            let send = async {
+                state.hold_outgoing().await;
+                client.replica_write(request).await
+            };
+            let r = match timeout_at(deadline, send).await {
                 Err(_) => Err(format!("node {node} did not acknowledge in time")),
                 Ok(Err(status)) => Err(format!("node {node}: {}", status.message())),
                 Ok(Ok(_)) => Ok(()),

@@ -95,9 +95,9 @@ impl ReplicaLb for Api {
         self.check_key(&r.key)?;
         let cl = self.consistency(r.consistency)?;
         let (deadline, ms) = self.deadline(r.timeout_ms, self.state.config.read_timeout_ms)?;
-        let out = coordinator::get(&self.state, r.key, cl, deadline, ms)
-            .await
-            .map_err(|e| self.fail(e))?;
+        let out = coordinator::get(&self.state, r.key, cl, deadline, ms).await;
+        self.state.hold_outgoing().await;
+        let out = out.map_err(|e| self.fail(e))?;
         let (found, value, ts) = match out.row {
             Some(row) => (true, row.value, row.timestamp_us),
             None => (false, Default::default(), 0),
@@ -123,9 +123,9 @@ impl ReplicaLb for Api {
         }
         let cl = self.consistency(r.consistency)?;
         let (deadline, ms) = self.deadline(r.timeout_ms, self.state.config.write_timeout_ms)?;
-        let out = coordinator::put(&self.state, r.key, r.value, cl, deadline, ms)
-            .await
-            .map_err(|e| self.fail(e))?;
+        let out = coordinator::put(&self.state, r.key, r.value, cl, deadline, ms).await;
+        self.state.hold_outgoing().await;
+        let out = out.map_err(|e| self.fail(e))?;
         Ok(Response::new(proto::PutResponse {
             timestamp_us: out.timestamp_us,
             replicas_acked: out.acked as u32,
@@ -189,10 +189,7 @@ impl Internode for Api {
         let read = replica::read(&self.state, &r.key)
             .await
             .map_err(|e| Status::internal(format!("storage read failed: {e}")))?;
-        let delay_ms = self.state.reply_delay_ms.load(Ordering::Relaxed);
-        if delay_ms > 0 {
-            tokio::time::sleep(Duration::from_millis(delay_ms as u64)).await;
-        }
+        self.state.hold_outgoing().await;
         let (found, value, ts) = match read.row {
             Some(row) => (true, row.value, row.timestamp_us),
             None => (false, Default::default(), 0),
@@ -223,6 +220,7 @@ impl Internode for Api {
         replica::write(&self.state, r.key, row)
             .await
             .map_err(|e| Status::internal(format!("storage write failed: {e}")))?;
+        self.state.hold_outgoing().await;
         Ok(Response::new(proto::ReplicaWriteResponse {
             node_id: self.state.id.0 as u32,
         }))

@@ -97,7 +97,9 @@ pub struct NodeState {
     pub own_rate: Arc<AtomicU64>,
     /// Last hit rate heard from each peer (gossip or piggy-back), for Stats.
     pub peer_rates: Mutex<Vec<Option<f64>>>,
-    /// Extra delay before replica read replies, ms (a fault).
+    /// Extra delay on every message this node sends (its answers to clients, its internode
+    /// requests and replies), ms: the `cluster delay` fault, as netem on the node's interface
+    /// would add and as the simulator models it. 0 = none.
     pub reply_delay_ms: AtomicU32,
     view: RwLock<Arc<View>>,
     last_timestamp_us: AtomicU64,
@@ -153,6 +155,14 @@ impl NodeState {
     /// Replaces the membership snapshot.
     pub fn set_view(&self, view: View) {
         *self.view.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(view);
+    }
+
+    /// Holds an outgoing message for the injected delay, if any (see `reply_delay_ms`).
+    pub async fn hold_outgoing(&self) {
+        let delay_ms = self.reply_delay_ms.load(std::sync::atomic::Ordering::Relaxed);
+        if delay_ms > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(delay_ms as u64)).await;
+        }
     }
 
     /// The node's live hit rate.

@@ -181,6 +181,10 @@ async fn restart_after_down_time_keeps_data_and_empties_the_cache() {
     // Node 0 coordinates at ALL, so it waits for node 1's delayed reply.
     client.get(NodeId(0), key_bytes(7), ConsistencyLevel::All, 5000).await.unwrap();
     assert!(t.elapsed() >= Duration::from_millis(30));
+    // Every message node 1 sends is delayed, its answers to clients too (as in the simulator).
+    let t = Instant::now();
+    client.get(NodeId(1), key_bytes(7), ConsistencyLevel::One, 5000).await.unwrap();
+    assert!(t.elapsed() >= Duration::from_millis(30), "node 1's own answer was not delayed");
     let r = set(FaultsRequest {
         reply_delay_ms: Some(0),
         slow_disk: Some(true),
