@@ -182,7 +182,10 @@ pub fn run(cmd: ClusterCommand) -> CliResult {
                 ..Default::default()
             };
             let r = launcher::set_faults(&a.dir, a.node, req).map_err(node_error)?;
-            println!("node {}: every message it sends delayed by {} ms", a.node, r.reply_delay_ms);
+            match r.reply_delay_ms {
+                0 => println!("node {}: added delay cleared", a.node),
+                ms => println!("node {}: every message it sends delayed by {ms} ms", a.node),
+            }
             Ok(())
         }
         ClusterCommand::SlowDisk(a) => slow_disk(a),

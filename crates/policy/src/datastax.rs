@@ -17,8 +17,7 @@
 //! `on_node_up` when a node restarts (and may at start-up: then the newest one is demoted for
 //! the first minute, as the real driver would).
 
-use crate::health::{Health, HealthRule, MAX_MIN_RESPONSES};
-use crate::nodes::{InFlight, NodeTable};
+use crate::health::{DriverView, HealthRule, MAX_MIN_RESPONSES};
 use crate::order::{move_back, partition_stable, replicas_first, scratch, shuffle_prefix};
 use crate::params::{ParamDefault as D, ParamSpec, ParamTable, Params, PolicyError};
 use crate::policy::Policy;
@@ -89,9 +88,7 @@ pub struct DataStaxDefault {
     slow_avoidance: bool,
     newly_up_ns: u64,
     demote_probability: f64,
-    in_flight: InFlight,
-    health: Health,
-    up_since_ns: NodeTable<Option<u64>>,
+    view: DriverView,
     round_robin: u64,
 }
 
@@ -108,9 +105,7 @@ impl DataStaxDefault {
             slow_avoidance: params.bool("slow_avoidance"),
             newly_up_ns: (params.f64("newly_up_ms") * 1e6) as u64,
             demote_probability: params.f64("demote_probability"),
-            in_flight: InFlight::new(),
-            health: Health::new(rule),
-            up_since_ns: NodeTable::new(),
+            view: DriverView::new(rule),
             round_robin: 0,
             params,
         })
@@ -123,7 +118,7 @@ impl DataStaxDefault {
         // The most recently up replica still inside the newly-up window (first one on ties).
         let mut newest: Option<(usize, u64)> = None;
         for (i, &node) in order.iter().enumerate() {
-            if let Some(up) = self.up_since_ns.value(node) {
+            if let Some(up) = self.view.up_since_ns.value(node) {
                 if now_ns.saturating_sub(up) < self.newly_up_ns && newest.is_none_or(|(_, t)| up > t) {
                     newest = Some((i, up));
                 }
@@ -131,12 +126,9 @@ impl DataStaxDefault {
         }
         match newest {
             None => {
-                let unhealthy = order
-                    .iter()
-                    .filter(|&&node| self.health.is_unhealthy(node, self.in_flight.get(node), now_ns))
-                    .count();
+                let unhealthy = order.iter().filter(|&&node| self.view.is_unhealthy(node, now_ns)).count();
                 if unhealthy > 0 && (unhealthy as f64) < rc as f64 / 2.0 {
-                    partition_stable(order, |node| self.health.is_unhealthy(node, self.in_flight.get(node), now_ns));
+                    partition_stable(order, |node| self.view.is_unhealthy(node, now_ns));
                 }
             }
             Some((pos, _)) => {
@@ -145,7 +137,7 @@ impl DataStaxDefault {
                 }
             }
         }
-        if self.in_flight.get(order[0]) > self.in_flight.get(order[1]) {
+        if self.view.in_flight.get(order[0]) > self.view.in_flight.get(order[1]) {
             order.swap(0, 1);
         }
     }
@@ -165,8 +157,7 @@ impl Policy for DataStaxDefault {
     }
 
     fn plan(&mut self, req: &Request<'_>, now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
-        let n = req.candidates.len();
-        if req.count == 0 || n < req.count {
+        if !req.plannable() {
             return Decision::Unavailable;
         }
         let (mut order, n) = scratch(req.candidates);
@@ -188,21 +179,19 @@ impl Policy for DataStaxDefault {
     }
 
     fn on_send(&mut self, node: NodeId, _now_ns: u64) {
-        self.in_flight.sent(node);
+        self.view.sent(node);
     }
 
     fn on_reply(&mut self, reply: &Reply, now_ns: u64) {
-        self.in_flight.ended(reply.node);
-        self.health.responded(reply.node, now_ns);
+        self.view.replied(reply.node, now_ns);
     }
 
     fn on_failure(&mut self, node: NodeId, failure: Failure, now_ns: u64) {
-        self.in_flight.ended(node);
-        self.health.failed(node, failure, now_ns);
+        self.view.failed(node, failure, now_ns);
     }
 
     fn on_node_up(&mut self, node: NodeId, _caps: NodeCaps, now_ns: u64) {
-        *self.up_since_ns.entry(node) = Some(now_ns);
+        self.view.came_up(node, now_ns);
     }
 }
 

@@ -7,7 +7,7 @@
 //! As in the driver, a reply or an error counts as a response, a time-out does not; the last
 //! `min_responses` response times are kept per node (a tiny ring, no allocation per reply).
 
-use crate::nodes::NodeTable;
+use crate::nodes::{InFlight, NodeTable};
 use crate::types::{Failure, NodeId};
 
 /// The most responses the rule can be asked to count.
@@ -81,6 +81,58 @@ impl Health {
     #[inline]
     pub fn is_unhealthy(&self, node: NodeId, in_flight: u32, now_ns: u64) -> bool {
         in_flight >= self.rule.in_flight_threshold && self.responding_too_slowly(node, now_ns)
+    }
+}
+
+/// What the Java-driver-style policies (`datastax-default`, `weighted-least-loaded`) learn
+/// through the feedback path, kept in one place so both read it the same way: requests in
+/// flight per node, recent responses for the unhealthy rule, and when each node was last seen
+/// coming up (for the newly-up demotion and the start-up ramp).
+#[derive(Clone, Debug)]
+pub struct DriverView {
+    /// Requests this sender has in flight, per node.
+    pub in_flight: InFlight,
+    /// Recent responses, for the unhealthy rule.
+    pub health: Health,
+    /// When each node was last seen coming up, ns (`None`: not since this policy started).
+    pub up_since_ns: NodeTable<Option<u64>>,
+}
+
+impl DriverView {
+    /// An empty view with the given unhealthy rule.
+    pub fn new(rule: HealthRule) -> Self {
+        DriverView {
+            in_flight: InFlight::new(),
+            health: Health::new(rule),
+            up_since_ns: NodeTable::new(),
+        }
+    }
+
+    /// A request was sent to `node`.
+    pub fn sent(&mut self, node: NodeId) {
+        self.in_flight.sent(node);
+    }
+
+    /// `node` answered a request of ours.
+    pub fn replied(&mut self, node: NodeId, now_ns: u64) {
+        self.in_flight.ended(node);
+        self.health.responded(node, now_ns);
+    }
+
+    /// A request to `node` ended without a reply.
+    pub fn failed(&mut self, node: NodeId, failure: Failure, now_ns: u64) {
+        self.in_flight.ended(node);
+        self.health.failed(node, failure, now_ns);
+    }
+
+    /// `node` came up at `now_ns`.
+    pub fn came_up(&mut self, node: NodeId, now_ns: u64) {
+        *self.up_since_ns.entry(node) = Some(now_ns);
+    }
+
+    /// The unhealthy rule for `node` with this sender's requests in flight.
+    pub fn is_unhealthy(&self, node: NodeId, now_ns: u64) -> bool {
+        self.health.is_unhealthy(node, self.in_flight.get(node), now_ns)
     }
 }
 

@@ -43,7 +43,7 @@ impl Policy for Naive {
     }
 
     fn plan(&mut self, req: &Request<'_>, _now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
-        if req.candidates.len() < req.count || req.count == 0 {
+        if !req.plannable() {
             return Decision::Unavailable;
         }
         local_first_then_random(req, rng, out);

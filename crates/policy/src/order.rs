@@ -129,6 +129,33 @@ pub fn move_back(order: &mut [NodeId], from: usize, to: usize) {
     order[from..=to].rotate_left(1);
 }
 
+/// The candidates in a uniformly random rotation (a fair tie-break for the stable sorts that
+/// follow) with `score(node)` beside each: the common start of every policy that ranks all its
+/// candidates. Returns the order, the scores and how many there are.
+#[inline]
+pub fn scored_rotation(
+    candidates: &[NodeId],
+    rng: &mut Rng,
+    mut score: impl FnMut(NodeId) -> f64,
+) -> ([NodeId; MAX_REPLICAS], [f64; MAX_REPLICAS], usize) {
+    let (mut order, n) = scratch(candidates);
+    rotate_random(&mut order[..n], rng);
+    let mut scores = [0.0; MAX_REPLICAS];
+    for (s, &node) in scores.iter_mut().zip(&order[..n]) {
+        *s = score(node);
+    }
+    (order, scores, n)
+}
+
+/// Ranks every candidate by `score` (lowest first, ties broken at random) and plans the best
+/// `req.count` as targets and the others as fallbacks in rank order.
+#[inline]
+pub fn rank_all(req: &Request<'_>, rng: &mut Rng, out: &mut Plan, score: impl FnMut(NodeId) -> f64) {
+    let (mut order, mut scores, n) = scored_rotation(req.candidates, rng, score);
+    sort_by_score(&mut order[..n], &mut scores[..n]);
+    out.set_order(&order[..n], req.count);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

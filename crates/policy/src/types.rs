@@ -256,6 +256,13 @@ pub struct Request<'a> {
 }
 
 impl<'a> Request<'a> {
+    /// Whether `count` distinct targets can be chosen at all (at least one is asked for and
+    /// there are that many candidates). Every policy answers [`Decision::Unavailable`] otherwise.
+    #[inline]
+    pub fn plannable(&self) -> bool {
+        self.count > 0 && self.candidates.len() >= self.count
+    }
+
     /// Whether `node` holds the key.
     #[inline]
     pub fn is_replica(&self, node: NodeId) -> bool {

@@ -17,8 +17,8 @@
 //! as fallbacks. Cost: one pass over at most 8 nodes, no lock — the talk's point was that the
 //! driver's own policy (CAS plus a lock per plan) capped a client at 8k of the 20k QPS needed.
 
-use crate::health::{Health, HealthRule, MAX_MIN_RESPONSES};
-use crate::nodes::{InFlight, NodeTable};
+use crate::health::{DriverView, HealthRule, MAX_MIN_RESPONSES};
+use crate::nodes::NodeTable;
 use crate::order::{replicas_first, scratch, shuffle_prefix, sort_by_score};
 use crate::params::{ParamDefault as D, ParamSpec, ParamTable, Params, PolicyError};
 use crate::policy::Policy;
@@ -131,9 +131,7 @@ pub struct WeightedLeastLoaded {
     ramp_max_ns: f64,
     /// This client's ramp, drawn on the first plan.
     ramp_ns: Option<f64>,
-    in_flight: InFlight,
-    health: Health,
-    up_since_ns: NodeTable<Option<u64>>,
+    view: DriverView,
     zones: NodeTable<Option<u32>>,
     local_zone: Option<u32>,
 }
@@ -168,9 +166,7 @@ impl WeightedLeastLoaded {
             ramp_min_ns: ramp_min_s * 1e9,
             ramp_max_ns: ramp_max_s * 1e9,
             ramp_ns: None,
-            in_flight: InFlight::new(),
-            health: Health::new(rule),
-            up_since_ns: NodeTable::new(),
+            view: DriverView::new(rule),
             zones: NodeTable::new(),
             local_zone: None,
             params,
@@ -192,7 +188,7 @@ impl WeightedLeastLoaded {
     /// The score of `node` for `req` at `now_ns` (the starting weight drawn from `rng`).
     fn score(&self, req: &Request<'_>, node: NodeId, now_ns: u64, ramp_ns: f64, rng: &mut Rng) -> f64 {
         let w = &self.weights;
-        let in_flight = self.in_flight.get(node);
+        let in_flight = self.view.in_flight.get(node);
         let mut score = (1.0 + in_flight as f64).min(w.in_flight_cap);
         if self.is_remote(node) {
             score *= w.remote_zone;
@@ -200,10 +196,10 @@ impl WeightedLeastLoaded {
         if !req.is_replica(node) {
             score *= w.non_replica;
         }
-        if self.health.is_unhealthy(node, in_flight, now_ns) {
+        if self.view.health.is_unhealthy(node, in_flight, now_ns) {
             score *= w.unhealthy;
         }
-        if let Some(up) = self.up_since_ns.value(node) {
+        if let Some(up) = self.view.up_since_ns.value(node) {
             let since = now_ns.saturating_sub(up) as f64;
             if since < ramp_ns && rng.chance(1.0 - since / ramp_ns) {
                 score *= w.starting;
@@ -227,8 +223,7 @@ impl Policy for WeightedLeastLoaded {
     }
 
     fn plan(&mut self, req: &Request<'_>, now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
-        let n = req.candidates.len();
-        if req.count == 0 || n < req.count {
+        if !req.plannable() {
             return Decision::Unavailable;
         }
         let ramp_ns = match self.ramp_ns {
@@ -256,21 +251,19 @@ impl Policy for WeightedLeastLoaded {
     }
 
     fn on_send(&mut self, node: NodeId, _now_ns: u64) {
-        self.in_flight.sent(node);
+        self.view.sent(node);
     }
 
     fn on_reply(&mut self, reply: &Reply, now_ns: u64) {
-        self.in_flight.ended(reply.node);
-        self.health.responded(reply.node, now_ns);
+        self.view.replied(reply.node, now_ns);
     }
 
     fn on_failure(&mut self, node: NodeId, failure: Failure, now_ns: u64) {
-        self.in_flight.ended(node);
-        self.health.failed(node, failure, now_ns);
+        self.view.failed(node, failure, now_ns);
     }
 
     fn on_node_up(&mut self, node: NodeId, _caps: NodeCaps, now_ns: u64) {
-        *self.up_since_ns.entry(node) = Some(now_ns);
+        self.view.came_up(node, now_ns);
     }
 
     fn on_topology(&mut self, zones: &[(NodeId, u32)], local_zone: Option<u32>) {

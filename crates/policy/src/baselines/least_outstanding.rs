@@ -3,11 +3,11 @@
 //! equal nodes share the load instead of the first one taking it all.
 
 use crate::nodes::InFlight;
-use crate::order::{rotate_random, scratch, sort_by_score};
+use crate::order::rank_all;
 use crate::params::{ParamSpec, ParamTable, Params, PolicyError};
 use crate::policy::Policy;
 use crate::rng::Rng;
-use crate::types::{Decision, Failure, NodeId, Plan, Reply, Request, Side, MAX_REPLICAS};
+use crate::types::{Decision, Failure, NodeId, Plan, Reply, Request, Side};
 
 /// The name it is registered under.
 pub const NAME: &str = "least-outstanding";
@@ -45,19 +45,10 @@ impl Policy for LeastOutstanding {
     }
 
     fn plan(&mut self, req: &Request<'_>, _now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
-        let n = req.candidates.len();
-        if req.count == 0 || n < req.count {
+        if !req.plannable() {
             return Decision::Unavailable;
         }
-        let (mut order, n) = scratch(req.candidates);
-        let order = &mut order[..n];
-        rotate_random(order, rng);
-        let mut scores = [0.0; MAX_REPLICAS];
-        for (s, &node) in scores.iter_mut().zip(order.iter()) {
-            *s = self.in_flight.get(node) as f64;
-        }
-        sort_by_score(order, &mut scores[..n]);
-        out.set_order(order, req.count);
+        rank_all(req, rng, out, |node| self.in_flight.get(node) as f64);
         Decision::Send
     }
 

@@ -19,11 +19,11 @@
 //! truth scores 0 (tried first, as in C3).
 
 use crate::nodes::NodeTable;
-use crate::order::{rotate_random, scratch, sort_by_score};
+use crate::order::rank_all;
 use crate::params::{ParamDefault, ParamSpec, ParamTable, Params, PolicyError};
 use crate::policy::Policy;
 use crate::rng::Rng;
-use crate::types::{Decision, NodeId, NodeTruth, Plan, Request, Side, MAX_REPLICAS};
+use crate::types::{Decision, NodeId, NodeTruth, Plan, Request, Side};
 
 /// The name it is registered under.
 pub const NAME: &str = "oracle";
@@ -110,19 +110,10 @@ impl Policy for Oracle {
     }
 
     fn plan(&mut self, req: &Request<'_>, _now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
-        let n = req.candidates.len();
-        if req.count == 0 || n < req.count {
+        if !req.plannable() {
             return Decision::Unavailable;
         }
-        let (mut order, n) = scratch(req.candidates);
-        let order = &mut order[..n];
-        rotate_random(order, rng);
-        let mut scores = [0.0; MAX_REPLICAS];
-        for (s, &node) in scores.iter_mut().zip(order.iter()) {
-            *s = self.truth.value(node).score_ns(self.model);
-        }
-        sort_by_score(order, &mut scores[..n]);
-        out.set_order(order, req.count);
+        rank_all(req, rng, out, |node| self.truth.value(node).score_ns(self.model));
         Decision::Send
     }
 

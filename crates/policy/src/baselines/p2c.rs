@@ -54,8 +54,7 @@ impl Policy for P2c {
     }
 
     fn plan(&mut self, req: &Request<'_>, _now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
-        let n = req.candidates.len();
-        if req.count == 0 || n < req.count {
+        if !req.plannable() {
             return Decision::Unavailable;
         }
         let (mut order, n) = scratch(req.candidates);

@@ -16,7 +16,7 @@
 use super::ranking::{Ranking, ServerEstimate};
 use super::rate_control::{RateConfig, RateLimiter};
 use crate::nodes::NodeTable;
-use crate::order::{rotate_random, scratch, select_best};
+use crate::order::{scored_rotation, select_best};
 use crate::params::{ParamDefault as D, ParamSpec, ParamTable, Params, PolicyError};
 use crate::policy::Policy;
 use crate::rng::Rng;
@@ -188,21 +188,14 @@ impl Policy for C3 {
     }
 
     fn plan(&mut self, req: &Request<'_>, now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
-        let n = req.candidates.len();
-        if req.count == 0 || n < req.count {
+        if !req.plannable() {
             return Decision::Unavailable;
         }
-        let (mut order, n) = scratch(req.candidates);
-        let order = &mut order[..n];
-        rotate_random(order, rng);
-        let mut scores = [0.0; MAX_REPLICAS];
-        for (s, &node) in scores.iter_mut().zip(order.iter()) {
-            *s = match self.servers.get(node) {
-                Some(server) => server.estimate.score(server.outstanding, &self.ranking),
-                None => 0.0,
-            };
-        }
-        let scores = &mut scores[..n];
+        let (mut order, mut scores, n) = scored_rotation(req.candidates, rng, |node| match self.servers.get(node) {
+            Some(server) => server.estimate.score(server.outstanding, &self.ranking),
+            None => 0.0,
+        });
+        let (order, scores) = (&mut order[..n], &mut scores[..n]);
         if !self.rate_control {
             select_best(order, scores, req.count + 1);
             out.set_order(order, req.count);

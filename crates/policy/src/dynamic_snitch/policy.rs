@@ -167,8 +167,7 @@ impl Policy for DynamicSnitch {
     }
 
     fn plan(&mut self, req: &Request<'_>, now_ns: u64, _rng: &mut Rng, out: &mut Plan) -> Decision {
-        let n = req.candidates.len();
-        if req.count == 0 || n < req.count {
+        if !req.plannable() {
             return Decision::Unavailable;
         }
         self.maybe_update(now_ns);

@@ -243,8 +243,7 @@ impl Policy for Hwlb {
     }
 
     fn plan(&mut self, req: &Request<'_>, now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
-        let n = req.candidates.len();
-        if n < req.count || req.count == 0 {
+        if !req.plannable() {
             return Decision::Unavailable;
         }
         if let Some(local) = req.local {
