@@ -38,6 +38,10 @@ pub struct RunArgs {
     /// Print summary.json to stdout instead of a table.
     #[arg(long)]
     json: bool,
+    /// Override one scenario key before the run, e.g. `--set clients.count=15` (repeatable;
+    /// dotted path, a number indexes `[[fault]]` entries; see docs/scenarios.md).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
 }
 
 /// `demo` arguments.
@@ -72,7 +76,14 @@ fn run_file(args: RunArgs) -> CliResult {
     let path = args.scenario.display().to_string();
     let text = std::fs::read_to_string(&args.scenario).map_err(|e| CliError::usage(format!("cannot read scenario {path}: {e}")))?;
     let stem = args.scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
-    let scenario = sim::parse(&text, stem).map_err(|e| CliError::usage(e.render(&path)))?;
+    let edited = sim::apply_overrides(&text, &args.set).map_err(|e| CliError::usage(format!("{path}: {e}")))?;
+    let scenario = sim::parse(&edited, stem).map_err(|e| {
+        let mut line = e.render(&path);
+        if !args.set.is_empty() && sim::parse(&text, stem).is_ok() {
+            line.push_str(" (after the --set overrides)");
+        }
+        CliError::usage(line)
+    })?;
     let seed = parse_seed(args.seed.as_deref(), scenario.seed)?;
     let specs = sim::parse_list(args.policy.as_deref(), &scenario).map_err(CliError::usage)?;
     let out = args.out.unwrap_or_else(|| Path::new("out").join(&scenario.name));

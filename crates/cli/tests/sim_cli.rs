@@ -133,3 +133,48 @@ fn scenario_mistakes_are_one_line_with_their_line_and_exit_2() {
     let o = bin().args(["sim", "run", sc.to_str().unwrap(), "--seed", "x"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+fn summary_of(o: &std::process::Output) -> serde_json::Value {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn set_overrides_a_value_for_the_run_and_reports_bad_ones_on_one_line() {
+    let dir = tmp("set");
+    let sc = dir.join("tiny.toml");
+    std::fs::write(&sc, SMALL).unwrap();
+    let run = |sets: &[&str]| {
+        let mut args = vec!["sim", "run", sc.to_str().unwrap(), "--json", "--out"];
+        let out = dir.join("o");
+        args.push(out.to_str().unwrap());
+        for s in sets {
+            args.extend(["--set", s]);
+        }
+        bin().args(&args).output().unwrap()
+    };
+    let requests = |v: &serde_json::Value| v["runs"][0]["requests"].as_u64().unwrap();
+    let plain = summary_of(&run(&[]));
+    // Twice the arrival rate: about twice the requests; the file itself is untouched.
+    let doubled = summary_of(&run(&["clients.rate_per_s=1000"]));
+    let ratio = requests(&doubled) as f64 / requests(&plain) as f64;
+    assert!((1.8..2.2).contains(&ratio), "{ratio}");
+    assert_eq!(std::fs::read_to_string(&sc).unwrap(), SMALL);
+    // A key the file leaves at its default, and a bare word taken as a string.
+    let v = summary_of(&run(&["requests.read_timeout_ms=5000", "policy.coordinator=random"]));
+    let label = v["runs"][0]["policy"].as_str().unwrap();
+    assert!(label.ends_with("/random"), "{label}");
+
+    for (set, needle) in [
+        ("clients.count=0", "tiny.toml:12: clients.count = 0"),
+        ("clients.colour=1", "unknown field `colour`"),
+        ("phase.1.name=x", "'phase' is a list of 1 tables"),
+        ("clients.count", "expected KEY=VALUE"),
+    ] {
+        let o = run(&[set]);
+        assert_eq!(o.status.code(), Some(2), "{set}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{set}: {err}");
+    }
+}

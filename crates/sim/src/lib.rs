@@ -25,4 +25,4 @@ pub mod scenario;
 pub use compare::{run_all, RunResult};
 pub use engine::{Outcome, Sim};
 pub use runs::{parse_list, RunSpec};
-pub use scenario::{parse, Scenario, ScenarioError};
+pub use scenario::{apply_overrides, parse, Scenario, ScenarioError};

@@ -2,11 +2,18 @@
 //! long), asserting the effects the seeds report. Run with `--release`: each takes seconds.
 
 use metrics::RunMetrics;
-use sim::{parse, parse_list, run_all, Scenario};
+use sim::{apply_overrides, parse, parse_list, run_all, Scenario};
 
 fn scenario(name: &str) -> Scenario {
+    scenario_with(name, &[])
+}
+
+/// A shipped scenario with `--set`-style overrides applied, as `sim run --set` does.
+fn scenario_with(name: &str, sets: &[&str]) -> Scenario {
     let path = format!("{}/../../scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let text = apply_overrides(&text, &sets).unwrap_or_else(|e| panic!("{e}"));
     parse(&text, name).unwrap_or_else(|e| panic!("{}", e.render(&path)))
 }
 
@@ -80,14 +87,39 @@ fn c3_beats_the_field_at_the_tail_under_time_varying_service() {
     }
 }
 
-#[test]
-#[ignore = "open: c3 p99.9 is 2.2-2.4x the oracle's here (full run 144 vs 65 ms, this 10 s run 155 vs 64 ms; issue 4 asks for 1.5x). Its ranking and feedback match the published C3 (absim); rate control never binds (same with rate_control = false); without the flips (static, 60% load) it is within 1.05x (29 vs 28 ms). The gap is information: a client learns of a server only by sending to it, so a replica it last saw slow keeps its slow score after it speeds up (~26% of picks went to a slow server while a fast replica had ~2 s old feedback; heavier EWMA smoothing makes c3 worse)"]
-fn c3_stays_within_one_and_a_half_times_the_oracle() {
-    let mut sc = scenario("c3-time-varying");
-    sc.run.duration_s = 10;
+/// p99.9 of c3 over the oracle's on c3-time-varying (10 s measured) with `clients` clients
+/// (and C3's concurrency weight n set to match, as the design asks).
+fn c3_over_oracle(clients: u32) -> (f64, f64) {
+    let count = format!("clients.count={clients}");
+    let weight = format!("policy.params.c3.concurrency_weight={clients}");
+    let sc = scenario_with("c3-time-varying", &[&count, &weight, "run.duration_s=10"]);
     let runs = run(&sc, "c3,oracle");
-    let (c3, oracle) = (runs[0].summary.latency_ms.p999, runs[1].summary.latency_ms.p999);
+    (runs[0].summary.latency_ms.p999, runs[1].summary.latency_ms.p999)
+}
+
+#[test]
+#[ignore = "unmet at the design's 150 clients: c3 p99.9 is 2.2-2.4x the oracle's (full run 144 vs 65 ms; this 10 s run 155 vs 64 ms). The published C3 is information-limited here: a client hears of a server only by sending to it. See docs/c3-vs-oracle.md: within 1.5x up to ~50 clients (15: 1.28x, 50: 1.51x, 150: 2.21x), and at 150 clients sharing their feedback takes it to 1.26x"]
+fn c3_stays_within_one_and_a_half_times_the_oracle() {
+    let (c3, oracle) = c3_over_oracle(150);
     assert!(c3 <= 1.5 * oracle, "c3 p99.9 {c3} ms vs oracle {oracle} ms");
+}
+
+#[test]
+fn c3_nears_the_oracle_when_each_client_hears_enough() {
+    // The same 20,000 requests/s from 15 clients instead of 150: each client sends (and hears
+    // back) ten times as often, and C3 is within 1.5x of the oracle at p99.9. With 150 it is
+    // much further off: the gap is the feedback a client gets, not the ranking.
+    let (c3_few, oracle_few) = c3_over_oracle(15);
+    assert!(
+        c3_few <= 1.5 * oracle_few,
+        "15 clients: c3 p99.9 {c3_few} ms vs oracle {oracle_few} ms"
+    );
+    let (c3_many, oracle_many) = c3_over_oracle(150);
+    let (few, many) = (c3_few / oracle_few, c3_many / oracle_many);
+    assert!(
+        many >= 1.5 * few,
+        "c3/oracle at p99.9: {many:.2} with 150 clients vs {few:.2} with 15"
+    );
 }
 
 #[test]

@@ -4,9 +4,11 @@
 //! file (unknown keys rejected, positions kept), [`validate`] checks values and the topology and
 //! converts units (`_us`, `_ms`, `_s` in the file; nanoseconds inside).
 
+mod overrides;
 mod raw;
 mod validate;
 
+pub use overrides::apply_overrides;
 pub use validate::parse;
 
 use crate::dist::Dist;
