@@ -56,14 +56,23 @@ pub struct WriteOutcome {
     pub acked: usize,
 }
 
-fn live_replicas(view: &View, replicas: &ReplicaSet) -> ReplicaSet {
+/// The key's replicas `view` sees live, or `Unavailable` when fewer than `k` (what `cl` needs
+/// of the replication factor `rf`) are: reads and writes refuse before sending anything.
+fn live_replicas(view: &View, replicas: &ReplicaSet, cl: ConsistencyLevel, k: usize, rf: u32) -> Result<ReplicaSet, CoordError> {
     let mut live = ReplicaSet::new();
     for &r in replicas.as_slice() {
         if view.is_live(r) {
             live.push(r);
         }
     }
-    live
+    if live.len() < k {
+        return Err(CoordError::Unavailable(format!(
+            "only {} of the key's {rf} replicas are live; CL {} needs {k}",
+            live.len(),
+            cl.as_str()
+        )));
+    }
+    Ok(live)
 }
 
 fn classify(status: &tonic::Status) -> Failure {
@@ -170,15 +179,7 @@ pub async fn get(
     let (replicas, group) = view.ring.replicas(&key);
     let replicas = *replicas;
     let k = cl.required(state.config.replication_factor as usize);
-    let live = live_replicas(&view, &replicas);
-    if live.len() < k {
-        return Err(CoordError::Unavailable(format!(
-            "only {} of the key's {} replicas are live; CL {} needs {k}",
-            live.len(),
-            state.config.replication_factor,
-            cl.as_str()
-        )));
-    }
+    let live = live_replicas(&view, &replicas, cl, k, state.config.replication_factor)?;
     let plan = match timeout_at(deadline, state.policy.plan(live, replicas, k, group)).await {
         Err(_) => {
             return Err(CoordError::Timeout(format!(
@@ -284,15 +285,7 @@ pub async fn put(
     let view = state.view();
     let (replicas, _) = view.ring.replicas(&key);
     let k = cl.required(state.config.replication_factor as usize);
-    let live = live_replicas(&view, replicas);
-    if live.len() < k {
-        return Err(CoordError::Unavailable(format!(
-            "only {} of the key's {} replicas are live; CL {} needs {k}",
-            live.len(),
-            state.config.replication_factor,
-            cl.as_str()
-        )));
-    }
+    let live = live_replicas(&view, replicas, cl, k, state.config.replication_factor)?;
     let timestamp_us = state.next_timestamp_us();
     let row = Row { timestamp_us, value };
     let (tx, mut rx) = mpsc::channel::<Result<(), String>>(live.len());
