@@ -19,6 +19,7 @@ pub mod health;
 pub mod hwlb;
 pub mod latency_aware;
 pub mod naive;
+pub mod needs;
 pub mod nodes;
 pub mod order;
 pub mod params;
@@ -33,6 +34,7 @@ pub mod weighted_least_loaded;
 #[cfg(test)]
 mod testkit;
 
+pub use needs::{Need, Needs};
 pub use params::{ParamDefault, ParamSpec, ParamTable, ParamValue, Params, PolicyError};
 pub use policy::Policy;
 pub use registry::{build, build_for, PolicyInfo, POLICIES};

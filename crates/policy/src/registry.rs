@@ -3,6 +3,7 @@
 //! all go through here.
 
 use crate::baselines::{least_outstanding, oracle, p2c, random, round_robin};
+use crate::needs::{Need, Needs};
 use crate::params::{ParamSpec, ParamTable, PolicyError};
 use crate::policy::Policy;
 use crate::types::Side;
@@ -18,6 +19,8 @@ pub struct PolicyInfo {
     pub description: &'static str,
     /// Its parameters with the published defaults.
     pub params: &'static [ParamSpec],
+    /// What it needs from its caller beyond the plain contract ([`crate::needs`]).
+    pub needs: Needs,
     build: fn(&ParamTable) -> Result<Box<dyn Policy>, PolicyError>,
 }
 
@@ -32,6 +35,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         side: Side::Coordinator,
         description: "pre-HWLB coordinator: read locally if a replica, the other CL-1 replicas uniformly at random",
         params: &naive::PARAMS,
+        needs: Needs::NONE,
         build: |o| boxed(naive::Naive::new(o)),
     },
     PolicyInfo {
@@ -39,6 +43,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         side: Side::Coordinator,
         description: "heat-weighted load balancing: equal cache misses per replica, local work kept, exact systematic sampling",
         params: &hwlb::policy::PARAMS,
+        needs: Needs::of(&[Need::Feedback]),
         build: |o| boxed(hwlb::Hwlb::new(o)),
     },
     PolicyInfo {
@@ -46,6 +51,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         side: Side::Both,
         description: "uniformly random targets among the candidates",
         params: &random::PARAMS,
+        needs: Needs::NONE,
         build: |o| boxed(random::Random::new(o)),
     },
     PolicyInfo {
@@ -53,6 +59,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         side: Side::Both,
         description: "candidates in topology order, rotated by one position per request",
         params: &round_robin::PARAMS,
+        needs: Needs::NONE,
         build: |o| boxed(round_robin::RoundRobin::new(o)),
     },
     PolicyInfo {
@@ -60,6 +67,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         side: Side::Both,
         description: "fewest requests in flight from this sender (full scan, random tie-break)",
         params: &least_outstanding::PARAMS,
+        needs: Needs::NONE,
         build: |o| boxed(least_outstanding::LeastOutstanding::new(o)),
     },
     PolicyInfo {
@@ -67,6 +75,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         side: Side::Both,
         description: "power of two choices: two random candidates, the one with fewer requests in flight",
         params: &p2c::PARAMS,
+        needs: Needs::NONE,
         build: |o| boxed(p2c::P2c::new(o)),
     },
     PolicyInfo {
@@ -74,6 +83,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         side: Side::Both,
         description: "power of two choices on peak-EWMA round-trip time x (pending + 1) (Finagle, tower/Linkerd)",
         params: &peak_ewma::PARAMS,
+        needs: Needs::NONE,
         build: |o| boxed(peak_ewma::PeakEwma::new(o)),
     },
     PolicyInfo {
@@ -81,6 +91,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         side: Side::Both,
         description: "Cassandra dynamic snitch: median latency scores, topology order unless 10% worse than sorted",
         params: &dynamic_snitch::policy::PARAMS,
+        needs: Needs::NONE,
         build: |o| boxed(dynamic_snitch::DynamicSnitch::new(o)),
     },
     PolicyInfo {
@@ -88,6 +99,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         side: Side::Both,
         description: "C3: rank by (R - 1/mu) + (1 + os*n + q)^3/mu, cubic rate control per server, per-group backlog",
         params: &c3::policy::PARAMS,
+        needs: Needs::of(&[Need::Feedback]),
         build: |o| boxed(c3::C3::new(o)),
     },
     PolicyInfo {
@@ -95,6 +107,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         side: Side::Client,
         description: "Java driver 4 default: shuffled replicas, newly-up and unhealthy replicas demoted, p2c on the first two",
         params: &datastax::PARAMS,
+        needs: Needs::NONE,
         build: |o| boxed(datastax::DataStaxDefault::new(o)),
     },
     PolicyInfo {
@@ -102,6 +115,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         side: Side::Client,
         description: "(Un)Balance talk: up to 8 nodes scored by in-flight x zone, replica, unhealthy and start-up weights",
         params: &weighted_least_loaded::PARAMS,
+        needs: Needs::of(&[Need::Topology]),
         build: |o| boxed(weighted_least_loaded::WeightedLeastLoaded::new(o)),
     },
     PolicyInfo {
@@ -109,6 +123,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         side: Side::Client,
         description: "Scylla Rust driver with latency awareness: nodes averaging > 2x the best are moved to the back",
         params: &latency_aware::PARAMS,
+        needs: Needs::NONE,
         build: |o| boxed(latency_aware::LatencyAware::new(o)),
     },
     PolicyInfo {
@@ -116,6 +131,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         side: Side::Client,
         description: "Prequal: pool of <= 16 probed (RIF, latency), hot-cold rule: coldest lowest latency, else lowest RIF",
         params: &prequal::policy::PARAMS,
+        needs: Needs::of(&[Need::Probes]),
         build: |o| boxed(prequal::Prequal::new(o)),
     },
     PolicyInfo {
@@ -123,6 +139,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         side: Side::Both,
         description: "simulation only: lowest (1 + true queue) x true mean service time (model = expected-response: counts the free slots)",
         params: &oracle::PARAMS,
+        needs: Needs::of(&[Need::Truth]),
         build: |o| boxed(oracle::Oracle::new(o)),
     },
 ];

@@ -1,0 +1,268 @@
+//! Exactly-once accounting of sends, replies and failures.
+//!
+//! Every request a caller sends goes out under a [`DispatchId`] (one per planned request) and
+//! every node it is sent to gets a [`Ticket`]. A ticket ends exactly once, by a reply or a
+//! failure; the ledger refuses a second ending ([`Accounting::Duplicate`]) and a ticket it never
+//! issued ([`Accounting::Unknown`]), so a policy's in-flight counts can neither drift nor
+//! underflow. A dispatch is freed when its caller has closed it (no more sends will follow)
+//! and every ticket of it has ended; a reply that comes after that (a reply to a request the
+//! caller already gave up on) is [`Accounting::Late`], which is normal and ignored.
+//!
+//! Slots are reused through a free list, so the steady state allocates nothing.
+
+use policy::{NodeId, MAX_REPLICAS};
+
+/// One planned request's sends. Copy it freely: it is two integers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct DispatchId {
+    slot: u32,
+    gen: u32,
+}
+
+/// One send of a dispatch to one node: hand it back with the reply or the failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Ticket {
+    dispatch: DispatchId,
+    pos: u8,
+}
+
+impl Ticket {
+    /// The dispatch this send belongs to.
+    pub fn dispatch(self) -> DispatchId {
+        self.dispatch
+    }
+}
+
+impl DispatchId {
+    /// The ticket of the `i`-th send of this dispatch (the plan's targets come first, in
+    /// order, then extra sends in the order they were made).
+    pub fn ticket(self, i: usize) -> Ticket {
+        assert!(i < MAX_REPLICAS, "a dispatch has at most {MAX_REPLICAS} sends");
+        Ticket {
+            dispatch: self,
+            pos: i as u8,
+        }
+    }
+}
+
+/// Why a reply or failure was not counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accounting {
+    /// The dispatch was already closed and fully ended (a reply after the caller gave up):
+    /// normal, ignored.
+    Late,
+    /// This send already ended once: a caller bug.
+    Duplicate,
+    /// No such send was ever made: a caller bug.
+    Unknown,
+}
+
+#[derive(Clone, Debug)]
+struct Slot {
+    gen: u32,
+    live: bool,
+    closed: bool,
+    sent: u8,
+    /// Bit i set: send i has ended.
+    ended: u64,
+    nodes: [NodeId; MAX_REPLICAS],
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Slot {
+            gen: 0,
+            live: false,
+            closed: false,
+            sent: 0,
+            ended: 0,
+            nodes: [NodeId(0); MAX_REPLICAS],
+        }
+    }
+}
+
+impl Slot {
+    fn open_sends(&self) -> u32 {
+        self.sent as u32 - self.ended.count_ones()
+    }
+}
+
+/// The ledger: every dispatch still open or with a send still out.
+#[derive(Clone, Debug, Default)]
+pub struct Ledger {
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    /// Sends out per node (index = node id).
+    in_flight: Vec<u32>,
+    outstanding: u64,
+    open: u64,
+}
+
+impl Ledger {
+    /// An empty ledger.
+    pub fn new() -> Self {
+        Ledger::default()
+    }
+
+    /// Opens a dispatch with no sends yet.
+    pub fn open(&mut self) -> DispatchId {
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.slots.push(Slot::default());
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let s = &mut self.slots[slot as usize];
+        debug_assert!(!s.live);
+        s.gen = s.gen.wrapping_add(1);
+        s.live = true;
+        s.closed = false;
+        s.sent = 0;
+        s.ended = 0;
+        self.open += 1;
+        DispatchId { slot, gen: s.gen }
+    }
+
+    /// Records a send of dispatch `id` to `node`; `None` when the dispatch is closed or gone,
+    /// already sent to `node`, or full.
+    pub fn send(&mut self, id: DispatchId, node: NodeId) -> Option<Ticket> {
+        let s = self.slots.get_mut(id.slot as usize)?;
+        if !s.live || s.gen != id.gen || s.closed || s.sent as usize >= MAX_REPLICAS {
+            return None;
+        }
+        if s.nodes[..s.sent as usize].contains(&node) {
+            return None;
+        }
+        let pos = s.sent;
+        s.nodes[pos as usize] = node;
+        s.sent += 1;
+        if self.in_flight.len() <= node.index() {
+            self.in_flight.resize(node.index() + 1, 0);
+        }
+        self.in_flight[node.index()] += 1;
+        self.outstanding += 1;
+        Some(Ticket { dispatch: id, pos })
+    }
+
+    /// Ends the send `ticket`; returns the node it went to.
+    pub fn end(&mut self, ticket: Ticket) -> Result<NodeId, Accounting> {
+        let id = ticket.dispatch;
+        let Some(s) = self.slots.get_mut(id.slot as usize) else {
+            return Err(Accounting::Unknown);
+        };
+        if !s.live || s.gen != id.gen {
+            // A generation this slot had: the dispatch ended and was freed. A future generation
+            // was never issued.
+            return if id.gen.wrapping_sub(s.gen) as i32 <= 0 && id.gen != 0 {
+                Err(Accounting::Late)
+            } else {
+                Err(Accounting::Unknown)
+            };
+        }
+        if ticket.pos >= s.sent {
+            return Err(Accounting::Unknown);
+        }
+        let bit = 1u64 << ticket.pos;
+        if s.ended & bit != 0 {
+            return Err(Accounting::Duplicate);
+        }
+        s.ended |= bit;
+        let node = s.nodes[ticket.pos as usize];
+        let count = &mut self.in_flight[node.index()];
+        assert!(*count > 0, "in-flight count of node {node} would underflow");
+        *count -= 1;
+        self.outstanding -= 1;
+        self.free_if_done(id.slot);
+        Ok(node)
+    }
+
+    /// The sends of `id` that have not ended yet, with their tickets.
+    pub fn open_sends(&self, id: DispatchId) -> impl Iterator<Item = (Ticket, NodeId)> + '_ {
+        let s = self.slots.get(id.slot as usize).filter(|s| s.live && s.gen == id.gen);
+        s.into_iter().flat_map(move |s| {
+            (0..s.sent)
+                .filter(move |&p| s.ended & (1u64 << p) == 0)
+                .map(move |p| (Ticket { dispatch: id, pos: p }, s.nodes[p as usize]))
+        })
+    }
+
+    /// Marks `id` closed: no more sends will follow; freed once every send has ended.
+    /// Closing a dispatch twice, or one already gone, does nothing.
+    pub fn close(&mut self, id: DispatchId) {
+        if let Some(s) = self.slots.get_mut(id.slot as usize) {
+            if s.live && s.gen == id.gen && !s.closed {
+                s.closed = true;
+                self.free_if_done(id.slot);
+            }
+        }
+    }
+
+    fn free_if_done(&mut self, slot: u32) {
+        let s = &mut self.slots[slot as usize];
+        if s.closed && s.open_sends() == 0 {
+            s.live = false;
+            self.open -= 1;
+            self.free.push(slot);
+        }
+    }
+
+    /// Sends out to `node` right now.
+    pub fn in_flight(&self, node: NodeId) -> u32 {
+        self.in_flight.get(node.index()).copied().unwrap_or(0)
+    }
+
+    /// Sends out to any node right now.
+    pub fn outstanding(&self) -> u64 {
+        self.outstanding
+    }
+
+    /// Dispatches not freed yet (open, or closed with sends still out).
+    pub fn live_dispatches(&self) -> u64 {
+        self.open
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_send_ends_exactly_once() {
+        let mut l = Ledger::new();
+        let id = l.open();
+        let a = l.send(id, NodeId(2)).unwrap();
+        let b = l.send(id, NodeId(5)).unwrap();
+        assert_eq!(a, id.ticket(0));
+        assert_eq!(b, id.ticket(1));
+        assert!(l.send(id, NodeId(2)).is_none(), "one send per node per dispatch");
+        assert_eq!((l.in_flight(NodeId(2)), l.in_flight(NodeId(5)), l.outstanding()), (1, 1, 2));
+        assert_eq!(l.end(a), Ok(NodeId(2)));
+        assert_eq!(l.end(a), Err(Accounting::Duplicate));
+        assert_eq!(l.end(id.ticket(7)), Err(Accounting::Unknown));
+        assert_eq!(l.in_flight(NodeId(2)), 0);
+        l.close(id);
+        assert_eq!(l.live_dispatches(), 1, "a send is still out");
+        assert!(l.send(id, NodeId(3)).is_none(), "closed");
+        assert_eq!(l.end(b), Ok(NodeId(5)));
+        assert_eq!((l.live_dispatches(), l.outstanding()), (0, 0));
+        assert_eq!(l.end(b), Err(Accounting::Late), "the dispatch is gone");
+    }
+
+    #[test]
+    fn slots_are_reused_and_old_tickets_stay_late() {
+        let mut l = Ledger::new();
+        let first = l.open();
+        let t = l.send(first, NodeId(0)).unwrap();
+        l.end(t).unwrap();
+        l.close(first);
+        let second = l.open();
+        assert_eq!(second.slot, first.slot);
+        assert_ne!(second.gen, first.gen);
+        assert_eq!(l.end(t), Err(Accounting::Late));
+        let u = l.send(second, NodeId(0)).unwrap();
+        assert_eq!(l.open_sends(second).collect::<Vec<_>>(), [(u, NodeId(0))]);
+        assert_eq!(l.end(u), Ok(NodeId(0)));
+        assert_eq!(l.end(DispatchId { slot: 9, gen: 1 }.ticket(0)), Err(Accounting::Unknown));
+    }
+}
