@@ -32,6 +32,22 @@ pub struct RuntimeConfig {
     pub max_waiting: usize,
 }
 
+impl std::ops::AddAssign for RuntimeStats {
+    fn add_assign(&mut self, o: RuntimeStats) {
+        self.planned += o.planned;
+        self.sends += o.sends;
+        self.replies += o.replies;
+        self.feedback_replies += o.feedback_replies;
+        self.failures += o.failures;
+        self.queued += o.queued;
+        self.rejected += o.rejected;
+        self.probes_sent += o.probes_sent;
+        self.probe_replies += o.probe_replies;
+        self.late += o.late;
+        self.violations += o.violations;
+    }
+}
+
 /// A planned request, ready to send: every target already counts as sent.
 #[derive(Clone, Copy, Debug)]
 pub struct Dispatch {

@@ -17,6 +17,10 @@ pub struct RunResult {
     pub metrics: RunMetrics,
     /// Requests simulated, warm-up included.
     pub simulated_requests: u64,
+    /// Every policy runtime's counters added up.
+    pub runtime: runtime::RuntimeStats,
+    /// The exactly-once audit of the runtimes' accounting ([`crate::Outcome::audit`]).
+    pub audit: Result<(), String>,
 }
 
 impl RunResult {
@@ -56,6 +60,8 @@ pub fn run_all(
                         spec: specs[i].clone(),
                         metrics: out.metrics,
                         simulated_requests: out.simulated_requests,
+                        runtime: out.runtime,
+                        audit: out.audit,
                     }
                 });
                 // A poisoned lock means another worker panicked; that panic propagates anyway.

@@ -41,26 +41,41 @@ fn same_seed_same_bytes() {
 }
 
 #[test]
-fn every_registered_policy_runs_on_its_side() {
-    // A short smoke run of every policy through the engine (rate control, probes, truth).
+fn every_registered_policy_runs_on_each_of_its_sides_with_exact_accounting() {
+    // A short run of every policy through the engine on each side it serves, through a node
+    // crash and restart (rate control, probes, truth, lost requests, a fresh runtime after
+    // the restart), auditing every runtime's ledger against the simulator's own records.
     let mut sc = small();
     sc.run.warmup_ns = 1_000_000_000;
-    sc.run.duration_s = 3;
-    sc.faults.clear();
-    let names: Vec<&str> = policy::POLICIES.iter().map(|p| p.name).collect();
-    for name in names {
-        let specs = parse_list(Some(name), &sc).unwrap();
-        let r = run_all(&sc, &specs, 1, 1, None).unwrap();
-        let s = &r[0].metrics.summary;
-        assert!(
-            s.requests > 0 && s.completed + s.timeouts + s.errors <= s.requests + 200,
-            "{name}: {s:?}"
-        );
-        // Known open issue (reported to the policy owner): c3's rate control compares its
-        // token rate, not its actual sending rate, with the receive rate, so below saturation
-        // it throttles itself towards min_rate and its backlog stalls here.
-        if name != "c3" {
-            assert!(s.completed > 0, "{name}: nothing completed: {s:?}");
+    sc.run.duration_s = 8;
+    for f in &mut sc.faults {
+        f.at_ns = 2_000_000_000;
+        f.duration_ns = Some(2_000_000_000);
+    }
+    for info in policy::POLICIES {
+        let mut items = Vec::new();
+        if info.side.serves(policy::Side::Client) {
+            items.push(format!("{}/naive", info.name));
+        }
+        if info.side.serves(policy::Side::Coordinator) {
+            items.push(format!("random/{}", info.name));
+        }
+        for item in items {
+            let specs = parse_list(Some(&item), &sc).unwrap();
+            let r = &run_all(&sc, &specs, 1, 1, None).unwrap()[0];
+            let s = &r.metrics.summary;
+            assert!(s.completed > 0, "{item}: nothing completed: {s:?}");
+            assert!(s.completed + s.timeouts + s.errors <= s.requests + 200, "{item}: {s:?}");
+            assert_eq!(r.audit, Ok(()), "{item}");
+            let rt = r.runtime;
+            assert!(rt.sends >= s.completed && rt.replies > 0, "{item}: {rt:?}");
+            assert_eq!(rt.violations, 0, "{item}");
+            if info.name == "prequal" {
+                assert!(rt.probes_sent > 0 && rt.probe_replies > 0, "{item}: {rt:?}");
+            }
+            if info.name == "c3" || info.name == "hwlb" {
+                assert!(rt.feedback_replies > 0, "{item}: {rt:?}");
+            }
         }
     }
 }

@@ -27,9 +27,9 @@ use metrics::{CacheOutcome, LatencyHistogram, ReadKind, Recorder, RecorderConfig
 use node::{Node, Stage};
 use policy::hwlb::HitRateTracker;
 use policy::{
-    ConsistencyLevel, Decision, Failure, Feedback, NodeCaps, NodeId, NodeTruth, Plan, Policy, Probe, ProbeReply, Reply, Request, Rng,
-    MAX_REPLICAS,
+    ConsistencyLevel, Decision, Failure, Feedback, Need, NodeCaps, NodeId, NodeTruth, Plan, Policy, ProbeReply, Request, Rng, MAX_REPLICAS,
 };
+use runtime::{Caller, Dispatch, DispatchId, Released, Runtime, RuntimeConfig, RuntimeStats, Submitted, Ticket};
 use slab::{Slab, Slot};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -70,6 +70,8 @@ struct Op {
     state: OpState,
     local: bool,
     outcome_given: bool,
+    /// The send's ticket in its requester's runtime.
+    ticket: Ticket,
     key: u64,
     sent_ns: u64,
     arrived_ns: u64,
@@ -117,6 +119,13 @@ struct Req {
     n_ops: u8,
     ops: [u32; crate::scenario::MAX_OPS_PER_REQUEST],
     fallback: u16,
+    /// The replica reads or writes, in the runtime of the requester that sent them.
+    dispatch: Option<DispatchId>,
+    /// The generation of the requester when it made `dispatch` (a restarted coordinator has
+    /// a new runtime, which must not be told about the old one's dispatches).
+    dispatch_gen: u32,
+    /// The client's choice of coordinator, in the client's runtime (coordinator routing).
+    client_dispatch: Option<DispatchId>,
 }
 
 impl Slot for Req {
@@ -128,25 +137,29 @@ impl Slot for Req {
     }
 }
 
-/// A policy instance with its state: one per client, one per coordinator node.
+/// What the simulator provides to a policy: everything, ground truth included.
+const SIMULATOR: Caller = Caller {
+    name: "the simulator",
+    provides: policy::Needs::ALL,
+};
+
+/// A waiting request, as its runtime hands it back: (request slot, generation).
+type ReqKey = (u32, u32);
+
+/// A decider with its policy runtime: one per client, one per coordinator node.
 struct Requester {
-    policy: Box<dyn Policy>,
-    rng: Rng,
+    rt: Runtime<ReqKey>,
     zone: u16,
     /// The node it runs on (coordinators).
     local: Option<NodeId>,
-    /// Rate-limited requests per replica group, FIFO: (request, generation).
-    backlog: Vec<VecDeque<(u32, u32)>>,
-    /// Groups with a non-empty backlog.
-    backlog_mask: u64,
-    /// Per group, the time of the pending retry event (`u64::MAX`: none). A retry event whose
-    /// time is not this one is stale (an earlier retry replaced it) and does nothing.
-    retry_at: Vec<u64>,
-    /// Rotates the group drained first on a reply, so no group always gets the fresh tokens.
-    drain_cursor: u32,
-    wants_truth: bool,
+    /// The time of the pending runtime-timer event (`u64::MAX`: none). A timer event whose
+    /// time is not this one is stale (an earlier one replaced it) and does nothing.
+    timer_at: u64,
     /// Generation of the node it runs on when built (coordinators).
     gen: u32,
+    /// The seed its runtime started from; a restarted coordinator's new runtime derives its
+    /// seed from it, so no other random stream moves.
+    seed: u64,
 }
 
 struct Client {
@@ -199,8 +212,6 @@ pub struct Sim<'s> {
     net_rng: Rng,
     fault_rng: Rng,
     faults: FaultPlan,
-    plan: Plan,
-    probes: Vec<Probe>,
     events: u64,
     restart: Option<(usize, f64)>,
     replica_latency: LatencyHistogram,
@@ -214,6 +225,12 @@ pub struct Outcome {
     pub metrics: RunMetrics,
     /// Requests issued during measurement and warm-up.
     pub simulated_requests: u64,
+    /// Every runtime's counters added up (clients and coordinators).
+    pub runtime: RuntimeStats,
+    /// The exactly-once audit at the end of the run: every runtime's sends without an end are
+    /// exactly the simulator's requests and ops still out, and no runtime refused a reply or
+    /// failure. `Err` names the first requester that disagrees.
+    pub audit: Result<(), String>,
 }
 
 impl<'s> Sim<'s> {
@@ -225,10 +242,9 @@ impl<'s> Sim<'s> {
         let mut master = Rng::seed_from_u64(seed);
         let mut clients = Vec::with_capacity(sc.clients.count);
         let mut requesters = Vec::new();
-        let groups = topo.groups();
         for c in 0..sc.clients.count {
             let rng = master.fork();
-            let policy_rng = master.fork();
+            let policy_seed = master.next_u64();
             let (gap_ns, fixed) = match sc.clients.arrival {
                 Arrival::Poisson { rate_per_s } => (1e9 / (rate_per_s * sc.clients.weight[c]), false),
                 Arrival::Fixed { rate_per_s } => (1e9 / (rate_per_s * sc.clients.weight[c]), true),
@@ -241,30 +257,25 @@ impl<'s> Sim<'s> {
                 gap_ns,
                 fixed,
             });
-            let policy = if ideal {
-                Box::new(FirstCandidate(
-                    policy::Params::resolve("ideal", &[], &Default::default()).map_err(|e| e.to_string())?,
-                ))
+            let rt = if ideal {
+                let first = FirstCandidate(policy::Params::resolve("ideal", &[], &Default::default()).map_err(|e| e.to_string())?);
+                Runtime::new(Box::new(first), policy::Needs::NONE, SIMULATOR, runtime_config(None, policy_seed))?
             } else {
-                build_policy(sc, &spec.client, policy::Side::Client)?
+                build_runtime(sc, &spec.client, policy::Side::Client, None, policy_seed)?
             };
             requesters.push(Requester {
-                wants_truth: policy.name() == "oracle",
-                policy,
-                rng: policy_rng,
+                rt,
                 zone: sc.clients.zone[c],
                 local: None,
-                backlog: (0..groups).map(|_| VecDeque::new()).collect(),
-                backlog_mask: 0,
-                retry_at: vec![u64::MAX; groups],
-                drain_cursor: 0,
+                timer_at: u64::MAX,
                 gen: 0,
+                seed: policy_seed,
             });
         }
         let mut nodes = Vec::with_capacity(n_nodes);
         for n in 0..n_nodes {
             let rng = master.fork();
-            let policy_rng = master.fork();
+            let policy_seed = master.next_u64();
             let conc = if ideal {
                 sc.node.cpu_concurrency * sc.cluster.nodes as u32
             } else {
@@ -293,25 +304,21 @@ impl<'s> Sim<'s> {
                 latency_ewma_ns: 0.0,
             });
             if sc.cluster.routing == Routing::Coordinator {
-                let policy = build_policy(sc, &spec.coordinator, policy::Side::Coordinator)?;
+                let local = Some(NodeId(n as u16));
                 requesters.push(Requester {
-                    wants_truth: policy.name() == "oracle",
-                    policy,
-                    rng: policy_rng,
+                    rt: build_runtime(sc, &spec.coordinator, policy::Side::Coordinator, local, policy_seed)?,
                     zone: topo.node_zone(n),
-                    local: Some(NodeId(n as u16)),
-                    backlog: (0..groups).map(|_| VecDeque::new()).collect(),
-                    backlog_mask: 0,
-                    retry_at: vec![u64::MAX; groups],
-                    drain_cursor: 0,
+                    local,
+                    timer_at: u64::MAX,
                     gen: 0,
+                    seed: policy_seed,
                 });
             }
         }
         // Every policy learns the zones once (weighted-least-loaded weighs remote zones).
         let zones: Vec<(NodeId, u32)> = (0..n_nodes).map(|n| (NodeId(n as u16), topo.node_zone(n) as u32)).collect();
         for r in &mut requesters {
-            r.policy.on_topology(&zones, Some(r.zone as u32));
+            r.rt.set_topology(&zones, Some(r.zone as u32));
         }
         let net_rng = master.fork();
         let fault_rng = master.fork();
@@ -346,8 +353,6 @@ impl<'s> Sim<'s> {
             net_rng,
             fault_rng,
             faults,
-            plan: Plan::new(),
-            probes: Vec::new(),
             events: 0,
             restart: None,
             replica_latency: LatencyHistogram::new(),
@@ -383,11 +388,53 @@ impl<'s> Sim<'s> {
         }
         let wall_s = wall.elapsed().as_secs_f64();
         let label = self.spec.label.clone();
+        let audit = self.audit();
+        let mut total = RuntimeStats::default();
+        for r in &self.requesters {
+            total += r.rt.stats();
+        }
         let metrics = self.rec.finish(label, self.restart, self.events, wall_s);
         Outcome {
             metrics,
             simulated_requests: issued,
+            runtime: total,
+            audit,
         }
+    }
+
+    /// Checks every runtime's ledger against the simulator's own records (see
+    /// [`Outcome::audit`]).
+    fn audit(&self) -> Result<(), String> {
+        let mut expected = vec![0u64; self.requesters.len()];
+        for i in self.ops.live_indices() {
+            let op = self.ops.at(i);
+            let r = op.requester as usize;
+            if op.kind != OpKind::Coordinate && !op.outcome_given && self.requesters[r].gen == op.requester_gen {
+                expected[r] += 1;
+            }
+        }
+        for i in self.reqs.live_indices() {
+            let req = self.reqs.at(i);
+            if req.client_dispatch.is_some() {
+                expected[req.client as usize] += 1;
+            }
+        }
+        for (r, rq) in self.requesters.iter().enumerate() {
+            let stats = rq.rt.stats();
+            let out = rq.rt.outstanding();
+            if stats.violations > 0 || out != expected[r] || stats.sends != stats.replies + stats.failures + out {
+                return Err(format!(
+                    "requester {r} ({}): {out} sends out, {} expected; {} sends, {} replies, {} failures, {} violations",
+                    rq.rt.name(),
+                    expected[r],
+                    stats.sends,
+                    stats.replies,
+                    stats.failures,
+                    stats.violations
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn start(&mut self) {
@@ -435,9 +482,10 @@ impl<'s> Sim<'s> {
             Kind::Speculate => self.on_speculate(ev.a, ev.b),
             Kind::RetryBacklog => {
                 let r = &mut self.requesters[ev.a as usize];
-                if r.retry_at[ev.b as usize] == ev.t {
-                    r.retry_at[ev.b as usize] = u64::MAX;
-                    self.drain_backlog(ev.a, ev.b);
+                if r.timer_at == ev.t {
+                    r.timer_at = u64::MAX;
+                    r.rt.handle_timeout(ev.t);
+                    self.pump(ev.a);
                 }
             }
             Kind::ProbeAtNode => self.on_probe_at_node(ev),
@@ -448,7 +496,7 @@ impl<'s> Sim<'s> {
                     in_flight: (ev.c >> 32) as u32,
                     latency_ns: (ev.c & 0xffff_ffff) * 1000,
                 };
-                r.policy.on_probe_reply(&reply, self.now);
+                r.rt.on_probe_reply(&reply, self.now);
             }
             Kind::Gossip => self.on_gossip(ev.a as usize, ev.b, f64::from_bits(ev.c)),
             Kind::Fault => self.on_fault(ev.a as usize),
@@ -532,7 +580,7 @@ impl<'s> Sim<'s> {
                 service_time_mean_ns: mean,
                 concurrency: conc,
             };
-            self.requesters[r as usize].policy.on_truth(&truth, self.now);
+            self.requesters[r as usize].rt.on_truth(&truth, self.now);
         }
     }
 
@@ -575,82 +623,9 @@ impl<'s> Sim<'s> {
         self.submit_to_requester(c, id, gen);
     }
 
-    /// Routes request `id` at requester `r`, or queues it behind the group's backlog.
+    /// Asks requester `r`'s runtime where request `id` goes and sends it; a request held back
+    /// by rate control comes back later through [`Self::pump`].
     fn submit_to_requester(&mut self, r: u32, id: u32, gen: u32) {
-        let group = self.reqs.at(id).group;
-        let rq = &mut self.requesters[r as usize];
-        if rq.backlog_mask & (1u64 << group) != 0 {
-            rq.backlog[group as usize].push_back((id, gen));
-            return;
-        }
-        if let Err(retry_at) = self.route(r, id) {
-            let rq = &mut self.requesters[r as usize];
-            rq.backlog[group as usize].push_back((id, gen));
-            rq.backlog_mask |= 1u64 << group;
-            self.schedule_retry(r, group, retry_at);
-        }
-    }
-
-    /// Makes sure `group`'s backlog at requester `r` is retried by `retry_at`: a pending retry
-    /// that comes later is superseded (it would be a late wake-up: the policy now names an
-    /// earlier time), one that comes earlier is kept.
-    fn schedule_retry(&mut self, r: u32, group: u32, retry_at: u64) {
-        let t = retry_at.max(self.now + 1);
-        let pending = &mut self.requesters[r as usize].retry_at[group as usize];
-        if t < *pending {
-            *pending = t;
-            self.q.push(t, Kind::RetryBacklog, r, group, 0);
-        }
-    }
-
-    /// A reply from `node` reached requester `r` (its policy has seen it): retries the head of
-    /// every backlogged group `node` can serve, since the reply may have raised its sending
-    /// rate. The first group tried rotates from reply to reply, so when one token frees up no
-    /// group is always first in line for it.
-    fn wake_backlog(&mut self, r: u32, node: u16) {
-        let any_node = self.is_client(r) && self.sc.cluster.routing == Routing::Coordinator && !self.sc.clients.token_aware;
-        let rq = &mut self.requesters[r as usize];
-        let mask = rq.backlog_mask;
-        if mask == 0 {
-            return;
-        }
-        let start = rq.drain_cursor % 64;
-        rq.drain_cursor = rq.drain_cursor.wrapping_add(1);
-        let mut rest = mask.rotate_right(start);
-        while rest != 0 {
-            let g = (rest.trailing_zeros() + start) % 64;
-            rest &= rest - 1;
-            if any_node || self.topo.replicas(g).contains(&NodeId(node)) {
-                self.drain_backlog(r, g);
-            }
-        }
-    }
-
-    fn drain_backlog(&mut self, r: u32, group: u32) {
-        loop {
-            let Some(&(id, gen)) = self.requesters[r as usize].backlog[group as usize].front() else {
-                self.requesters[r as usize].backlog_mask &= !(1u64 << group);
-                return;
-            };
-            if self.reqs.get(id, gen).is_none() {
-                self.requesters[r as usize].backlog[group as usize].pop_front();
-                continue;
-            }
-            match self.route(r, id) {
-                Ok(()) => {
-                    self.requesters[r as usize].backlog[group as usize].pop_front();
-                }
-                Err(retry_at) => {
-                    self.schedule_retry(r, group, retry_at);
-                    return;
-                }
-            }
-        }
-    }
-
-    /// Asks requester `r`'s policy where request `id` goes and sends it. `Err(t)` = rate
-    /// control says wait until `t`.
-    fn route(&mut self, r: u32, id: u32) -> Result<(), u64> {
         let req = *self.reqs.at(id);
         let choose_coordinator = self.is_client(r) && self.sc.cluster.routing == Routing::Coordinator;
         let local = self.requesters[r as usize].local.map(|n| n.0);
@@ -668,87 +643,117 @@ impl<'s> Sim<'s> {
             req.needed as usize
         };
         if n < count.max(req.needed as usize * (!choose_coordinator) as usize) || n == 0 {
-            self.fail_request(id, req.gen);
-            return Ok(());
+            self.fail_request(id, gen);
+            return;
         }
-        if self.requesters[r as usize].wants_truth {
+        let now = self.now;
+        if req.write && !choose_coordinator {
+            // Writes go to every live replica; the runtime still counts them as sent.
+            let d = self.requesters[r as usize].rt.dispatch_fixed(&cand[..n], now);
+            let rq = self.reqs.at_mut(id);
+            rq.dispatch = Some(d);
+            rq.dispatch_gen = self.requesters[r as usize].gen;
+            for (i, &t) in cand[..n].iter().enumerate() {
+                self.send_op(r, id, t.0, d.ticket(i));
+            }
+            return;
+        }
+        if self.requesters[r as usize].rt.needs(Need::Truth) {
             self.feed_truth(r, &cand[..n]);
         }
-        let replicas = self.topo.replicas(req.group);
         let request = Request {
             candidates: &cand[..n],
-            replicas: Some(replicas),
+            replicas: Some(self.topo.replicas(req.group)),
             count,
             local: local.map(NodeId),
             group: req.group as u64,
         };
-        let now = self.now;
-        let rq = &mut self.requesters[r as usize];
-        let decision = if req.write && !choose_coordinator {
-            self.plan.set_order(&cand[..n], n);
-            Decision::Send
-        } else {
-            rq.policy.plan(&request, now, &mut rq.rng, &mut self.plan)
-        };
-        match decision {
-            Decision::Wait { retry_at_ns } => return Err(retry_at_ns),
-            Decision::Unavailable => {
-                self.fail_request(id, req.gen);
-                return Ok(());
-            }
-            Decision::Send => {}
+        match self.requesters[r as usize].rt.submit(&request, now, || (id, gen)) {
+            Submitted::Send(d) => self.send_dispatch(r, id, d),
+            Submitted::Queued => {}
+            Submitted::Unavailable | Submitted::Rejected => self.fail_request(id, gen),
         }
-        if self.plan.count() < count {
-            self.fail_request(id, req.gen);
-            return Ok(());
-        }
-        self.probes.clear();
-        rq.policy.probes(&request, now, &mut rq.rng, &mut self.probes);
-        for i in 0..self.probes.len() {
-            let node = self.probes[i].node;
-            let d = self.delay(
-                self.requesters[r as usize].zone,
-                self.nodes[node.index()].zone,
-                local.unwrap_or(NO_NODE),
-            );
-            self.q.push(now + d, Kind::ProbeAtNode, r, node.0 as u32, 0);
-        }
-        let plan = self.plan;
-        if choose_coordinator {
-            let coord = plan.targets()[0];
-            self.requesters[r as usize].policy.on_send(coord, now);
-            let d = self.delay(self.clients[r as usize].zone, self.nodes[coord.index()].zone, NO_NODE);
-            self.reqs.at_mut(id).coord = coord.0;
-            self.q.push(now + d, Kind::AtCoordinator, id, req.gen, 0);
-            return Ok(());
-        }
-        for &t in plan.targets() {
-            self.send_op(r, id, t.0);
-        }
-        if !req.write {
-            if let Some(&fb) = plan.fallbacks().first() {
-                let delay = match self.sc.requests.speculative {
-                    Speculative::None => u64::MAX,
-                    Speculative::After { delay_ns } => delay_ns,
-                    Speculative::Percentile { .. } => self.speculate_after_ns,
-                };
-                if delay != u64::MAX {
-                    self.reqs.at_mut(id).fallback = fb.0;
-                    self.q.push(now + delay, Kind::Speculate, id, req.gen, 0);
-                }
-            }
-        }
-        Ok(())
+        self.pump(r);
     }
 
-    /// Sends one replica op of request `id` from requester `r` to `node`.
-    fn send_op(&mut self, r: u32, id: u32, node: u16) {
+    /// Moves requester `r`'s runtime outputs onto the event queue: probes to send, waiting
+    /// requests it released, and the timer it wants armed.
+    fn pump(&mut self, r: u32) {
+        loop {
+            self.send_probes(r);
+            let reqs = &self.reqs;
+            let rq = &mut self.requesters[r as usize];
+            let Some(((id, gen), released)) = rq.rt.poll_released(self.now, |&(id, gen)| reqs.get(id, gen).is_some()) else {
+                break;
+            };
+            match released {
+                Released::Send(d) => self.send_dispatch(r, id, d),
+                Released::Unavailable => self.fail_request(id, gen),
+            }
+        }
+        let now = self.now;
+        let rq = &mut self.requesters[r as usize];
+        if let Some(t) = rq.rt.poll_timeout() {
+            let t = t.max(now + 1);
+            if t < rq.timer_at {
+                rq.timer_at = t;
+                self.q.push(t, Kind::RetryBacklog, r, 0, 0);
+            }
+        }
+    }
+
+    fn send_probes(&mut self, r: u32) {
+        while let Some(probe) = self.requesters[r as usize].rt.poll_probe() {
+            let from = self.requesters[r as usize].zone;
+            let local = self.requesters[r as usize].local;
+            let d = self.delay(from, self.nodes[probe.node.index()].zone, local.map_or(NO_NODE, |l| l.0));
+            self.q.push(self.now + d, Kind::ProbeAtNode, r, probe.node.0 as u32, 0);
+        }
+    }
+
+    /// Sends a planned request: to its coordinator (a client choosing one) or as replica ops.
+    fn send_dispatch(&mut self, r: u32, id: u32, d: Dispatch) {
         let now = self.now;
         let req = *self.reqs.at(id);
-        if req.n_ops as usize >= req.ops.len() {
+        if self.is_client(r) && self.sc.cluster.routing == Routing::Coordinator {
+            let coord = d.plan.targets()[0];
+            let delay = self.delay(self.clients[r as usize].zone, self.nodes[coord.index()].zone, NO_NODE);
+            let rq = self.reqs.at_mut(id);
+            rq.coord = coord.0;
+            rq.client_dispatch = Some(d.id);
+            self.q.push(now + delay, Kind::AtCoordinator, id, req.gen, 0);
             return;
         }
+        let rq = self.reqs.at_mut(id);
+        rq.dispatch = Some(d.id);
+        rq.dispatch_gen = self.requesters[r as usize].gen;
+        for (node, ticket) in d.targets() {
+            self.send_op(r, id, node.0, ticket);
+        }
+        if let Some(&fb) = d.plan.fallbacks().first() {
+            let delay = match self.sc.requests.speculative {
+                Speculative::None => u64::MAX,
+                Speculative::After { delay_ns } => delay_ns,
+                Speculative::Percentile { .. } => self.speculate_after_ns,
+            };
+            if delay != u64::MAX {
+                self.reqs.at_mut(id).fallback = fb.0;
+                self.q.push(now + delay, Kind::Speculate, id, req.gen, 0);
+            }
+        }
+    }
+
+    /// Sends one replica op of request `id` from requester `r` to `node` (already counted as
+    /// sent in the requester's runtime under `ticket`).
+    fn send_op(&mut self, r: u32, id: u32, node: u16, ticket: Ticket) {
+        let now = self.now;
+        let req = *self.reqs.at(id);
         let local = self.requesters[r as usize].local;
+        if req.n_ops as usize >= req.ops.len() {
+            // No room to track it: it ends at once, so the runtime's accounting stays whole.
+            let _ = self.requesters[r as usize].rt.on_failure(ticket, Failure::Error, now);
+            return;
+        }
         let is_local = local == Some(NodeId(node));
         let op = Op {
             req: id,
@@ -758,6 +763,7 @@ impl<'s> Sim<'s> {
             requester_gen: self.requesters[r as usize].gen,
             kind: if req.write { OpKind::Write } else { OpKind::Read },
             local: is_local,
+            ticket,
             key: req.key,
             sent_ns: now,
             ..Op::default()
@@ -768,7 +774,6 @@ impl<'s> Sim<'s> {
             rq.ops[rq.n_ops as usize] = op_id;
             rq.n_ops += 1;
         }
-        self.requesters[r as usize].policy.on_send(NodeId(node), now);
         if is_local {
             self.arrive_at_replica(op_id);
         } else {
@@ -793,8 +798,22 @@ impl<'s> Sim<'s> {
         self.finish_request(id, req);
     }
 
-    /// Frees a request and, in closed loop, lets its client issue the next one.
+    /// Frees a request and, in closed loop, lets its client issue the next one. Its dispatches
+    /// are closed: no more sends will follow (sends still out end when they end).
     fn finish_request(&mut self, id: u32, req: Req) {
+        if let Some(d) = req.dispatch {
+            let r = if self.sc.cluster.routing == Routing::Coordinator {
+                self.coordinator_requester(req.coord)
+            } else {
+                req.client
+            };
+            if self.requesters[r as usize].gen == req.dispatch_gen {
+                self.requesters[r as usize].rt.close(d);
+            }
+        }
+        if let Some(d) = req.client_dispatch {
+            self.requesters[req.client as usize].rt.close(d);
+        }
         self.reqs.remove(id);
         if let Arrival::Closed { think_time_ns, .. } = self.sc.clients.arrival {
             self.q.push(self.now + think_time_ns, Kind::Arrival, req.client, 0, 0);
@@ -817,10 +836,9 @@ impl<'s> Sim<'s> {
             for &op_id in &req.ops[..req.n_ops as usize] {
                 self.give_outcome(op_id, Err(Failure::Timeout));
             }
-            if self.sc.cluster.routing == Routing::Coordinator && req.coord != NO_NODE {
-                self.requesters[req.client as usize]
-                    .policy
-                    .on_failure(NodeId(req.coord), Failure::Timeout, deadline);
+            if let Some(d) = req.client_dispatch {
+                self.requesters[req.client as usize].rt.abandon(d, Failure::Timeout, deadline);
+                self.pump(req.client);
             }
             self.finish_request(id, req);
         }
@@ -844,17 +862,13 @@ impl<'s> Sim<'s> {
             }
         }
         let now = self.now;
-        match outcome {
-            Ok(()) => {
-                let reply = Reply {
-                    node: NodeId(op.node),
-                    latency_ns: now - op.sent_ns,
-                    feedback: op.feedback(self.sc.feedback.piggyback),
-                };
-                self.requesters[r].policy.on_reply(&reply, now);
-            }
-            Err(f) => self.requesters[r].policy.on_failure(NodeId(op.node), f, now),
-        }
+        let rt = &mut self.requesters[r].rt;
+        let counted = match outcome {
+            Ok(()) => rt.on_reply(op.ticket, now - op.sent_ns, op.feedback(self.sc.feedback.piggyback), now),
+            Err(f) => rt.on_failure(op.ticket, f, now),
+        };
+        debug_assert!(counted.is_ok(), "op {op_id}: {counted:?}");
+        self.pump(op.requester);
     }
 
     // ----- coordinators --------------------------------------------------------------------
@@ -906,16 +920,16 @@ impl<'s> Sim<'s> {
                 service_time_ns: None,
                 in_flight: Some(n.in_flight),
             };
-            let reply = Reply {
-                node: NodeId(req.coord),
-                latency_ns: now - req.issued_ns,
-                feedback,
-            };
-            self.requesters[req.client as usize].policy.on_reply(&reply, now);
+            if let Some(d) = req.client_dispatch {
+                let counted = self.requesters[req.client as usize]
+                    .rt
+                    .on_reply(d.ticket(0), now - req.issued_ns, feedback, now);
+                debug_assert!(counted.is_ok(), "request {id}: {counted:?}");
+            }
             self.complete(id, req);
             // The client's backlog (a rate-limited client policy choosing coordinators) waits
             // for replies from coordinators, which arrive here rather than in at_requester.
-            self.wake_backlog(req.client, req.coord);
+            self.pump(req.client);
             return;
         }
         self.complete(id, req);
@@ -941,7 +955,12 @@ impl<'s> Sim<'s> {
         if !self.seen_up[req.fallback as usize] {
             return;
         }
-        self.send_op(r, id, req.fallback);
+        let (Some(d), true) = (req.dispatch, self.requesters[r as usize].gen == req.dispatch_gen) else {
+            return;
+        };
+        if let Some(ticket) = self.requesters[r as usize].rt.send_extra(d, NodeId(req.fallback), self.now) {
+            self.send_op(r, id, req.fallback, ticket);
+        }
     }
 
     // ----- replicas ------------------------------------------------------------------------
@@ -1209,7 +1228,6 @@ impl<'s> Sim<'s> {
                 }
             }
         }
-        self.wake_backlog(op.requester, op.node);
     }
 
     fn on_probe_at_node(&mut self, ev: Event) {
@@ -1241,7 +1259,7 @@ impl<'s> Sim<'s> {
             ..Feedback::default()
         };
         let r = self.coordinator_requester(n as u16) as usize;
-        self.requesters[r].policy.on_info(NodeId(n as u16), &info, self.now);
+        self.requesters[r].rt.on_info(NodeId(n as u16), &info, self.now);
     }
 
     fn on_tick(&mut self) {
@@ -1300,7 +1318,7 @@ impl<'s> Sim<'s> {
             if self.requesters[r].local == Some(NodeId(n as u16)) {
                 continue;
             }
-            self.requesters[r].policy.on_info(NodeId(n as u16), &info, self.now);
+            self.requesters[r].rt.on_info(NodeId(n as u16), &info, self.now);
         }
     }
 
@@ -1370,11 +1388,9 @@ impl<'s> Sim<'s> {
             self.q.repush(self.now, e);
         }
         if self.sc.cluster.routing == Routing::Coordinator {
+            // The crashed process loses the requests it held back; their clients time out.
             let r = self.coordinator_requester(n as u16) as usize;
-            for b in &mut self.requesters[r].backlog {
-                b.clear();
-            }
-            self.requesters[r].backlog_mask = 0;
+            self.requesters[r].rt.cancel_waiting(|_| true, |_| {});
         }
         self.q
             .push(self.now + self.sc.run.failure_detection_ns, Kind::SeenDown, n as u32, gen, 0);
@@ -1400,15 +1416,17 @@ impl<'s> Sim<'s> {
         if self.sc.cluster.routing == Routing::Coordinator {
             // A restarted process: a fresh policy that knows nothing yet.
             let r = self.coordinator_requester(n as u16) as usize;
-            match build_policy(self.sc, &self.spec.coordinator, policy::Side::Coordinator) {
-                Ok(mut p) => {
+            let seed = Rng::seed_from_u64(self.requesters[r].seed ^ u64::from(gen)).next_u64();
+            let local = Some(NodeId(n as u16));
+            match build_runtime(self.sc, &self.spec.coordinator, policy::Side::Coordinator, local, seed) {
+                Ok(mut rt) => {
                     let zones: Vec<(NodeId, u32)> = (0..self.nodes.len())
                         .map(|i| (NodeId(i as u16), self.topo.node_zone(i) as u32))
                         .collect();
-                    p.on_topology(&zones, Some(self.requesters[r].zone as u32));
-                    self.requesters[r].policy = p;
+                    rt.set_topology(&zones, Some(self.requesters[r].zone as u32));
+                    self.requesters[r].rt = rt;
                     self.requesters[r].gen = gen;
-                    self.requesters[r].retry_at.fill(u64::MAX);
+                    self.requesters[r].timer_at = u64::MAX;
                 }
                 Err(e) => unreachable!("policy {} built at start but not at restart: {e}", self.spec.coordinator),
             }
@@ -1436,7 +1454,8 @@ impl<'s> Sim<'s> {
         self.seen_up[n] = false;
         for r in 0..self.requesters.len() {
             if self.requesters[r].local != Some(NodeId(n as u16)) {
-                self.requesters[r].policy.on_node_down(NodeId(n as u16), self.now);
+                self.requesters[r].rt.on_node_down(NodeId(n as u16), self.now);
+                self.pump(r as u32);
             }
         }
         let dropped: Vec<u32> = self
@@ -1464,9 +1483,8 @@ impl<'s> Sim<'s> {
         self.seen_up[n] = true;
         for r in 0..self.requesters.len() {
             if self.requesters[r].local != Some(NodeId(n as u16)) {
-                self.requesters[r]
-                    .policy
-                    .on_node_up(NodeId(n as u16), NodeCaps::default(), self.now);
+                self.requesters[r].rt.on_node_up(NodeId(n as u16), NodeCaps::default(), self.now);
+                self.pump(r as u32);
             }
         }
     }
@@ -1497,12 +1515,23 @@ fn required(cl: ConsistencyLevel, rf: usize) -> usize {
     cl.required(rf).clamp(1, rf)
 }
 
-fn build_policy(sc: &Scenario, name: &str, side: policy::Side) -> Result<Box<dyn Policy>, String> {
+fn runtime_config(local: Option<NodeId>, seed: u64) -> RuntimeConfig {
+    RuntimeConfig {
+        local,
+        seed,
+        max_waiting: runtime::DEFAULT_MAX_WAITING,
+    }
+}
+
+/// The runtime of policy `name` deciding for side `side` (any side with direct routing,
+/// where clients choose the replicas themselves).
+fn build_runtime(sc: &Scenario, name: &str, side: policy::Side, local: Option<NodeId>, seed: u64) -> Result<Runtime<ReqKey>, String> {
     let table = sc.policy.params.get(name).cloned().unwrap_or_default();
+    let info = policy::registry::find(name).map_err(|e| e.to_string())?;
     let built = if sc.cluster.routing == Routing::Direct {
         policy::build(name, &table)
     } else {
         policy::build_for(name, side, &table)
     };
-    built.map_err(|e| e.to_string())
+    Runtime::new(built.map_err(|e| e.to_string())?, info.needs, SIMULATOR, runtime_config(local, seed))
 }

@@ -70,11 +70,6 @@ impl Topology {
         }
     }
 
-    /// Number of replica groups.
-    pub fn groups(&self) -> usize {
-        self.groups
-    }
-
     /// Zone of node `n`.
     pub fn node_zone(&self, n: usize) -> u16 {
         self.node_zone[n]
