@@ -54,6 +54,10 @@ pub struct UpArgs {
     /// How long to wait for the nodes to see each other, seconds.
     #[arg(long, default_value_t = 60)]
     wait_timeout_s: u64,
+    /// Spread the nodes over this many zones (node i in zone i mod ZONES); zone-aware policies
+    /// (weighted-least-loaded) weigh them.
+    #[arg(long, value_name = "ZONES", default_value_t = 1)]
+    zones: u32,
 }
 
 /// Arguments naming the cluster directory.
@@ -238,6 +242,7 @@ fn up(a: UpArgs) -> CliResult {
         base,
         command: NodeCommand::current_exe_node().map_err(node_error)?,
         wait_timeout: Duration::from_secs(a.wait_timeout_s),
+        zones: a.zones,
     };
     let launched = launcher::up(&opts).map_err(node_error)?;
     for n in &launched.file.nodes {

@@ -7,7 +7,7 @@ use clap::Args;
 use node::client::ClusterClient;
 use node::launcher::ClusterFile;
 use node::loadgen::keys::KeyChooser;
-use node::loadgen::{self, Arrivals, BenchOptions, CoordinatorChoice, LoadOptions};
+use node::loadgen::{self, Arrivals, BenchOptions, ClientPolicy, LoadOptions};
 use policy::{ConsistencyLevel, ParamTable};
 use std::path::PathBuf;
 
@@ -91,6 +91,10 @@ pub struct BenchArgs {
     /// Check every value read against what `load` wrote (mismatches count as errors).
     #[arg(long)]
     verify: bool,
+    /// The client's zone, for zone-aware policies (weighted-least-loaded); nodes take theirs
+    /// from `cluster up --zones`.
+    #[arg(long, value_name = "ZONE")]
+    zone: Option<u32>,
     /// Write the JSON report here.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -151,7 +155,7 @@ pub fn bench(a: BenchArgs) -> CliResult {
     };
     let mut params = ParamTable::new();
     parse_params("--client-param", &a.client_params, &mut params)?;
-    let mut choice = CoordinatorChoice::from_name(a.client_policy.as_deref(), &params).map_err(CliError::usage)?;
+    let mut choice = ClientPolicy::new(a.client_policy.as_deref(), &params, a.seed).map_err(CliError::usage)?;
     let opts = BenchOptions {
         rate: a.rate,
         duration_s: a.duration_s,
@@ -164,6 +168,7 @@ pub fn bench(a: BenchArgs) -> CliResult {
         arrivals,
         seed: a.seed,
         verify: a.verify,
+        zone: a.zone,
     };
     loadgen::check_bench_options(&opts).map_err(CliError::usage)?;
     let (rt, client) = connect(&a.cluster, a.threads)?;

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 /// `policies` arguments.
 #[derive(Args, Debug)]
 pub struct PoliciesArgs {
-    /// Print a JSON array of {name, side, description, parameters} instead of a table.
+    /// Print a JSON array of {name, side, description, parameters, needs} instead of a table.
     #[arg(long)]
     json: bool,
 }
@@ -23,6 +23,8 @@ struct PolicyJson {
     description: &'static str,
     /// Parameter name -> default value.
     parameters: BTreeMap<&'static str, ParamValue>,
+    /// What it needs from its caller: `probes`, `feedback`, `truth`, `topology`.
+    needs: Vec<&'static str>,
 }
 
 /// Runs `policies`.
@@ -35,6 +37,7 @@ pub fn run(args: PoliciesArgs) -> CliResult {
                 side: p.side.as_str(),
                 description: p.description,
                 parameters: p.params.iter().map(|s| (s.name, s.default.value())).collect(),
+                needs: p.needs.names(),
             })
             .collect();
         let text = serde_json::to_string(&list).map_err(|e| CliError::failed(format!("could not write the policy list as JSON: {e}")))?;
@@ -45,6 +48,9 @@ pub fn run(args: PoliciesArgs) -> CliResult {
     println!("{:<width$}  {:<11}  DESCRIPTION", "NAME", "SIDE");
     for p in POLICIES {
         println!("{:<width$}  {:<11}  {}", p.name, p.side.as_str(), p.description);
+        if p.needs != policy::Needs::NONE {
+            println!("{:<width$}  {:<11}  needs: {}", "", "", p.needs.names().join(", "));
+        }
         if !p.params.is_empty() {
             let params: Vec<String> = p.params.iter().map(|s| format!("{}={}", s.name, s.default.value())).collect();
             println!("{:<width$}  {:<11}  parameters: {}", "", "", params.join(", "));

@@ -40,7 +40,13 @@ fn json_lists_every_policy_with_side_description_and_defaults() {
         let obj = p.as_object().unwrap();
         let mut keys: Vec<&str> = obj.keys().map(|k| k.as_str()).collect();
         keys.sort();
-        assert_eq!(keys, ["description", "name", "parameters", "side"]);
+        assert_eq!(keys, ["description", "name", "needs", "parameters", "side"]);
+        for need in p["needs"].as_array().unwrap() {
+            assert!(
+                ["probes", "feedback", "truth", "topology"].contains(&need.as_str().unwrap()),
+                "{need}"
+            );
+        }
         assert!(["client", "coordinator", "both"].contains(&p["side"].as_str().unwrap()));
         let d = p["description"].as_str().unwrap();
         assert!(!d.is_empty() && !d.contains('\n'));
@@ -51,6 +57,13 @@ fn json_lists_every_policy_with_side_description_and_defaults() {
     let c3 = list.iter().find(|p| p["name"] == "c3").unwrap();
     assert_eq!(c3["side"], "both");
     assert_eq!(c3["parameters"]["beta"].as_f64(), Some(0.2));
+    let needs = |name: &str| list.iter().find(|p| p["name"] == name).unwrap()["needs"].clone();
+    assert_eq!(needs("prequal"), serde_json::json!(["probes"]));
+    assert_eq!(needs("oracle"), serde_json::json!(["truth"]));
+    assert_eq!(needs("c3"), serde_json::json!(["feedback"]));
+    assert_eq!(needs("hwlb"), serde_json::json!(["feedback"]));
+    assert_eq!(needs("weighted-least-loaded"), serde_json::json!(["topology"]));
+    assert_eq!(needs("random"), serde_json::json!([]));
 }
 
 #[test]

@@ -39,6 +39,7 @@ pub async fn stats(addr: SocketAddr, timeout: Duration) -> Result<proto::StatsRe
 #[derive(Clone)]
 pub struct ClusterClient {
     clients: Vec<Option<ReplicaLbClient<Channel>>>,
+    zones: Vec<(NodeId, u32)>,
     ring: Ring,
 }
 
@@ -59,6 +60,7 @@ impl ClusterClient {
     pub fn from_stats(s: &proto::StatsResponse) -> ClusterClient {
         let mut clients = Vec::new();
         let mut ids = Vec::new();
+        let mut zones = Vec::new();
         for m in &s.members {
             let Ok(addr) = m.grpc.parse::<SocketAddr>() else { continue };
             let Ok(id) = u16::try_from(m.id) else { continue };
@@ -67,8 +69,10 @@ impl ClusterClient {
             }
             clients[id as usize] = Some(node_client(addr));
             ids.push(NodeId(id));
+            zones.push((NodeId(id), m.zone));
         }
         ClusterClient {
+            zones,
             ring: Ring::new(&ids, s.vnodes, s.replication_factor as usize),
             clients,
         }
@@ -77,6 +81,11 @@ impl ClusterClient {
     /// The members, sorted.
     pub fn nodes(&self) -> &[NodeId] {
         self.ring.nodes()
+    }
+
+    /// Every member's zone, as the nodes gossip them.
+    pub fn zones(&self) -> Vec<(NodeId, u32)> {
+        self.zones.clone()
     }
 
     /// A key's replicas and range id.

@@ -58,6 +58,9 @@ pub struct NodeConfig {
     pub hit_rate_window_ms: u64,
     /// Extra delay before every replica read reply, ms (a fault; 0 = none).
     pub reply_delay_ms: u32,
+    /// The node's zone (rack or availability zone), gossiped to peers and told to their
+    /// policies; nodes without zones all sit in zone 0.
+    pub zone: u32,
     /// Time-out to connect to a peer, ms.
     pub connect_timeout_ms: u64,
     /// Tokio worker threads.
@@ -142,6 +145,7 @@ impl Default for NodeConfig {
             hit_rate_tick_ms: 10_000,
             hit_rate_window_ms: 60_000,
             reply_delay_ms: 0,
+            zone: 0,
             connect_timeout_ms: 1_000,
             worker_threads: 2,
             policy: PolicyConfig::default(),
@@ -268,7 +272,7 @@ impl NodeConfig {
         if self.data_dir.as_os_str().is_empty() {
             return bad("data_dir", "''".into(), "a directory path");
         }
-        policy::registry::build_for(&self.policy.name, policy::Side::Coordinator, &self.policy.params)
+        crate::policy_runtime::PolicyHandle::build(&self.policy.name, &self.policy.params, policy::NodeId(0), 0)
             .map_err(|e| NodeError::Config(format!("policy: {e}")))?;
         Ok(())
     }

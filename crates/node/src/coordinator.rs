@@ -10,12 +10,14 @@
 //! never a hang: nothing here waits without a time limit.
 
 use crate::metrics::{inc, GaugeGuard};
+use crate::policy_runtime::NoPlan;
 use crate::proto;
 use crate::replica;
 use crate::state::{NodeState, View};
 use crate::storage::Row;
 use bytes::Bytes;
-use policy::{ConsistencyLevel, Failure, NodeId, ReplicaSet, Reply};
+use policy::{ConsistencyLevel, Failure, NodeId, ReplicaSet};
+use runtime::Ticket;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::mpsc;
@@ -85,11 +87,12 @@ fn classify(status: &tonic::Status) -> Failure {
 
 type ReadResult = (NodeId, Result<Option<Row>, String>);
 
-/// Starts one replica read; its result arrives on `tx`.
+/// Starts one replica read, sent under `ticket` (already counted as sent by the policy
+/// runtime); its result arrives on `tx`. Every path ends the ticket exactly once.
 fn launch_read(
     state: &Arc<NodeState>,
     view: &View,
-    node: NodeId,
+    (node, ticket): (NodeId, Ticket),
     key: &Bytes,
     deadline: tokio::time::Instant,
     tx: &mpsc::Sender<ReadResult>,
@@ -97,21 +100,17 @@ fn launch_read(
     let state = state.clone();
     let key = key.clone();
     let tx = tx.clone();
-    state.policy.sent(node);
     if node == state.id {
         inc(&state.counters.local_reads);
         tokio::spawn(async move {
             let start = Instant::now();
-            let result = replica::read(&state, &key).await;
-            // Exactly one of reply / failure for every send, as the policy contract asks
-            // (policies count requests in flight from these).
+            let result = match timeout_at(deadline, replica::read(&state, &key)).await {
+                Ok(r) => r,
+                Err(_) => Err("the local read did not finish in time".to_string()),
+            };
             match &result {
-                Ok(r) => state.policy.reply(Reply {
-                    node,
-                    latency_ns: start.elapsed().as_nanos() as u64,
-                    feedback: r.feedback,
-                }),
-                Err(_) => state.policy.failure(node, Failure::Error),
+                Ok(r) => state.policy.reply(ticket, start.elapsed().as_nanos() as u64, r.feedback),
+                Err(_) => state.policy.failure(ticket, Failure::Error),
             }
             let _ = tx.send((node, result.map(|r| r.row))).await;
         });
@@ -119,7 +118,7 @@ fn launch_read(
     }
     inc(&state.counters.remote_reads);
     let Some(peer) = view.peer(node) else {
-        state.policy.failure(node, Failure::ConnectionLost);
+        state.policy.failure(ticket, Failure::ConnectionLost);
         let _ = tx.try_send((node, Err(format!("node {node} is not known"))));
         return;
     };
@@ -136,11 +135,11 @@ fn launch_read(
         };
         let result = match timeout_at(deadline, send).await {
             Err(_) => {
-                state.policy.failure(node, Failure::Timeout);
+                state.policy.failure(ticket, Failure::Timeout);
                 Err(format!("node {node} did not answer in time"))
             }
             Ok(Err(status)) => {
-                state.policy.failure(node, classify(&status));
+                state.policy.failure(ticket, classify(&status));
                 Err(format!("node {node}: {}", status.message()))
             }
             Ok(Ok(reply)) => {
@@ -149,11 +148,7 @@ fn launch_read(
                 if let Some(rate) = feedback.hit_rate {
                     state.note_peer_rate(node, rate);
                 }
-                state.policy.reply(Reply {
-                    node,
-                    latency_ns: start.elapsed().as_nanos() as u64,
-                    feedback,
-                });
+                state.policy.reply(ticket, start.elapsed().as_nanos() as u64, feedback);
                 Ok(reply.found.then_some(Row {
                     timestamp_us: reply.timestamp_us,
                     value: reply.value,
@@ -180,56 +175,95 @@ pub async fn get(
     let replicas = *replicas;
     let k = cl.required(state.config.replication_factor as usize);
     let live = live_replicas(&view, &replicas, cl, k, state.config.replication_factor)?;
-    let plan = match timeout_at(deadline, state.policy.plan(live, replicas, k, group)).await {
+    let dispatch = match timeout_at(deadline, state.policy.plan(&live, &replicas, k, group)).await {
         Err(_) => {
             return Err(CoordError::Timeout(format!(
                 "read timed out after {timeout_ms} ms waiting for the policy"
             )))
         }
-        Ok(None) => {
+        Ok(Err(NoPlan::Unavailable)) => {
             return Err(CoordError::Unavailable(format!(
                 "policy '{}' found no replicas to read from",
                 state.config.policy.name
             )))
         }
-        Ok(Some(plan)) => plan,
+        Ok(Err(NoPlan::Overloaded)) => {
+            return Err(CoordError::Unavailable(format!(
+                "policy '{}' holds back {} requests already (rate control); try again later",
+                state.config.policy.name,
+                runtime::DEFAULT_MAX_WAITING
+            )))
+        }
+        Ok(Ok(d)) => d,
     };
+    let outcome = read_plan(state, &view, &live, &dispatch, &key, k, cl, deadline, timeout_ms).await;
+    state.policy.close(dispatch.id);
+    outcome
+}
+
+/// Reads from a dispatch's targets, then its fallbacks, then any other live replica, until
+/// `k` answered or the deadline.
+#[allow(clippy::too_many_arguments)]
+async fn read_plan(
+    state: &Arc<NodeState>,
+    view: &View,
+    live: &ReplicaSet,
+    dispatch: &runtime::Dispatch,
+    key: &Bytes,
+    k: usize,
+    cl: ConsistencyLevel,
+    deadline: tokio::time::Instant,
+    timeout_ms: u32,
+) -> Result<ReadOutcome, CoordError> {
+    let c = &state.counters;
+    let plan = &dispatch.plan;
     // Fast path: one replica to read and it is this node (CL ONE, token-aware client).
+    let mut targets = dispatch.targets();
     if k == 1 && plan.targets().first() == Some(&state.id) {
+        let (_, ticket) = targets.next().expect("a plan of count 1 has a target");
         inc(&c.local_reads);
-        state.policy.sent(state.id);
         let start = Instant::now();
-        match timeout_at(deadline, replica::read(state, &key)).await {
+        match timeout_at(deadline, replica::read(state, key)).await {
             Ok(Ok(read)) => {
-                state.policy.reply(Reply {
-                    node: state.id,
-                    latency_ns: start.elapsed().as_nanos() as u64,
-                    feedback: read.feedback,
-                });
+                state.policy.reply(ticket, start.elapsed().as_nanos() as u64, read.feedback);
                 return Ok(ReadOutcome {
                     row: read.row,
                     answered: 1,
                 });
             }
-            Ok(Err(_)) => state.policy.failure(state.id, Failure::Error),
-            Err(_) => state.policy.failure(state.id, Failure::Timeout),
+            Ok(Err(_)) => state.policy.failure(ticket, Failure::Error),
+            Err(_) => state.policy.failure(ticket, Failure::Timeout),
         }
-        // A local failure: go on with the general path, which tries the fallbacks too.
+        // A local failure: go on with the fallbacks and the other live replicas.
     }
-    // Order of attempts: the plan's targets, its fallbacks, then any other live replica.
-    let mut order = ReplicaSet::new();
-    for &n in plan.all().iter().chain(live.as_slice()) {
-        if !order.contains(n) && live.contains(n) {
-            order.push(n);
+    // Order of further attempts: the plan's fallbacks, then any other live replica.
+    let mut more = ReplicaSet::new();
+    for &n in plan.fallbacks().iter().chain(live.as_slice()) {
+        if !more.contains(n) && !plan.targets().contains(&n) && live.contains(n) {
+            more.push(n);
         }
     }
-    let (tx, mut rx) = mpsc::channel(order.len().max(1));
+    let (tx, mut rx) = mpsc::channel((plan.count() + more.len()).max(1));
     let mut next = 0;
     let mut outstanding = 0;
-    while next < k.min(order.len()) {
-        launch_read(state, &view, order.as_slice()[next], &key, deadline, &tx);
-        next += 1;
+    for target in targets {
+        launch_read(state, view, target, key, deadline, &tx);
         outstanding += 1;
+    }
+    let mut launch_next = |outstanding: &mut usize| {
+        while next < more.len() {
+            let node = more.as_slice()[next];
+            next += 1;
+            if let Some(ticket) = state.policy.send_extra(dispatch.id, node) {
+                launch_read(state, view, (node, ticket), key, deadline, &tx);
+                *outstanding += 1;
+                return;
+            }
+        }
+    };
+    if outstanding == 0 {
+        // The fast path's local read failed.
+        launch_next(&mut outstanding);
     }
     let mut answered = 0;
     let mut best: Option<Row> = None;
@@ -255,11 +289,8 @@ pub async fn get(
             }
             Ok(Some((_, Err(e)))) => {
                 outstanding -= 1;
-                if next < order.len() {
-                    launch_read(state, &view, order.as_slice()[next], &key, deadline, &tx);
-                    next += 1;
-                    outstanding += 1;
-                } else if outstanding == 0 {
+                launch_next(&mut outstanding);
+                if outstanding == 0 {
                     return Err(CoordError::Unavailable(format!(
                         "{answered} of {k} replicas answered (CL {}); last error: {e}",
                         cl.as_str()
@@ -289,23 +320,32 @@ pub async fn put(
     let timestamp_us = state.next_timestamp_us();
     let row = Row { timestamp_us, value };
     let (tx, mut rx) = mpsc::channel::<Result<(), String>>(live.len());
-    for &node in live.as_slice() {
+    // Every live replica is written; the policy counts the writes in flight like reads.
+    let dispatch = state.policy.dispatch_all(live.as_slice());
+    for (i, &node) in live.as_slice().iter().enumerate() {
+        let ticket = dispatch.ticket(i);
         let tx = tx.clone();
         let state = state.clone();
         let key = key.clone();
         let row = row.clone();
         if node == state.id {
             tokio::spawn(async move {
+                let start = Instant::now();
                 let r = timeout_at(deadline, replica::write(&state, key, row))
                     .await
                     .unwrap_or_else(|_| Err("local write did not finish in time".into()));
+                end_write(&state, ticket, start, &r);
                 let _ = tx.send(r).await;
             });
             continue;
         }
-        let Some(peer) = view.peer(node) else { continue };
+        let Some(peer) = view.peer(node) else {
+            state.policy.failure(ticket, Failure::ConnectionLost);
+            continue;
+        };
         let mut client = peer.client.clone();
         tokio::spawn(async move {
+            let start = Instant::now();
             let request = proto::ReplicaWriteRequest {
                 key,
                 value: row.value,
@@ -321,9 +361,11 @@ pub async fn put(
                 Ok(Err(status)) => Err(format!("node {node}: {}", status.message())),
                 Ok(Ok(_)) => Ok(()),
             };
+            end_write(&state, ticket, start, &r);
             let _ = tx.send(r).await;
         });
     }
+    state.policy.close(dispatch);
     drop(tx);
     let mut acked = 0;
     let mut failed = 0;
@@ -349,5 +391,15 @@ pub async fn put(
             }
             Ok(Some(Err(_))) => failed += 1,
         }
+    }
+}
+
+/// Ends a write's ticket: a reply (no feedback record on writes) or a failure.
+fn end_write(state: &NodeState, ticket: Ticket, start: Instant, result: &Result<(), String>) {
+    match result {
+        Ok(()) => state
+            .policy
+            .reply(ticket, start.elapsed().as_nanos() as u64, policy::Feedback::default()),
+        Err(_) => state.policy.failure(ticket, Failure::Error),
     }
 }

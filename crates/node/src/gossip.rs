@@ -32,6 +32,8 @@ pub const KEY_GRPC: &str = "grpc";
 pub const KEY_METRICS: &str = "metrics";
 /// Gossip key: the node's hit rate.
 pub const KEY_HIT_RATE: &str = "hit_rate";
+/// Gossip key: the node's zone.
+pub const KEY_ZONE: &str = "zone";
 
 /// Publish when the rate moved by more than this...
 const PUBLISH_BIG_CHANGE: f64 = 0.1;
@@ -71,6 +73,7 @@ pub async fn start(cfg: &NodeConfig) -> Result<ChitchatHandle, NodeError> {
         (KEY_GRPC.to_string(), cfg.grpc_addr.to_string()),
         (KEY_METRICS.to_string(), cfg.metrics_addr.to_string()),
         (KEY_HIT_RATE.to_string(), "0".to_string()),
+        (KEY_ZONE.to_string(), cfg.zone.to_string()),
     ];
     spawn_chitchat(config, initial, &UdpTransport).await.map_err(|e| NodeError::Bind {
         what: "gossip",
@@ -110,6 +113,7 @@ struct Seen {
     grpc: SocketAddr,
     live: bool,
     hit_rate: Option<String>,
+    zone: u32,
 }
 
 /// Reads chitchat's state into one entry per numeric node id: the live instance with the
@@ -132,6 +136,7 @@ fn snapshot(chitchat: &Chitchat) -> BTreeMap<u16, Seen> {
             grpc,
             live: live.contains(cid),
             hit_rate: state.get(KEY_HIT_RATE).map(str::to_string),
+            zone: state.get(KEY_ZONE).and_then(|v| v.parse().ok()).unwrap_or(0),
         };
         match out.get(&id) {
             Some(old) if (old.live, old.generation) >= (seen.live, seen.generation) => {}
@@ -175,7 +180,7 @@ fn apply(state: &NodeState, known: &mut BTreeMap<u16, Seen>, now: BTreeMap<u16, 
         if seen.live && (!was_live || restarted) {
             state.policy.node_up(node);
         }
-        if old.map(|o| (o.generation, o.grpc, o.live)) != Some((seen.generation, seen.grpc, seen.live)) {
+        if old.map(|o| (o.generation, o.grpc, o.live, o.zone)) != Some((seen.generation, seen.grpc, seen.live, seen.zone)) {
             changed = true;
         }
         if seen.live && (old.map(|o| &o.hit_rate) != Some(&seen.hit_rate) || restarted || !was_live) {
@@ -192,6 +197,17 @@ fn apply(state: &NodeState, known: &mut BTreeMap<u16, Seen>, now: BTreeMap<u16, 
                 }
             }
         }
+    }
+    let zones_of = |seen: &BTreeMap<u16, Seen>| seen.iter().map(|(&id, s)| (id, s.zone)).collect::<Vec<_>>();
+    if zones_of(known) != zones_of(&now) {
+        // Policies that weigh zones (weighted-least-loaded) learn them; the node's own is in
+        // its configuration.
+        let zones: Vec<(NodeId, u32)> = now
+            .iter()
+            .map(|(&id, s)| (NodeId(id), s.zone))
+            .chain([(state.id, state.config.zone)])
+            .collect();
+        state.policy.topology(&zones, state.config.zone);
     }
     if !changed {
         *known = now;
@@ -214,6 +230,7 @@ fn apply(state: &NodeState, known: &mut BTreeMap<u16, Seen>, now: BTreeMap<u16, 
             grpc: seen.grpc,
             generation: seen.generation,
             live: seen.live,
+            zone: seen.zone,
             client,
         });
     }

@@ -144,6 +144,9 @@ pub struct UpOptions {
     pub command: NodeCommand,
     /// How long to wait for every node to see all the others.
     pub wait_timeout: Duration,
+    /// How many zones the nodes are spread over: node i is in zone i mod `zones` (1 = one
+    /// zone, and the base config's `zone` is kept).
+    pub zones: u32,
 }
 
 /// A launched cluster: the file, and the child processes when this process started them.
@@ -200,6 +203,12 @@ pub fn up(opts: &UpOptions) -> Result<Launched, NodeError> {
         .dir
         .canonicalize()
         .map_err(|e| NodeError::Failed(format!("{}: {e}", opts.dir.display())))?;
+    if !(1..=opts.nodes.max(1)).contains(&opts.zones) {
+        return Err(NodeError::Config(format!(
+            "--zones {} is not allowed; it must be in [1, {}] (at most one zone per node)",
+            opts.zones, opts.nodes
+        )));
+    }
     let n = opts.nodes as usize;
     let ports = free_ports(3 * n)?;
     let local = |p: u16| SocketAddr::from(([127, 0, 0, 1], p));
@@ -212,6 +221,9 @@ pub fn up(opts: &UpOptions) -> Result<Launched, NodeError> {
         std::fs::create_dir_all(&node_dir).map_err(|e| NodeError::Failed(format!("cannot create {}: {e}", node_dir.display())))?;
         let mut cfg = opts.base.clone();
         cfg.id = i as u32;
+        if opts.zones > 1 {
+            cfg.zone = i as u32 % opts.zones;
+        }
         cfg.grpc_addr = local(ports[3 * i]);
         cfg.metrics_addr = local(ports[3 * i + 1]);
         cfg.gossip_addr = gossip[i];

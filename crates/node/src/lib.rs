@@ -4,8 +4,8 @@
 //! generator, and a runner for experiments on it ([`experiment`]). The `replica-lb` binary's
 //! `node`, `cluster`, `load`, `bench` and `experiment` commands are thin wrappers over this crate.
 //!
-//! Threading: each node runs its coordinator policy inside one actor task that owns it
-//! ([`policy_actor`]); everything else is shared through [`state::NodeState`].
+//! Threading: each node's coordinator policy lives in the shared policy runtime behind a short
+//! lock ([`policy_runtime`]); everything else is shared through [`state::NodeState`].
 
 #![warn(missing_docs)]
 
@@ -19,7 +19,7 @@ pub mod gossip;
 pub mod launcher;
 pub mod loadgen;
 pub mod metrics;
-pub mod policy_actor;
+pub mod policy_runtime;
 pub mod replica;
 pub mod ring;
 pub mod server;

@@ -39,8 +39,6 @@ pub struct Counters {
     pub in_flight: AtomicU64,
     /// Replica reads being served now (gauge).
     pub replica_in_flight: AtomicU64,
-    /// Policy messages dropped because its queue was full.
-    pub policy_drops: AtomicU64,
 }
 
 /// Adds one.

@@ -73,6 +73,7 @@ pub async fn read(state: &NodeState, key: &Bytes) -> Result<LocalRead, String> {
             row
         }
     };
+    state.note_residence(start.elapsed().as_nanos() as u64);
     let feedback = policy::Feedback {
         hit_rate: Some(state.hit_rate()),
         queue_len: Some(state.disk.waiting()),

@@ -8,13 +8,13 @@ use crate::config::NodeConfig;
 use crate::error::NodeError;
 use crate::gossip;
 use crate::metrics::{self, Counters, Gauges};
-use crate::policy_actor::{Clock, PolicyHandle};
+use crate::policy_runtime::{Clock, PolicyHandle};
 use crate::proto::{internode_server::InternodeServer, replica_lb_server::ReplicaLbServer};
 use crate::service::Api;
 use crate::slow_disk::SlowDisk;
 use crate::state::NodeState;
 use crate::storage::Storage;
-use policy::{NodeId, Side};
+use policy::NodeId;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use tokio::net::TcpListener;
@@ -59,8 +59,6 @@ pub async fn run(cfg: NodeConfig) -> Result<(), NodeError> {
     let id = NodeId(cfg.id as u16);
     let default_cl = cfg.default_cl()?;
     let dist = cfg.service_time_dist()?;
-    let policy = policy::registry::build_for(&cfg.policy.name, Side::Coordinator, &cfg.policy.params)
-        .map_err(|e| NodeError::Config(format!("policy: {e}")))?;
     let storage = Storage::open(&cfg.data_dir)?;
     let grpc_listener = bind("gRPC", cfg.grpc_addr).await?;
     let metrics_listener = bind("metrics", cfg.metrics_addr).await?;
@@ -70,7 +68,9 @@ pub async fn run(cfg: NodeConfig) -> Result<(), NodeError> {
     let counters = Arc::new(Counters::default());
     let own_rate = Arc::new(AtomicU64::new(0f64.to_bits()));
     let seed = (cfg.id as u64) << 32 ^ std::process::id() as u64;
-    let policy = PolicyHandle::spawn(policy, id, seed, clock, own_rate.clone(), counters.clone());
+    let runtime =
+        PolicyHandle::build(&cfg.policy.name, &cfg.policy.params, id, seed).map_err(|e| NodeError::Config(format!("policy: {e}")))?;
+    let policy = PolicyHandle::spawn(runtime, id, clock, own_rate.clone());
     let disk = SlowDisk::new(&cfg.slow_disk, dist);
     let state = Arc::new(NodeState::new(
         cfg.clone(),

@@ -95,7 +95,12 @@ impl ReplicaLb for Api {
         self.check_key(&r.key)?;
         let cl = self.consistency(r.consistency)?;
         let (deadline, ms) = self.deadline(r.timeout_ms, self.state.config.read_timeout_ms)?;
-        let out = coordinator::get(&self.state, r.key, cl, deadline, ms).await;
+        // In its own task: a client that hangs up cancels this handler, but never a read
+        // halfway (every send the policy counted ends, at the latest at the deadline).
+        let state = self.state.clone();
+        let out = tokio::spawn(async move { coordinator::get(&state, r.key, cl, deadline, ms).await })
+            .await
+            .unwrap_or_else(|e| Err(CoordError::Unavailable(format!("the read failed: {e}"))));
         self.state.hold_outgoing().await;
         let out = out.map_err(|e| self.fail(e))?;
         let (found, value, ts) = match out.row {
@@ -108,6 +113,7 @@ impl ReplicaLb for Api {
             timestamp_us: ts,
             replicas_answered: out.answered as u32,
             coordinator: self.state.id.0 as u32,
+            feedback: Some(replica::feedback_to_proto(&self.state.feedback())),
         }))
     }
 
@@ -123,7 +129,10 @@ impl ReplicaLb for Api {
         }
         let cl = self.consistency(r.consistency)?;
         let (deadline, ms) = self.deadline(r.timeout_ms, self.state.config.write_timeout_ms)?;
-        let out = coordinator::put(&self.state, r.key, r.value, cl, deadline, ms).await;
+        let state = self.state.clone();
+        let out = tokio::spawn(async move { coordinator::put(&state, r.key, r.value, cl, deadline, ms).await })
+            .await
+            .unwrap_or_else(|e| Err(CoordError::Unavailable(format!("the write failed: {e}"))));
         self.state.hold_outgoing().await;
         let out = out.map_err(|e| self.fail(e))?;
         Ok(Response::new(proto::PutResponse {
@@ -152,8 +161,10 @@ impl ReplicaLb for Api {
                 } else {
                     rates.get(p.id.index()).copied().flatten().unwrap_or(-1.0)
                 },
+                zone: p.zone,
             })
             .collect();
+        let policy = s.policy.stats();
         Ok(Response::new(proto::StatsResponse {
             node_id: s.id.0 as u32,
             policy: s.config.policy.name.clone(),
@@ -176,7 +187,23 @@ impl ReplicaLb for Api {
             timeouts: g(&c.timeouts),
             cache_rows: s.cache.len() as u64,
             uptime_ms: s.clock.now_ns() / 1_000_000,
+            policy_sends: policy.sends,
+            policy_ended: policy.replies + policy.failures,
+            policy_violations: policy.violations,
+            policy_rejected: policy.rejected,
+            zone: s.config.zone,
         }))
+    }
+
+    async fn probe(&self, _request: Request<proto::ProbeRequest>) -> Result<Response<proto::ProbeResponse>, Status> {
+        let s = &self.state;
+        let answer = proto::ProbeResponse {
+            node_id: s.id.0 as u32,
+            in_flight: s.counters.replica_in_flight.load(Ordering::Relaxed) as u32,
+            latency_ns: s.residence_ewma_ns(),
+        };
+        s.hold_outgoing().await;
+        Ok(Response::new(answer))
     }
 }
 

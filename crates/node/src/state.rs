@@ -7,7 +7,7 @@
 use crate::cache::RowCache;
 use crate::config::NodeConfig;
 use crate::metrics::Counters;
-use crate::policy_actor::{Clock, PolicyHandle};
+use crate::policy_runtime::{Clock, PolicyHandle};
 use crate::proto::internode_client::InternodeClient;
 use crate::ring::Ring;
 use crate::slow_disk::SlowDisk;
@@ -30,6 +30,8 @@ pub struct Peer {
     pub generation: u64,
     /// Whether the failure detector sees it alive.
     pub live: bool,
+    /// Its zone (rack or availability zone).
+    pub zone: u32,
     /// A client for its internode API (connects lazily, reconnects by itself).
     pub client: InternodeClient<Channel>,
 }
@@ -103,6 +105,9 @@ pub struct NodeState {
     pub reply_delay_ms: AtomicU32,
     view: RwLock<Arc<View>>,
     last_timestamp_us: AtomicU64,
+    /// Moving average (weight 0.1 on the newest) of replica-read residence times, ns (f64
+    /// bits; 0 before the first read): the latency estimate a probe answers with.
+    residence_ewma_ns: AtomicU64,
 }
 
 impl NodeState {
@@ -124,6 +129,7 @@ impl NodeState {
             grpc: config.grpc_addr,
             generation: 0,
             live: true,
+            zone: config.zone,
             client: internode_client(config.grpc_addr, config.connect_timeout_ms, config.max_message_bytes as usize),
         };
         let mut peers = vec![None; id.index() + 1];
@@ -143,6 +149,7 @@ impl NodeState {
             peer_rates: Mutex::new(Vec::new()),
             view: RwLock::new(Arc::new(View { peers, ring })),
             last_timestamp_us: AtomicU64::new(0),
+            residence_ewma_ns: AtomicU64::new(0f64.to_bits()),
             config,
         }
     }
@@ -168,6 +175,34 @@ impl NodeState {
     /// The node's live hit rate.
     pub fn hit_rate(&self) -> f64 {
         f64::from_bits(self.own_rate.load(Ordering::Relaxed))
+    }
+
+    /// Folds one replica read's residence time (arrival to reply, queueing included) into
+    /// the moving average probes report.
+    pub fn note_residence(&self, residence_ns: u64) {
+        let sample = residence_ns as f64;
+        let _ = self.residence_ewma_ns.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |bits| {
+            let old = f64::from_bits(bits);
+            let new = if old == 0.0 { sample } else { 0.9 * old + 0.1 * sample };
+            Some(new.to_bits())
+        });
+    }
+
+    /// The node's latency estimate for probes, ns.
+    pub fn residence_ewma_ns(&self) -> u64 {
+        f64::from_bits(self.residence_ewma_ns.load(Ordering::Relaxed)) as u64
+    }
+
+    /// What this node says about itself as a coordinator answering a client: its live hit
+    /// rate, the disk queue and its replica reads in flight (no service time: the client
+    /// measures the whole response).
+    pub fn feedback(&self) -> policy::Feedback {
+        policy::Feedback {
+            hit_rate: Some(self.hit_rate()),
+            queue_len: Some(self.disk.waiting()),
+            service_time_ns: None,
+            in_flight: Some(self.counters.replica_in_flight.load(Ordering::Relaxed) as u32),
+        }
     }
 
     /// Records a hit rate heard from `node`.

@@ -384,8 +384,7 @@ impl<T> Runtime<T> {
     /// [`Self::handle_timeout`], [`Self::on_node_down`]).
     pub fn poll_released(&mut self, now_ns: u64, mut alive: impl FnMut(&T) -> bool) -> Option<(T, Released)> {
         while let Some(g) = self.backlog.next_woken() {
-            loop {
-                let Some((token, stored)) = self.backlog.head(g) else { break };
+            while let Some((token, stored)) = self.backlog.head(g) {
                 if !alive(token) {
                     self.backlog.pop(g);
                     continue;

@@ -36,7 +36,7 @@ fn every_policy_ends_every_send_exactly_once() {
         let mut dispatches = Vec::new();
         let send = |d: runtime::Dispatch, step: u64, out: &mut Vec<(u64, runtime::Ticket, bool)>, dispatches: &mut Vec<_>| {
             for (i, (_, t)) in d.targets().enumerate() {
-                out.push((step + 1 + (step + i as u64) % 4, t, (step + i as u64) % 9 != 0));
+                out.push((step + 1 + (step + i as u64) % 4, t, !(step + i as u64).is_multiple_of(9)));
             }
             dispatches.push((step, d.id));
         };

@@ -25,7 +25,7 @@ pub mod summary;
 use crate::client::ClusterClient;
 use crate::config::NodeConfig;
 use crate::launcher::{self, ClusterFile, NodeCommand, UpOptions};
-use crate::loadgen::{self, keys::KeyChooser, Arrivals, BenchHooks, BenchOptions, Completion, CoordinatorChoice, LoadOptions, Outcome};
+use crate::loadgen::{self, keys::KeyChooser, Arrivals, BenchHooks, BenchOptions, ClientPolicy, Completion, LoadOptions, Outcome};
 use crate::proto::FaultsRequest;
 use metrics::{CacheOutcome, NodeSecond, PhaseSpec, ReadKind, Recorder, RecorderConfig, RunMetrics};
 use policy::{ConsistencyLevel, ParamTable};
@@ -351,7 +351,7 @@ pub fn run_real(plan: &RealPlan, run: &PolicyRun, opts: &mut RunOptions<'_>) -> 
     base.policy.name = run.coordinator.clone();
     base.policy.params = run.coordinator_params.clone();
     base.validate().map_err(|e| e.to_string())?;
-    let mut choice = CoordinatorChoice::from_name(run.client.as_deref(), &run.client_params)?;
+    let mut choice = ClientPolicy::new(run.client.as_deref(), &run.client_params, plan.seed)?;
     let mut recorder = Recorder::new(RecorderConfig {
         nodes: plan.nodes as usize,
         duration_s: plan.duration_s,
@@ -365,6 +365,7 @@ pub fn run_real(plan: &RealPlan, run: &PolicyRun, opts: &mut RunOptions<'_>) -> 
         base,
         command: opts.command.clone(),
         wait_timeout: Duration::from_secs(60),
+        zones: 1,
     })
     .map_err(|e| e.to_string())?;
     let nodes = Nodes(Mutex::new(Vec::new()));
@@ -413,7 +414,7 @@ fn measure(
     dir: &Path,
     file: &ClusterFile,
     nodes: &Nodes,
-    choice: &mut CoordinatorChoice,
+    choice: &mut ClientPolicy,
     recorder: &mut Recorder,
 ) -> Result<Measured, String> {
     let rt = loadgen::client_runtime(2)?;
@@ -458,6 +459,7 @@ fn measure(
         arrivals: plan.arrivals,
         seed,
         verify: false,
+        zone: None,
     };
 
     // Warm-up: caches filled at the warm-up level with the emulated disk off.
@@ -473,7 +475,7 @@ fn measure(
         if slow {
             set_disk_everywhere(file, false)?;
         }
-        let mut warm_choice = CoordinatorChoice::from_name(None, &ParamTable::new())?;
+        let mut warm_choice = ClientPolicy::new(None, &ParamTable::new(), plan.seed ^ 0x5eed)?;
         let r = loadgen::bench(
             rt.handle(),
             &client,

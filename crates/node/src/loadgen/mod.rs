@@ -8,66 +8,23 @@
 //! time (thread sleeps are precise to tens of microseconds, tokio's timer only to 1 ms), owns
 //! the client-side policy and the histograms, and hands each request to the tokio runtime.
 //!
-//! The client is token-aware: by default it picks the coordinator uniformly among the key's
-//! replicas (as in the seeds); with a client-side policy from the registry it asks the policy.
+//! The client is token-aware: a client-side policy from the registry, in the shared policy
+//! runtime ([`client_policy`]), picks each request's coordinator among the key's live
+//! replicas; by default uniformly (as in the seeds).
 
+mod bench;
+pub mod client_policy;
 pub mod keys;
 pub mod report;
 
+pub use bench::{bench, bench_with};
+pub use client_policy::ClientPolicy;
+
 use crate::client::ClusterClient;
-use hdrhistogram::Histogram;
 use keys::{key_bytes, value_for, KeyChooser};
-use policy::{ConsistencyLevel, Decision, Failure, NodeId, ParamTable, Plan, Policy, Reply, Request, Rng, Side};
-use report::{BenchReport, LatencySummary, SecondReport};
-use std::sync::mpsc;
+use policy::{ConsistencyLevel, NodeId, Rng};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// How the coordinator of each request is chosen.
-pub enum CoordinatorChoice {
-    /// Uniformly among the key's replicas (token-aware random).
-    TokenAwareRandom,
-    /// A client-side policy from the registry.
-    Policy(Box<dyn Policy>),
-}
-
-impl CoordinatorChoice {
-    /// The default, or the named client-side policy with `params`.
-    pub fn from_name(name: Option<&str>, params: &ParamTable) -> Result<CoordinatorChoice, String> {
-        match name {
-            None | Some("token-aware") | Some("token_aware") => Ok(CoordinatorChoice::TokenAwareRandom),
-            Some(n) => policy::registry::build_for(n, Side::Client, params)
-                .map(CoordinatorChoice::Policy)
-                .map_err(|e| e.to_string()),
-        }
-    }
-
-    fn pick(&mut self, replicas: &[NodeId], group: u64, now_ns: u64, rng: &mut Rng) -> Option<NodeId> {
-        if replicas.is_empty() {
-            return None;
-        }
-        match self {
-            CoordinatorChoice::TokenAwareRandom => Some(replicas[rng.below(replicas.len())]),
-            CoordinatorChoice::Policy(p) => {
-                let req = Request {
-                    candidates: replicas,
-                    replicas: None,
-                    count: 1,
-                    local: None,
-                    group,
-                };
-                let mut plan = Plan::new();
-                match p.plan(&req, now_ns, rng, &mut plan) {
-                    Decision::Send => plan.targets().first().copied(),
-                    // A client that must wait falls back to the first replica: the generator is
-                    // open-loop and never holds requests back.
-                    Decision::Wait { .. } => Some(replicas[0]),
-                    Decision::Unavailable => None,
-                }
-            }
-        }
-    }
-}
 
 /// Options of `load`.
 #[derive(Clone, Debug)]
@@ -186,6 +143,8 @@ pub struct BenchOptions {
     pub seed: u64,
     /// Check that each value read is the one `load` wrote (counts mismatches as errors).
     pub verify: bool,
+    /// The client's zone, told to zone-aware policies (`None`: unknown, every node local).
+    pub zone: Option<u32>,
 }
 
 /// How a request ended.
@@ -225,26 +184,6 @@ pub struct BenchHooks<'a> {
     pub down_mask: Option<Arc<std::sync::atomic::AtomicU64>>,
 }
 
-struct Done {
-    intended: Instant,
-    sent: Instant,
-    finished: Instant,
-    node: NodeId,
-    outcome: Outcome,
-}
-
-#[derive(Default)]
-struct Second {
-    completed: u64,
-    errors: u64,
-    timeouts: u64,
-    hist: Option<Histogram<u64>>,
-}
-
-fn new_hist() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 120_000_000, 3).expect("valid histogram bounds")
-}
-
 /// The tokio runtime a client runs on.
 pub type ClientRuntime = tokio::runtime::Runtime;
 
@@ -282,239 +221,4 @@ pub fn check_bench_options(opts: &BenchOptions) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-/// Runs the open-loop benchmark on `rt` (call from a thread outside the runtime). `on_second`
-/// is called with each second's line as it ends.
-pub fn bench(
-    rt: &tokio::runtime::Handle,
-    client: &ClusterClient,
-    choice: &mut CoordinatorChoice,
-    opts: &BenchOptions,
-    on_second: &mut dyn FnMut(&SecondReport),
-) -> Result<BenchReport, String> {
-    bench_with(rt, client, choice, opts, on_second, BenchHooks::default())
-}
-
-/// [`bench`] with an experiment's extras: a shared time origin, every request's outcome, and
-/// nodes to avoid as coordinators.
-pub fn bench_with(
-    rt: &tokio::runtime::Handle,
-    client: &ClusterClient,
-    choice: &mut CoordinatorChoice,
-    opts: &BenchOptions,
-    on_second: &mut dyn FnMut(&SecondReport),
-    mut hooks: BenchHooks<'_>,
-) -> Result<BenchReport, String> {
-    check_bench_options(opts)?;
-    let mut rng = Rng::seed_from_u64(opts.seed);
-    let (tx, rx) = mpsc::channel::<Done>();
-    let start = hooks.start.unwrap_or_else(Instant::now);
-    let mut live_buf: Vec<NodeId> = Vec::new();
-    let send_end = start + Duration::from_secs_f64(opts.duration_s);
-    let hard_end = send_end + Duration::from_millis(opts.timeout_ms as u64 + 2000);
-    let mean_gap_s = 1.0 / opts.rate;
-    let mut next_at = start;
-    let mut requests = 0u64;
-    let mut in_flight = 0usize;
-    let mut seconds: Vec<Second> = Vec::new();
-    let mut total = new_hist();
-    let (mut completed, mut errors, mut timeouts) = (0u64, 0u64, 0u64);
-    let mut reported = 0usize;
-    let bucket = |seconds: &mut Vec<Second>, at: Instant| -> usize {
-        let s = at.saturating_duration_since(start).as_secs() as usize;
-        while seconds.len() <= s {
-            seconds.push(Second::default());
-        }
-        s
-    };
-    loop {
-        let now = Instant::now();
-        // Issue every request whose intended time has come.
-        while next_at <= now && next_at < send_end {
-            let intended = next_at;
-            next_at += Duration::from_secs_f64(match opts.arrivals {
-                Arrivals::Poisson => rng.exponential(mean_gap_s),
-                Arrivals::Uniform => mean_gap_s,
-            });
-            requests += 1;
-            let k = opts.keys.sample(&mut rng);
-            let key = key_bytes(k);
-            let (replicas, group) = client.replicas(&key);
-            let now_ns = start.elapsed().as_nanos() as u64;
-            let down = hooks.down_mask.as_ref().map_or(0, |m| m.load(std::sync::atomic::Ordering::Relaxed));
-            let candidates = if down == 0 {
-                replicas.as_slice()
-            } else {
-                live_buf.clear();
-                live_buf.extend(
-                    replicas
-                        .as_slice()
-                        .iter()
-                        .filter(|n| n.index() >= 64 || down & (1 << n.index()) == 0),
-                );
-                &live_buf[..]
-            };
-            let via = choice.pick(candidates, group, now_ns, &mut rng);
-            let (Some(via), true) = (via, in_flight < opts.max_in_flight) else {
-                let s = bucket(&mut seconds, now);
-                seconds[s].errors += 1;
-                errors += 1;
-                if let Some(f) = hooks.on_done.as_mut() {
-                    let at = intended.saturating_duration_since(start).as_nanos() as u64;
-                    f(&Completion {
-                        intended_ns: at,
-                        finished_ns: now.saturating_duration_since(start).as_nanos() as u64,
-                        outcome: Outcome::Error,
-                        node: NodeId(u16::MAX),
-                    });
-                }
-                continue;
-            };
-            if let CoordinatorChoice::Policy(p) = choice {
-                p.on_send(via, now_ns);
-            }
-            in_flight += 1;
-            let read = rng.chance(opts.read_fraction);
-            let client = client.clone();
-            let tx = tx.clone();
-            let (cl, timeout_ms, vb, verify) = (opts.cl, opts.timeout_ms, opts.value_bytes, opts.verify);
-            rt.spawn(async move {
-                let sent = Instant::now();
-                let result = if read {
-                    client.get(via, key, cl, timeout_ms).await.and_then(|r| {
-                        if verify && r.found && r.value != value_for(k, r.value.len()) {
-                            Err(tonic::Status::data_loss(format!("key {k}: wrong value")))
-                        } else {
-                            Ok(())
-                        }
-                    })
-                } else {
-                    client.put(via, key, value_for(k, vb), cl, timeout_ms).await.map(|_| ())
-                };
-                let outcome = match result {
-                    Ok(()) => Outcome::Ok,
-                    Err(s) if s.code() == tonic::Code::DeadlineExceeded => Outcome::Timeout,
-                    Err(_) => Outcome::Error,
-                };
-                let _ = tx.send(Done {
-                    intended,
-                    sent,
-                    finished: Instant::now(),
-                    node: via,
-                    outcome,
-                });
-            });
-        }
-        // Record whatever finished.
-        while let Ok(d) = rx.try_recv() {
-            in_flight -= 1;
-            let s = bucket(&mut seconds, d.finished);
-            let now_ns = d.finished.saturating_duration_since(start).as_nanos() as u64;
-            let latency_us = d.finished.saturating_duration_since(d.intended).as_micros().max(1) as u64;
-            if let Some(f) = hooks.on_done.as_mut() {
-                f(&Completion {
-                    intended_ns: d.intended.saturating_duration_since(start).as_nanos() as u64,
-                    finished_ns: now_ns,
-                    outcome: d.outcome,
-                    node: d.node,
-                });
-            }
-            match d.outcome {
-                Outcome::Ok => {
-                    completed += 1;
-                    seconds[s].completed += 1;
-                    let _ = total.record(latency_us.min(120_000_000));
-                    let _ = seconds[s].hist.get_or_insert_with(new_hist).record(latency_us.min(120_000_000));
-                    if let CoordinatorChoice::Policy(p) = choice {
-                        let reply = Reply {
-                            node: d.node,
-                            latency_ns: d.finished.saturating_duration_since(d.sent).as_nanos() as u64,
-                            feedback: Default::default(),
-                        };
-                        p.on_reply(&reply, now_ns);
-                    }
-                }
-                Outcome::Error | Outcome::Timeout => {
-                    if d.outcome == Outcome::Timeout {
-                        timeouts += 1;
-                        seconds[s].timeouts += 1;
-                    } else {
-                        errors += 1;
-                        seconds[s].errors += 1;
-                    }
-                    if let CoordinatorChoice::Policy(p) = choice {
-                        let f = if d.outcome == Outcome::Timeout {
-                            Failure::Timeout
-                        } else {
-                            Failure::Error
-                        };
-                        p.on_failure(d.node, f, now_ns);
-                    }
-                }
-            }
-        }
-        // Report every second that has ended.
-        let now = Instant::now();
-        while start + Duration::from_secs(reported as u64 + 1) <= now && (reported as f64) < opts.duration_s.ceil() {
-            bucket(&mut seconds, start + Duration::from_secs(reported as u64));
-            let line = report::second_line(
-                reported,
-                seconds[reported].completed,
-                seconds[reported].errors,
-                seconds[reported].timeouts,
-                seconds[reported].hist.as_ref(),
-            );
-            on_second(&line);
-            reported += 1;
-        }
-        if next_at >= send_end && in_flight == 0 {
-            break;
-        }
-        if now >= hard_end {
-            // Requests still out after their time-out (a hung client call): count as time-outs.
-            timeouts += in_flight as u64;
-            break;
-        }
-        // Sleep until the next send, or briefly while draining.
-        let wake = if next_at < send_end {
-            next_at
-        } else {
-            now + Duration::from_millis(1)
-        };
-        let gap = wake.saturating_duration_since(Instant::now());
-        if !gap.is_zero() {
-            match rx.recv_timeout(gap) {
-                Ok(d) => {
-                    // Put it back through the same path on the next turn.
-                    let _ = tx.send(d);
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) | Err(mpsc::RecvTimeoutError::Disconnected) => {}
-            }
-        }
-    }
-    let per_second = (0..seconds.len())
-        .map(|s| {
-            report::second_line(
-                s,
-                seconds[s].completed,
-                seconds[s].errors,
-                seconds[s].timeouts,
-                seconds[s].hist.as_ref(),
-            )
-        })
-        .collect();
-    Ok(BenchReport {
-        requests,
-        completed,
-        errors,
-        timeouts,
-        latency_ms: LatencySummary::of(&total),
-        per_second,
-        target_rate: opts.rate,
-        achieved_rate: completed as f64 / opts.duration_s,
-        duration_s: opts.duration_s,
-        cl: opts.cl.as_str().to_string(),
-        read_fraction: opts.read_fraction,
-    })
 }

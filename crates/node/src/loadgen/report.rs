@@ -107,4 +107,10 @@ pub struct BenchReport {
     pub cl: String,
     /// Share of reads.
     pub read_fraction: f64,
+    /// The client-side policy that chose the coordinators.
+    pub client_policy: String,
+    /// Probes the policy had sent (Prequal), off the request path.
+    pub probes_sent: u64,
+    /// Replies that carried the coordinator's feedback record to the policy.
+    pub feedback_replies: u64,
 }

@@ -52,6 +52,11 @@ pub fn test_config() -> NodeConfig {
 impl TestCluster {
     /// Starts `n` nodes with `base` settings.
     pub fn up(name: &str, n: u32, base: NodeConfig) -> TestCluster {
+        TestCluster::up_in_zones(name, n, 1, base)
+    }
+
+    /// Starts `n` nodes spread over `zones` zones (node i in zone i mod `zones`).
+    pub fn up_in_zones(name: &str, n: u32, zones: u32, base: NodeConfig) -> TestCluster {
         let dir = temp_dir(name);
         let opts = UpOptions {
             nodes: n,
@@ -59,6 +64,7 @@ impl TestCluster {
             base,
             command: node_command(),
             wait_timeout: Duration::from_secs(30),
+            zones,
         };
         let launched = launcher::up(&opts).unwrap_or_else(|e| panic!("cluster up failed: {e}"));
         TestCluster {

@@ -1533,5 +1533,10 @@ fn build_runtime(sc: &Scenario, name: &str, side: policy::Side, local: Option<No
     } else {
         policy::build_for(name, side, &table)
     };
-    Runtime::new(built.map_err(|e| e.to_string())?, info.needs, SIMULATOR, runtime_config(local, seed))
+    Runtime::new(
+        built.map_err(|e| e.to_string())?,
+        info.needs,
+        SIMULATOR,
+        runtime_config(local, seed),
+    )
 }

@@ -1,0 +1,412 @@
+//! `bench`'s dispatcher: one OS thread that sleeps until each request's intended send time,
+//! owns the client policy's runtime and the histograms, and hands each request to the tokio
+//! runtime. Everything the policy must hear comes back to this thread on one channel: every
+//! request's end (with the coordinator's feedback record) and every probe's answer, so its
+//! ledger ends each send exactly once.
+
+use super::client_policy::{ClientPolicy, Pending};
+use super::keys::{key_bytes, value_for};
+use super::report::{self, BenchReport, LatencySummary, SecondReport};
+use super::{check_bench_options, Arrivals, BenchHooks, BenchOptions, Completion, Outcome};
+use crate::client::ClusterClient;
+use crate::replica::feedback_from_proto;
+use hdrhistogram::Histogram;
+use policy::{Failure, Feedback, NodeCaps, NodeId, ProbeReply, Request, Rng};
+use runtime::{Dispatch, Released, Submitted, Ticket};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// How long a probe may take before its answer is useless.
+const PROBE_TIMEOUT: Duration = Duration::from_millis(500);
+/// No coordinator: the request failed before it was sent.
+const NO_NODE: NodeId = NodeId(u16::MAX);
+
+/// What comes back to the dispatcher.
+enum Msg {
+    /// A request ended.
+    Done(Done),
+    /// A probe's answer (`None`: no answer in time).
+    Probe(Option<ProbeReply>),
+}
+
+struct Done {
+    intended: Instant,
+    sent: Instant,
+    finished: Instant,
+    node: NodeId,
+    ticket: Ticket,
+    outcome: Outcome,
+    feedback: Feedback,
+}
+
+#[derive(Default)]
+struct Second {
+    completed: u64,
+    errors: u64,
+    timeouts: u64,
+    hist: Option<Histogram<u64>>,
+}
+
+fn new_hist() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 120_000_000, 3).expect("valid histogram bounds")
+}
+
+/// Runs the open-loop benchmark on `rt` (call from a thread outside the runtime). `on_second`
+/// is called with each second's line as it ends.
+pub fn bench(
+    rt: &tokio::runtime::Handle,
+    client: &ClusterClient,
+    policy: &mut ClientPolicy,
+    opts: &BenchOptions,
+    on_second: &mut dyn FnMut(&SecondReport),
+) -> Result<BenchReport, String> {
+    bench_with(rt, client, policy, opts, on_second, BenchHooks::default())
+}
+
+/// [`bench`] with an experiment's extras: a shared time origin, every request's outcome, and
+/// nodes to avoid as coordinators.
+pub fn bench_with(
+    rt: &tokio::runtime::Handle,
+    client: &ClusterClient,
+    policy: &mut ClientPolicy,
+    opts: &BenchOptions,
+    on_second: &mut dyn FnMut(&SecondReport),
+    hooks: BenchHooks<'_>,
+) -> Result<BenchReport, String> {
+    check_bench_options(opts)?;
+    let start = hooks.start.unwrap_or_else(Instant::now);
+    let (tx, rx) = mpsc::channel::<Msg>();
+    policy.set_topology(&client.zones(), opts.zone);
+    let mut d = Dispatcher {
+        rt,
+        client,
+        policy,
+        opts,
+        hooks,
+        start,
+        tx,
+        in_flight: 0,
+        down_seen: 0,
+        seconds: Vec::new(),
+        total: new_hist(),
+        completed: 0,
+        errors: 0,
+        timeouts: 0,
+    };
+    let mut rng = Rng::seed_from_u64(opts.seed);
+    let send_end = start + Duration::from_secs_f64(opts.duration_s);
+    let hard_end = send_end + Duration::from_millis(opts.timeout_ms as u64 + 2000);
+    let mean_gap_s = 1.0 / opts.rate;
+    let mut next_at = start;
+    let mut requests = 0u64;
+    let mut reported = 0usize;
+    loop {
+        let now = Instant::now();
+        d.follow_down_mask();
+        // Issue every request whose intended time has come.
+        while next_at <= now && next_at < send_end {
+            let pending = Pending {
+                key: opts.keys.sample(&mut rng),
+                intended: next_at,
+                read: rng.chance(opts.read_fraction),
+            };
+            next_at += Duration::from_secs_f64(match opts.arrivals {
+                Arrivals::Poisson => rng.exponential(mean_gap_s),
+                Arrivals::Uniform => mean_gap_s,
+            });
+            requests += 1;
+            d.issue(pending, now);
+        }
+        // Settle whatever came back, then what the policy released or wants probed.
+        while let Ok(msg) = rx.try_recv() {
+            d.settle(msg);
+        }
+        d.pump(Instant::now());
+        // Report every second that has ended.
+        let now = Instant::now();
+        while start + Duration::from_secs(reported as u64 + 1) <= now && (reported as f64) < opts.duration_s.ceil() {
+            d.second(start + Duration::from_secs(reported as u64));
+            let s = &d.seconds[reported];
+            on_second(&report::second_line(reported, s.completed, s.errors, s.timeouts, s.hist.as_ref()));
+            reported += 1;
+        }
+        if next_at >= send_end && d.in_flight == 0 && d.policy.rt.waiting() == 0 {
+            break;
+        }
+        if now >= hard_end {
+            // Requests still out after their time-out (a hung client call): count as time-outs.
+            d.timeouts += d.in_flight as u64 + d.policy.rt.waiting() as u64;
+            break;
+        }
+        // Sleep until the next send, the policy's timer, or briefly while draining.
+        let mut wake = if next_at < send_end {
+            next_at
+        } else {
+            now + Duration::from_millis(1)
+        };
+        if let Some(at_ns) = d.policy.rt.poll_timeout() {
+            wake = wake.min(start + Duration::from_nanos(at_ns));
+        }
+        let gap = wake.saturating_duration_since(Instant::now());
+        if !gap.is_zero() {
+            if let Ok(msg) = rx.recv_timeout(gap) {
+                d.settle(msg);
+            }
+        }
+    }
+    let per_second = (0..d.seconds.len())
+        .map(|s| {
+            let x = &d.seconds[s];
+            report::second_line(s, x.completed, x.errors, x.timeouts, x.hist.as_ref())
+        })
+        .collect();
+    let stats = d.policy.stats();
+    Ok(BenchReport {
+        requests,
+        completed: d.completed,
+        errors: d.errors,
+        timeouts: d.timeouts,
+        latency_ms: LatencySummary::of(&d.total),
+        per_second,
+        target_rate: opts.rate,
+        achieved_rate: d.completed as f64 / opts.duration_s,
+        duration_s: opts.duration_s,
+        cl: opts.cl.as_str().to_string(),
+        read_fraction: opts.read_fraction,
+        client_policy: d.policy.name().to_string(),
+        probes_sent: stats.probes_sent,
+        feedback_replies: stats.feedback_replies,
+    })
+}
+
+/// The dispatcher's state for one run.
+struct Dispatcher<'a, 'h> {
+    rt: &'a tokio::runtime::Handle,
+    client: &'a ClusterClient,
+    policy: &'a mut ClientPolicy,
+    opts: &'a BenchOptions,
+    hooks: BenchHooks<'h>,
+    start: Instant,
+    tx: mpsc::Sender<Msg>,
+    in_flight: usize,
+    /// The down mask last told to the policy.
+    down_seen: u64,
+    seconds: Vec<Second>,
+    total: Histogram<u64>,
+    completed: u64,
+    errors: u64,
+    timeouts: u64,
+}
+
+impl Dispatcher<'_, '_> {
+    fn ns(&self, at: Instant) -> u64 {
+        at.saturating_duration_since(self.start).as_nanos() as u64
+    }
+
+    /// The per-second bucket of `at`.
+    fn second(&mut self, at: Instant) -> usize {
+        let s = at.saturating_duration_since(self.start).as_secs() as usize;
+        while self.seconds.len() <= s {
+            self.seconds.push(Second::default());
+        }
+        s
+    }
+
+    /// Tells the policy about nodes the experiment marks down or up again.
+    fn follow_down_mask(&mut self) {
+        let Some(mask) = self.hooks.down_mask.as_ref().map(|m| m.load(Ordering::Relaxed)) else {
+            return;
+        };
+        let changed = mask ^ self.down_seen;
+        if changed == 0 {
+            return;
+        }
+        let now = self.ns(Instant::now());
+        for bit in 0..64u16 {
+            if changed & (1 << bit) != 0 {
+                if mask & (1 << bit) != 0 {
+                    self.policy.rt.on_node_down(NodeId(bit), now);
+                } else {
+                    self.policy.rt.on_node_up(NodeId(bit), NodeCaps::default(), now);
+                }
+            }
+        }
+        self.down_seen = mask;
+    }
+
+    /// Plans one request and sends it, or leaves it waiting, or fails it.
+    fn issue(&mut self, p: Pending, now: Instant) {
+        if self.in_flight >= self.opts.max_in_flight {
+            return self.end_unsent(p.intended, now, Outcome::Error);
+        }
+        let key = key_bytes(p.key);
+        let (replicas, group) = self.client.replicas(&key);
+        let down = self.down_seen;
+        let mut live = [NodeId(0); policy::MAX_REPLICAS];
+        let mut n = 0;
+        for &r in replicas.as_slice() {
+            if r.index() >= 64 || down & (1 << r.index()) == 0 {
+                live[n] = r;
+                n += 1;
+            }
+        }
+        let req = Request {
+            candidates: &live[..n],
+            replicas: Some(replicas.as_slice()),
+            count: 1,
+            local: None,
+            group,
+        };
+        let now_ns = self.ns(now);
+        match self.policy.rt.submit(&req, now_ns, || p) {
+            Submitted::Send(d) => self.launch(p, d),
+            Submitted::Queued => {}
+            Submitted::Unavailable | Submitted::Rejected => self.end_unsent(p.intended, now, Outcome::Error),
+        }
+    }
+
+    /// Sends a planned request to its coordinator on the tokio runtime.
+    fn launch(&mut self, p: Pending, d: Dispatch) {
+        let (via, ticket) = d.targets().next().expect("a plan of count 1 has a target");
+        // One send per request: the dispatch takes no more.
+        self.policy.rt.close(d.id);
+        self.in_flight += 1;
+        let client = self.client.clone();
+        let tx = self.tx.clone();
+        let (cl, timeout_ms, vb, verify) = (self.opts.cl, self.opts.timeout_ms, self.opts.value_bytes, self.opts.verify);
+        let k = p.key;
+        self.rt.spawn(async move {
+            let sent = Instant::now();
+            let key = key_bytes(k);
+            let mut feedback = Feedback::default();
+            let result = if p.read {
+                client.get(via, key, cl, timeout_ms).await.and_then(|r| {
+                    feedback = feedback_from_proto(r.feedback.as_ref());
+                    if verify && r.found && r.value != value_for(k, r.value.len()) {
+                        Err(tonic::Status::data_loss(format!("key {k}: wrong value")))
+                    } else {
+                        Ok(())
+                    }
+                })
+            } else {
+                client.put(via, key, value_for(k, vb), cl, timeout_ms).await.map(|_| ())
+            };
+            let outcome = match result {
+                Ok(()) => Outcome::Ok,
+                Err(s) if s.code() == tonic::Code::DeadlineExceeded => Outcome::Timeout,
+                Err(_) => Outcome::Error,
+            };
+            let _ = tx.send(Msg::Done(Done {
+                intended: p.intended,
+                sent,
+                finished: Instant::now(),
+                node: via,
+                ticket,
+                outcome,
+                feedback,
+            }));
+        });
+    }
+
+    /// Feeds one message back: a request's end to the policy and the tallies, or a probe's
+    /// answer to the policy.
+    fn settle(&mut self, msg: Msg) {
+        let d = match msg {
+            Msg::Probe(Some(reply)) => {
+                let now = self.ns(Instant::now());
+                self.policy.rt.on_probe_reply(&reply, now);
+                return;
+            }
+            Msg::Probe(None) => return,
+            Msg::Done(d) => d,
+        };
+        self.in_flight -= 1;
+        let now_ns = self.ns(d.finished);
+        let latency_ns = d.finished.saturating_duration_since(d.sent).as_nanos() as u64;
+        let _ = match d.outcome {
+            Outcome::Ok => self.policy.rt.on_reply(d.ticket, latency_ns, d.feedback, now_ns),
+            Outcome::Timeout => self.policy.rt.on_failure(d.ticket, Failure::Timeout, now_ns),
+            Outcome::Error => self.policy.rt.on_failure(d.ticket, Failure::Error, now_ns),
+        };
+        self.tally(d.intended, d.finished, d.node, d.outcome);
+    }
+
+    /// Sends what the policy's runtime has for us: probes, requests it released, the timer.
+    fn pump(&mut self, now: Instant) {
+        let now_ns = self.ns(now);
+        if self.policy.rt.poll_timeout().is_some_and(|t| t <= now_ns) {
+            self.policy.rt.handle_timeout(now_ns);
+        }
+        if self.policy.rt.waiting() > 0 {
+            // Requests that waited past their time-out end as time-outs, unplanned.
+            let limit = Duration::from_millis(self.opts.timeout_ms as u64);
+            let mut expired = Vec::new();
+            self.policy.rt.cancel_waiting(|p| now >= p.intended + limit, |p| expired.push(p));
+            for p in expired {
+                self.end_unsent(p.intended, now, Outcome::Timeout);
+            }
+        }
+        while let Some((p, released)) = self.policy.rt.poll_released(now_ns, |_| true) {
+            match released {
+                Released::Send(d) => self.launch(p, d),
+                Released::Unavailable => self.end_unsent(p.intended, now, Outcome::Error),
+            }
+        }
+        while let Some(probe) = self.policy.rt.poll_probe() {
+            let Some(mut c) = self.client.node(probe.node) else {
+                continue;
+            };
+            let tx = self.tx.clone();
+            self.rt.spawn(async move {
+                let answer = tokio::time::timeout(PROBE_TIMEOUT, c.probe(crate::proto::ProbeRequest {})).await;
+                let reply = match answer {
+                    Ok(Ok(r)) => {
+                        let r = r.into_inner();
+                        Some(ProbeReply {
+                            node: probe.node,
+                            in_flight: r.in_flight,
+                            latency_ns: r.latency_ns,
+                        })
+                    }
+                    _ => None,
+                };
+                let _ = tx.send(Msg::Probe(reply));
+            });
+        }
+    }
+
+    /// A request that ended before it was sent (no coordinator, overload, waited too long).
+    fn end_unsent(&mut self, intended: Instant, now: Instant, outcome: Outcome) {
+        self.tally(intended, now, NO_NODE, outcome);
+    }
+
+    fn tally(&mut self, intended: Instant, finished: Instant, node: NodeId, outcome: Outcome) {
+        let s = self.second(finished);
+        if let Some(f) = self.hooks.on_done.as_mut() {
+            f(&Completion {
+                intended_ns: intended.saturating_duration_since(self.start).as_nanos() as u64,
+                finished_ns: finished.saturating_duration_since(self.start).as_nanos() as u64,
+                outcome,
+                node,
+            });
+        }
+        match outcome {
+            Outcome::Ok => {
+                let latency_us = finished.saturating_duration_since(intended).as_micros().clamp(1, 120_000_000) as u64;
+                self.completed += 1;
+                self.seconds[s].completed += 1;
+                let _ = self.total.record(latency_us);
+                let _ = self.seconds[s].hist.get_or_insert_with(new_hist).record(latency_us);
+            }
+            Outcome::Timeout => {
+                self.timeouts += 1;
+                self.seconds[s].timeouts += 1;
+            }
+            Outcome::Error => {
+                self.errors += 1;
+                self.seconds[s].errors += 1;
+            }
+        }
+    }
+}
