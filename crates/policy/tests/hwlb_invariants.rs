@@ -1,4 +1,4 @@
-//! Property tests: the HWLB plan satisfies every invariant of ALGORITHMS.md 1.4 exactly (to
+//! Property tests: the HWLB plan satisfies every invariant of docs/algorithms.md (coordinator redistribution) exactly (to
 //! 1e-9) for every N in 2..=12 and every CL in 1..N, with hit rates that include 0, 0.95, 1
 //! and ties; systematic sampling reproduces k * rows[c][j] over a million draws.
 

@@ -1,4 +1,4 @@
-//! The simple baselines of ALGORITHMS.md section 9: [`random`], [`round_robin`],
+//! The simple baselines of docs/algorithms.md, section 10: [`random`], [`round_robin`],
 //! [`least_outstanding`], [`p2c`] (power of d choices on outstanding requests) and
 //! [`oracle`] (told the truth; simulation only). Each is the yardstick a smarter policy must
 //! beat, so each is kept as cheap and as plain as the field describes it.

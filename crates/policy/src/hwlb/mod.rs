@@ -1,6 +1,6 @@
 //! Heat-weighted load balancing (HWLB): coordinators split reads so that every replica sees
 //! the same cache-miss rate, keep work local where they can, and draw k distinct replicas with
-//! exact probabilities. See ALGORITHMS.md section 1; each step is its own module:
+//! exact probabilities. See docs/algorithms.md, section 1; each step is its own module:
 //! [`tracker`] (a node's own hit rate), [`peers`] (what a coordinator knows of the others),
 //! [`shares`] (P_j), [`redistribution`] (each coordinator's row), [`plan`] (the whole plan and
 //! when HWLB steps aside), [`sampling`] (k distinct replicas) and [`policy`] (the `hwlb` policy).
