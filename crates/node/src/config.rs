@@ -273,7 +273,7 @@ impl NodeConfig {
             return bad("data_dir", "''".into(), "a directory path");
         }
         crate::policy_runtime::PolicyHandle::build(&self.policy.name, &self.policy.params, policy::NodeId(0), 0)
-            .map_err(|e| NodeError::Config(format!("policy: {e}")))?;
+            .map_err(NodeError::Config)?;
         Ok(())
     }
 }
