@@ -1,0 +1,154 @@
+//! Clients: arrivals, request deadlines, the answer reaching the client, speculative retries.
+
+use super::*;
+
+impl Sim<'_> {
+    pub(super) fn on_arrival(&mut self, c: u32) {
+        let now = self.now;
+        let cl = &mut self.clients[c as usize];
+        let key = cl.keys.next(&mut cl.rng);
+        let write = self.sc.clients.write_fraction > 0.0 && cl.rng.chance(self.sc.clients.write_fraction);
+        if let Arrival::Poisson { .. } | Arrival::Fixed { .. } = self.sc.clients.arrival {
+            let gap = if cl.fixed { cl.gap_ns } else { cl.rng.exponential(cl.gap_ns) };
+            self.q.push(now + gap.max(1.0) as u64, Kind::Arrival, c, 0, 0);
+        }
+        let measured = now >= self.measure_ns;
+        if measured {
+            self.rec.issued();
+        }
+        let cl_level = if measured {
+            self.sc.requests.consistency
+        } else {
+            self.sc.requests.warmup_consistency
+        };
+        let rf = self.topo.replicas(0).len();
+        let group = self.topo.group_of(key);
+        let req = Req {
+            client: c,
+            key,
+            group,
+            write,
+            measured,
+            needed: required(cl_level, rf) as u8,
+            coord: NO_NODE,
+            issued_ns: now,
+            fallback: NO_NODE,
+            ..Req::default()
+        };
+        let (id, gen) = self.reqs.insert(req);
+        self.deadlines.push_back((now + self.sc.requests.read_timeout_ns, id, gen));
+        self.submit_to_requester(c, id, gen);
+    }
+
+    pub(super) fn fail_request(&mut self, id: u32, gen: u32) {
+        let Some(req) = self.reqs.get(id, gen).copied() else {
+            return;
+        };
+        if req.measured {
+            self.rec.error();
+        }
+        self.finish_request(id, req);
+    }
+
+    /// Frees a request and, in closed loop, lets its client issue the next one. Its dispatches
+    /// are closed: no more sends will follow (sends still out end when they end).
+    pub(super) fn finish_request(&mut self, id: u32, req: Req) {
+        if let Some(d) = req.dispatch {
+            let r = if self.sc.cluster.routing == Routing::Coordinator {
+                self.coordinator_requester(req.coord)
+            } else {
+                req.client
+            };
+            if self.requesters[r as usize].gen == req.dispatch_gen {
+                self.requesters[r as usize].rt.close(d);
+            }
+        }
+        if let Some(d) = req.client_dispatch {
+            self.requesters[req.client as usize].rt.close(d);
+        }
+        self.reqs.remove(id);
+        if let Arrival::Closed { think_time_ns, .. } = self.sc.clients.arrival {
+            self.q.push(self.now + think_time_ns, Kind::Arrival, req.client, 0, 0);
+        }
+    }
+
+    pub(super) fn expire_deadlines(&mut self, until: u64) {
+        while let Some(&(deadline, id, gen)) = self.deadlines.front() {
+            if deadline > until {
+                return;
+            }
+            self.deadlines.pop_front();
+            let Some(req) = self.reqs.get(id, gen).copied() else {
+                continue;
+            };
+            self.now = deadline;
+            if req.measured {
+                self.rec.timeout();
+            }
+            for &op_id in &req.ops[..req.n_ops as usize] {
+                self.give_outcome(op_id, Err(Failure::Timeout));
+            }
+            if let Some(d) = req.client_dispatch {
+                self.requesters[req.client as usize].rt.abandon(d, Failure::Timeout, deadline);
+                self.pump(req.client);
+            }
+            self.finish_request(id, req);
+        }
+    }
+
+    pub(super) fn on_at_client(&mut self, id: u32, gen: u32) {
+        let Some(req) = self.reqs.get(id, gen).copied() else {
+            return;
+        };
+        let now = self.now;
+        if self.sc.cluster.routing == Routing::Coordinator && req.coord != NO_NODE {
+            let n = &self.nodes[req.coord as usize];
+            let feedback = Feedback {
+                hit_rate: n.cache.as_ref().map(|_| n.tracker.hit_rate()),
+                queue_len: Some(n.queued()),
+                service_time_ns: None,
+                in_flight: Some(n.in_flight),
+            };
+            if let Some(d) = req.client_dispatch {
+                let counted = self.requesters[req.client as usize]
+                    .rt
+                    .on_reply(d.ticket(0), now - req.issued_ns, feedback, now);
+                debug_assert!(counted.is_ok(), "request {id}: {counted:?}");
+            }
+            self.complete(id, req);
+            // The client's backlog (a rate-limited client policy choosing coordinators) waits
+            // for replies from coordinators, which arrive here rather than in at_requester.
+            self.pump(req.client);
+            return;
+        }
+        self.complete(id, req);
+    }
+
+    pub(super) fn complete(&mut self, id: u32, req: Req) {
+        if req.measured {
+            if let Some(t) = self.measured_t() {
+                self.rec.completed(t, self.now - req.issued_ns);
+            }
+        }
+        self.finish_request(id, req);
+    }
+
+    pub(super) fn on_speculate(&mut self, id: u32, gen: u32) {
+        let Some(req) = self.reqs.get(id, gen).copied() else {
+            return;
+        };
+        if req.answered || req.replies >= req.needed || req.fallback == NO_NODE {
+            return;
+        }
+        let r = self.ops.at(req.ops[0]).requester;
+        if !self.seen_up[req.fallback as usize] {
+            return;
+        }
+        let (Some(d), true) = (req.dispatch, self.requesters[r as usize].gen == req.dispatch_gen) else {
+            return;
+        };
+        if let Some(ticket) = self.requesters[r as usize].rt.send_extra(d, NodeId(req.fallback), self.now) {
+            self.send_op(r, id, req.fallback, ticket);
+        }
+    }
+}

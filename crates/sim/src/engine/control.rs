@@ -1,0 +1,259 @@
+//! Control: hit-rate trackers and gossip, the once-a-second tick, and the fault timeline
+//! (crash, restart, pause, delay, slow-down, fluctuations, failure detection).
+
+use super::*;
+
+impl Sim<'_> {
+    /// The coordinator's own rate, read live by its policy.
+    pub(super) fn publish_own_rate(&mut self, n: usize) {
+        let node = &self.nodes[n];
+        if node.cache.is_none() || self.sc.cluster.routing != Routing::Coordinator {
+            return;
+        }
+        let info = Feedback {
+            hit_rate: Some(node.tracker.hit_rate()),
+            ..Feedback::default()
+        };
+        let r = self.coordinator_requester(n as u16) as usize;
+        self.requesters[r].rt.on_info(NodeId(n as u16), &info, self.now);
+    }
+
+    pub(super) fn on_tick(&mut self) {
+        let now = self.now;
+        // Disk queues are sampled for the second that just ended.
+        if let Some(t) = now.checked_sub(self.measure_ns) {
+            if t >= SECOND_NS {
+                for n in 0..self.nodes.len() {
+                    let q = self.nodes[n].disk.as_ref().map_or(0, |d| d.queue.len() as u32);
+                    self.rec.disk_queue(t - 1, n, q);
+                }
+            }
+        }
+        for n in 0..self.nodes.len() {
+            if !self.nodes[n].up || self.nodes[n].cache.is_none() {
+                continue;
+            }
+            if self.nodes[n].tracker.advance(now) {
+                self.publish_own_rate(n);
+                if self.sc.feedback.gossip {
+                    let rate = self.nodes[n].tracker.hit_rate();
+                    let publish = match self.nodes[n].gossiped {
+                        None => true,
+                        Some((last, at)) => (rate - last).abs() > 0.1 || ((rate - last).abs() > 0.01 && now - at >= 5 * SECOND_NS),
+                    };
+                    if publish {
+                        self.nodes[n].gossiped = Some((rate, now));
+                        self.q
+                            .push(now + self.sc.feedback.gossip_delay_ns, Kind::Gossip, n as u32, 0, rate.to_bits());
+                    }
+                }
+            }
+        }
+        if let Speculative::Percentile { quantile } = self.sc.requests.speculative {
+            if self.replica_latency.count() > 0 {
+                self.speculate_after_ns = (self.replica_latency.quantile_ms(quantile) * 1e6) as u64;
+            }
+            self.replica_latency.reset();
+        }
+        self.q.push(now + SECOND_NS, Kind::Tick, 0, 0, 0);
+    }
+
+    /// Node `n`'s gossiped rate reaches every other requester (`target` = 0), or only
+    /// requester `target - 1` (a restarted node catching up with the gossip state).
+    pub(super) fn on_gossip(&mut self, n: usize, target: u32, rate: f64) {
+        let info = Feedback {
+            hit_rate: Some(rate),
+            ..Feedback::default()
+        };
+        let (from, to) = if target == 0 {
+            (0, self.requesters.len())
+        } else {
+            (target as usize - 1, target as usize)
+        };
+        for r in from..to {
+            if self.requesters[r].local == Some(NodeId(n as u16)) {
+                continue;
+            }
+            self.requesters[r].rt.on_info(NodeId(n as u16), &info, self.now);
+        }
+    }
+
+    pub(super) fn marker(&mut self, label: String) {
+        if let Some(t) = self.measured_t() {
+            self.rec.marker(t as f64 / 1e9, label);
+        }
+    }
+
+    pub(super) fn on_fault(&mut self, i: usize) {
+        let a = self.faults.actions[i];
+        let n = a.node as usize;
+        match a.action {
+            Action::Down => self.crash(n),
+            Action::Up => self.restart_node(n),
+            Action::Pause => {
+                if self.nodes[n].up {
+                    self.nodes[n].paused = true;
+                    self.marker(format!("node {n} paused"));
+                }
+            }
+            Action::Resume => {
+                if self.nodes[n].paused {
+                    self.nodes[n].paused = false;
+                    self.marker(format!("node {n} resumed"));
+                    let deferred = std::mem::take(&mut self.nodes[n].deferred);
+                    for e in deferred {
+                        self.q.repush(self.now, e);
+                    }
+                }
+            }
+            Action::SetDelay(ns) => self.nodes[n].added_delay_ns = ns,
+            Action::SetSlow { cpu, disk } => {
+                self.nodes[n].cpu_factor = cpu;
+                self.nodes[n].disk_factor = disk;
+            }
+        }
+    }
+
+    pub(super) fn crash(&mut self, n: usize) {
+        if !self.nodes[n].up {
+            return;
+        }
+        self.marker(format!("node {n} down"));
+        let node = &mut self.nodes[n];
+        node.up = false;
+        node.paused = false;
+        node.gen += 1;
+        node.in_flight = 0;
+        let mut lost: Vec<u32> = node.cpu.queue.drain(..).collect();
+        node.cpu.busy = 0;
+        if let Some(d) = node.disk.as_mut() {
+            lost.extend(d.queue.drain(..));
+            d.busy = 0;
+        }
+        if let Some(c) = node.cache.as_mut() {
+            c.clear();
+        }
+        let deferred = std::mem::take(&mut node.deferred);
+        let gen = node.gen;
+        for op in lost {
+            self.drop_op(op);
+        }
+        for e in deferred {
+            self.q.repush(self.now, e);
+        }
+        if self.sc.cluster.routing == Routing::Coordinator {
+            // The crashed process loses the requests it held back; their clients time out.
+            let r = self.coordinator_requester(n as u16) as usize;
+            self.requesters[r].rt.cancel_waiting(|_| true, |_| {});
+        }
+        self.q
+            .push(self.now + self.sc.run.failure_detection_ns, Kind::SeenDown, n as u32, gen, 0);
+    }
+
+    pub(super) fn restart_node(&mut self, n: usize) {
+        if self.nodes[n].up {
+            return;
+        }
+        self.marker(format!("node {n} up"));
+        if self.restart.is_none() {
+            if let Some(t) = self.measured_t() {
+                self.restart = Some((n, t as f64 / 1e9));
+            }
+        }
+        let now = self.now;
+        let node = &mut self.nodes[n];
+        node.up = true;
+        node.tracker = HitRateTracker::new(self.sc.feedback.tick_ns, self.sc.feedback.window_ns, now);
+        node.gossiped = None;
+        node.latency_ewma_ns = 0.0;
+        let gen = node.gen;
+        if self.sc.cluster.routing == Routing::Coordinator {
+            // A restarted process: a fresh policy that knows nothing yet.
+            let r = self.coordinator_requester(n as u16) as usize;
+            let seed = Rng::seed_from_u64(self.requesters[r].seed ^ u64::from(gen)).next_u64();
+            let local = Some(NodeId(n as u16));
+            match build_runtime(self.sc, &self.spec.coordinator, policy::Side::Coordinator, local, seed) {
+                Ok(mut rt) => {
+                    let zones: Vec<(NodeId, u32)> = (0..self.nodes.len())
+                        .map(|i| (NodeId(i as u16), self.topo.node_zone(i) as u32))
+                        .collect();
+                    rt.set_topology(&zones, Some(self.requesters[r].zone as u32));
+                    self.requesters[r].rt = rt;
+                    self.requesters[r].gen = gen;
+                    self.requesters[r].timer_at = u64::MAX;
+                }
+                Err(e) => unreachable!("policy {} built at start but not at restart: {e}", self.spec.coordinator),
+            }
+            self.publish_own_rate(n);
+            if self.sc.feedback.gossip {
+                // Joining the gossip ring hands the node every peer's published state.
+                for peer in 0..self.nodes.len() {
+                    if let (true, Some((rate, _))) = (peer != n && self.nodes[peer].up, self.nodes[peer].gossiped) {
+                        self.q.push(
+                            now + self.sc.feedback.gossip_delay_ns,
+                            Kind::Gossip,
+                            peer as u32,
+                            r as u32 + 1,
+                            rate.to_bits(),
+                        );
+                    }
+                }
+            }
+        }
+        self.q.push(now + self.sc.run.up_detection_ns, Kind::SeenUp, n as u32, gen, 0);
+    }
+
+    pub(super) fn on_seen_down(&mut self, n: usize, gen: u32) {
+        debug_assert!(self.nodes[n].gen >= gen);
+        self.seen_up[n] = false;
+        for r in 0..self.requesters.len() {
+            if self.requesters[r].local != Some(NodeId(n as u16)) {
+                self.requesters[r].rt.on_node_down(NodeId(n as u16), self.now);
+                self.pump(r as u32);
+            }
+        }
+        let dropped: Vec<u32> = self
+            .ops
+            .live_indices()
+            .filter(|&i| {
+                let o = self.ops.at(i);
+                o.node as usize == n && o.state == OpState::Dropped
+            })
+            .collect();
+        for op in dropped {
+            self.give_outcome(op, Err(Failure::ConnectionLost));
+            self.ops.remove(op);
+        }
+        if self.nodes[n].up {
+            let g = self.nodes[n].gen;
+            self.q.push(self.now + self.sc.run.up_detection_ns, Kind::SeenUp, n as u32, g, 0);
+        }
+    }
+
+    pub(super) fn on_seen_up(&mut self, n: usize, gen: u32) {
+        if self.nodes[n].gen != gen || !self.nodes[n].up || self.seen_up[n] {
+            return;
+        }
+        self.seen_up[n] = true;
+        for r in 0..self.requesters.len() {
+            if self.requesters[r].local != Some(NodeId(n as u16)) {
+                self.requesters[r].rt.on_node_up(NodeId(n as u16), NodeCaps::default(), self.now);
+                self.pump(r as u32);
+            }
+        }
+    }
+
+    pub(super) fn on_fluctuate(&mut self, i: usize) {
+        let f = self.faults.fluctuations[i].clone();
+        for &n in &f.nodes {
+            if self.fault_rng.unit_f64() < f.probability {
+                let node = &mut self.nodes[n as usize];
+                node.fluct_factor = if node.fluct_factor == 1.0 { f.factor } else { 1.0 };
+            }
+        }
+        let next = self.now + f.interval_ns;
+        if next < f.end_ns {
+            self.q.push(next, Kind::Fluctuate, i as u32, 0, 0);
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! Replicas: a node's CPU and disk stages, its row cache, its replies with the feedback
+//! record, and its answers to probes.
+
+use super::*;
+
+impl Sim<'_> {
+    pub(super) fn on_at_replica(&mut self, ev: Event) {
+        if self.ops.get(ev.a, ev.b).is_none() {
+            return;
+        }
+        let n = self.ops.at(ev.a).node as usize;
+        if self.nodes[n].paused && self.nodes[n].up {
+            self.nodes[n].deferred.push(ev);
+            return;
+        }
+        self.arrive_at_replica(ev.a);
+    }
+
+    pub(super) fn arrive_at_replica(&mut self, op_id: u32) {
+        let n = self.ops.at(op_id).node as usize;
+        if !self.nodes[n].up {
+            self.drop_op(op_id);
+            return;
+        }
+        let gen = self.nodes[n].gen;
+        let op = self.ops.at_mut(op_id);
+        if let Some(c) = &self.nodes[n].cache {
+            c.prefetch(op.key);
+        }
+        op.node_gen = gen;
+        op.arrived_ns = self.now;
+        self.nodes[n].in_flight += 1;
+        self.submit_cpu(n, op_id);
+    }
+
+    /// An op lost in a crash: failed at once if peers already see the node down, else when
+    /// they do.
+    pub(super) fn drop_op(&mut self, op_id: u32) {
+        let op = *self.ops.at(op_id);
+        if op.kind == OpKind::Coordinate {
+            self.ops.remove(op_id);
+            return;
+        }
+        if !self.seen_up[op.node as usize] {
+            self.give_outcome(op_id, Err(Failure::ConnectionLost));
+            self.ops.remove(op_id);
+        } else {
+            self.ops.at_mut(op_id).state = OpState::Dropped;
+        }
+    }
+
+    pub(super) fn service_ns(&mut self, n: usize, disk: bool, read: bool) -> u64 {
+        let node = &mut self.nodes[n];
+        let (dist, factor): (Dist, f64) = if disk {
+            let d = node.disk.as_ref().map(|d| d.service).unwrap_or(node.cpu.service);
+            (d, node.disk_factor * node.fluct_factor)
+        } else {
+            (node.cpu.service, node.cpu_factor * node.fluct_factor)
+        };
+        let mut v = dist.sample_ns(&mut node.rng);
+        if !disk && read {
+            if let Some((p, extra)) = self.sc.node.extra_delay {
+                if node.rng.unit_f64() < p {
+                    v += extra.sample_ns(&mut node.rng);
+                }
+            }
+        }
+        (v * factor).max(1.0) as u64
+    }
+
+    pub(super) fn submit_cpu(&mut self, n: usize, op_id: u32) {
+        let node = &mut self.nodes[n];
+        if node.cpu.busy < node.cpu.concurrency {
+            node.cpu.busy += 1;
+            self.start_service(n, op_id, 0);
+        } else {
+            node.cpu.queue.push_back(op_id);
+        }
+    }
+
+    pub(super) fn submit_disk(&mut self, n: usize, op_id: u32) {
+        let Some(disk) = self.nodes[n].disk.as_mut() else {
+            return;
+        };
+        if disk.busy < disk.concurrency {
+            disk.busy += 1;
+            self.start_service(n, op_id, 1);
+        } else {
+            disk.queue.push_back(op_id);
+        }
+    }
+
+    /// Starts serving `op_id` on stage `stage` (0 cpu, 1 disk); the slot is already taken.
+    pub(super) fn start_service(&mut self, n: usize, op_id: u32, stage: u32) {
+        let op = *self.ops.at(op_id);
+        let dur = if op.kind == OpKind::Coordinate {
+            let svc = self.sc.node.coordinator_service.unwrap_or(self.sc.node.cpu_service);
+            let node = &mut self.nodes[n];
+            (svc.sample_ns(&mut node.rng) * node.cpu_factor * node.fluct_factor).max(1.0) as u64
+        } else {
+            self.service_ns(n, stage == 1, op.kind == OpKind::Read)
+        };
+        self.ops.at_mut(op_id).service_ns += dur;
+        let gen = self.ops.at(op_id).gen;
+        self.q
+            .push(self.now + dur, Kind::StageDone, op_id, stage | (gen << 1), self.nodes[n].gen as u64);
+    }
+
+    pub(super) fn on_stage_done(&mut self, ev: Event) {
+        let op_id = ev.a;
+        let stage = ev.b & 1;
+        let op_gen = ev.b >> 1;
+        if self.ops.get(op_id, op_gen).is_none() {
+            return;
+        }
+        let op = *self.ops.at(op_id);
+        let n = op.node as usize;
+        if self.nodes[n].gen as u64 != ev.c {
+            self.drop_op(op_id);
+            return;
+        }
+        if self.nodes[n].paused {
+            self.nodes[n].deferred.push(ev);
+            return;
+        }
+        // Free the slot and start the next op waiting for this stage.
+        let next = {
+            let node = &mut self.nodes[n];
+            let st = if stage == 0 {
+                &mut node.cpu
+            } else {
+                node.disk.as_mut().expect("disk op on a node without disk")
+            };
+            match st.queue.pop_front() {
+                Some(next) => Some(next),
+                None => {
+                    st.busy -= 1;
+                    None
+                }
+            }
+        };
+        if let Some(next) = next {
+            self.start_service(n, next, stage);
+        }
+        match (op.kind, stage) {
+            (OpKind::Coordinate, _) => {
+                self.ops.remove(op_id);
+                if self.reqs.get(op.req, op.req_gen).is_some() {
+                    self.submit_to_requester(op.requester, op.req, op.req_gen);
+                }
+            }
+            (OpKind::Write, _) => {
+                if let Some(c) = self.nodes[n].cache.as_mut() {
+                    if c.contains(op.key) {
+                        c.insert(op.key);
+                    }
+                }
+                self.reply(op_id);
+            }
+            (OpKind::Read, 0) => {
+                let kind = if op.local { ReadKind::Local } else { ReadKind::Replica };
+                let node = &mut self.nodes[n];
+                let outcome = match node.cache.as_mut() {
+                    Some(c) => {
+                        if c.get(op.key) {
+                            node.tracker.record_hit();
+                            CacheOutcome::Hit
+                        } else {
+                            node.tracker.record_miss();
+                            CacheOutcome::Miss
+                        }
+                    }
+                    None => CacheOutcome::NoCache,
+                };
+                let to_disk = outcome != CacheOutcome::Hit && node.disk.is_some();
+                if let Some(t) = self.now.checked_sub(self.measure_ns) {
+                    self.rec.read(t, n, kind, outcome);
+                }
+                if to_disk {
+                    self.submit_disk(n, op_id);
+                } else {
+                    self.reply(op_id);
+                }
+            }
+            (OpKind::Read, _) => {
+                if let Some(c) = self.nodes[n].cache.as_mut() {
+                    c.insert(op.key);
+                }
+                self.reply(op_id);
+            }
+        }
+    }
+
+    /// The replica answers op `op_id` with its feedback record.
+    pub(super) fn reply(&mut self, op_id: u32) {
+        let now = self.now;
+        let op = *self.ops.at(op_id);
+        let n = op.node as usize;
+        let piggyback = self.sc.feedback.piggyback;
+        let node = &mut self.nodes[n];
+        node.in_flight -= 1;
+        let residence = (now - op.arrived_ns) as f64;
+        node.latency_ewma_ns = if node.latency_ewma_ns == 0.0 {
+            residence
+        } else {
+            0.9 * node.latency_ewma_ns + 0.1 * residence
+        };
+        let hit_rate = if piggyback && node.cache.is_some() {
+            node.tracker.hit_rate()
+        } else {
+            -1.0
+        };
+        let (queue_len, in_flight) = (node.queued(), node.in_flight);
+        let zone = node.zone;
+        let o = self.ops.at_mut(op_id);
+        o.fb_hit_rate = hit_rate;
+        o.fb_queue_len = queue_len;
+        o.fb_in_flight = in_flight;
+        if op.local {
+            self.at_requester(op_id);
+        } else {
+            let to = self.requesters[op.requester as usize].zone;
+            let d = self.delay(zone, to, op.node);
+            self.q.push(now + d, Kind::ReplyArrives, op_id, op.gen, 0);
+        }
+    }
+
+    pub(super) fn on_reply_arrives(&mut self, ev: Event) {
+        if self.ops.get(ev.a, ev.b).is_none() {
+            return;
+        }
+        let op = *self.ops.at(ev.a);
+        if !self.is_client(op.requester) {
+            let c = op.node_of_requester(self.clients.len());
+            let node = &mut self.nodes[c];
+            if !node.up || self.requesters[op.requester as usize].gen != op.requester_gen {
+                self.ops.remove(ev.a);
+                return;
+            }
+            if node.paused {
+                node.deferred.push(ev);
+                return;
+            }
+        }
+        self.at_requester(ev.a);
+    }
+
+    pub(super) fn on_probe_at_node(&mut self, ev: Event) {
+        let n = ev.b as usize;
+        if !self.nodes[n].up {
+            return;
+        }
+        if self.nodes[n].paused {
+            self.nodes[n].deferred.push(ev);
+            return;
+        }
+        let node = &self.nodes[n];
+        let payload = ((node.in_flight as u64) << 32) | ((node.latency_ewma_ns / 1000.0) as u64).min(0xffff_ffff);
+        let to = self.requesters[ev.a as usize].zone;
+        let d = self.delay(node.zone, to, n as u16);
+        self.q.push(self.now + d, Kind::ProbeReply, ev.a, ev.b, payload);
+    }
+}
