@@ -1,0 +1,193 @@
+//! Checks a raw scenario and converts it to a [`Scenario`]; every error names its line.
+
+use super::raw::*;
+use super::*;
+use crate::dist::Dist;
+use crate::keys::{KeyPattern, KeySpec};
+use crate::runs::parse_item;
+use toml::Spanned;
+
+mod timeline;
+mod topology;
+mod traffic;
+
+use timeline::{faults, phases};
+use topology::{cluster, network, node};
+use traffic::{clients, feedback, policies, requests, run};
+
+type Res<T> = Result<T, ScenarioError>;
+
+struct Ctx<'a> {
+    text: &'a str,
+}
+
+impl Ctx<'_> {
+    fn line(&self, offset: usize) -> usize {
+        self.text[..offset.min(self.text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+    }
+
+    fn err<T>(&self, span: std::ops::Range<usize>, message: impl Into<String>) -> Res<T> {
+        Err(ScenarioError {
+            line: Some(self.line(span.start)),
+            message: message.into(),
+        })
+    }
+
+    fn at<T>(&self, s: &Spanned<T>, message: impl Into<String>) -> ScenarioError {
+        ScenarioError {
+            line: Some(self.line(s.span().start)),
+            message: message.into(),
+        }
+    }
+
+    fn int(&self, v: &Spanned<i64>, name: &str, min: i64, max: i64) -> Res<i64> {
+        let x = *v.get_ref();
+        if x < min || x > max {
+            return self.err(v.span(), format!("{name} = {x}: must be an integer in [{min}, {max}]"));
+        }
+        Ok(x)
+    }
+
+    fn num(&self, v: &Spanned<f64>, name: &str, min: f64, max: f64) -> Res<f64> {
+        let x = *v.get_ref();
+        if !x.is_finite() || x < min || x > max {
+            return self.err(v.span(), format!("{name} = {x}: must be a number in [{min}, {max}]"));
+        }
+        Ok(x)
+    }
+
+    fn opt_num(&self, v: &Option<Spanned<f64>>, name: &str, min: f64, max: f64, default: f64) -> Res<f64> {
+        match v {
+            Some(v) => self.num(v, name, min, max),
+            None => Ok(default),
+        }
+    }
+
+    fn dist(&self, span: std::ops::Range<usize>, name: &str, d: &str, mean_us: f64, sigma: Option<f64>, shape: Option<f64>) -> Res<Dist> {
+        Dist::new(d, mean_us, sigma, shape).or_else(|e| self.err(span, format!("{name}: {e}")))
+    }
+
+    fn cl(&self, v: &Option<Spanned<String>>, default: ConsistencyLevel) -> Res<ConsistencyLevel> {
+        match v {
+            Some(s) => ConsistencyLevel::parse(s.get_ref()).map_err(|e| self.at(s, e)),
+            None => Ok(default),
+        }
+    }
+}
+
+const MS: f64 = 1e6;
+const US: f64 = 1e3;
+const S: f64 = 1e9;
+
+/// Parses and checks a scenario file. `default_name` (the file stem) names it when the file
+/// does not.
+pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> {
+    let raw: RawScenario = toml::from_str(text).map_err(|e| {
+        let cx = Ctx { text };
+        ScenarioError {
+            line: e.span().map(|s| cx.line(s.start)),
+            message: e.message().trim().replace('\n', " "),
+        }
+    })?;
+    let cx = Ctx { text };
+    let cluster = cluster(&cx, &raw)?;
+    let node = node(&cx, raw.node.get_ref())?;
+    let network = network(&cx, &raw, &cluster)?;
+    let run = run(&cx, &raw)?;
+    let clients = clients(&cx, raw.clients.get_ref(), &cluster)?;
+    let requests = requests(&cx, &raw, &cluster, &clients)?;
+    let feedback = feedback(&cx, &raw)?;
+    let policy = policies(&cx, &raw, cluster.routing)?;
+    let phases = phases(&cx, &raw, run.duration_s)?;
+    let faults = faults(&cx, &raw, &cluster, &run)?;
+    let seed = match &raw.seed {
+        Some(s) => cx.int(s, "seed", 0, i64::MAX)? as u64,
+        None => 1,
+    };
+    let name = match &raw.name {
+        Some(n) if n.get_ref().is_empty() || n.get_ref().contains(['/', '\\']) => {
+            return Err(cx.at(n, "name must be non-empty and contain no path separator"));
+        }
+        Some(n) => n.get_ref().clone(),
+        None => default_name.to_string(),
+    };
+    Ok(Scenario {
+        name,
+        description: raw.description.clone().unwrap_or_default(),
+        seed,
+        cluster,
+        node,
+        network,
+        clients,
+        requests,
+        run,
+        feedback,
+        policy,
+        phases,
+        faults,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"
+name = "t"
+[cluster]
+nodes = 3
+replication_factor = 3
+[node]
+cpu_concurrency = 4
+cpu_service = { dist = "exponential", mean_us = 100 }
+[clients]
+count = 2
+arrival = "poisson"
+rate_per_s = 1000
+keys = { pattern = "uniform", count = 1000 }
+[run]
+duration_s = 5
+[policy]
+coordinator = "naive"
+"#;
+
+    fn err_of(text: &str) -> ScenarioError {
+        parse(text, "x").unwrap_err()
+    }
+
+    #[test]
+    fn minimal_parses() {
+        let s = parse(MINIMAL, "x").unwrap();
+        assert_eq!(s.name, "t");
+        assert_eq!(s.cluster.nodes, 3);
+        assert_eq!(s.policy.client, "random");
+    }
+
+    #[test]
+    fn unknown_key_names_its_line() {
+        let text = MINIMAL.replace("count = 2\n", "count = 2\nbogus = 1\n");
+        let e = err_of(&text);
+        assert_eq!(e.line, Some(11), "{e}");
+        assert!(e.message.contains("bogus"), "{e}");
+    }
+
+    #[test]
+    fn impossible_topology_names_its_line() {
+        let e = err_of(&MINIMAL.replace("replication_factor = 3", "replication_factor = 4"));
+        assert_eq!(e.line, Some(5), "{e}");
+        assert!(e.message.contains("more than the 3 nodes"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_name_their_line() {
+        let e = err_of(&MINIMAL.replace("\"exponential\"", "\"gaussian\""));
+        assert_eq!(e.line, Some(8), "{e}");
+        let e = err_of(&MINIMAL.replace("coordinator = \"naive\"", "coordinator = \"nope\""));
+        assert_eq!(e.line, Some(17), "{e}");
+        let e = err_of(&MINIMAL.replace("rate_per_s = 1000", "rate_per_s = -1"));
+        assert_eq!(e.line, Some(12), "{e}");
+        let e = err_of(&format!("{MINIMAL}[[fault]]\nkind = \"restart\"\nnode = 7\nduration_s = 3\n"));
+        assert!(matches!(e.line, Some(18 | 19)), "{e}");
+        assert!(e.message.contains("node 7"), "{e}");
+    }
+}

@@ -1,0 +1,175 @@
+//! The cluster, the node model and the network of a scenario.
+
+use super::*;
+
+pub(super) fn cluster(cx: &Ctx, raw: &RawScenario) -> Res<Cluster> {
+    let c = raw.cluster.get_ref();
+    let nodes = cx.int(&c.nodes, "cluster.nodes", 1, MAX_NODES as i64)? as usize;
+    let mut zone_names: Vec<String> = Vec::new();
+    let node_zone = match &c.zones {
+        None => {
+            zone_names.push("z0".into());
+            vec![0; nodes]
+        }
+        Some(z) => {
+            if z.get_ref().len() != nodes {
+                return Err(cx.at(
+                    z,
+                    format!(
+                        "cluster.zones lists {} zones for {nodes} nodes: give one per node",
+                        z.get_ref().len()
+                    ),
+                ));
+            }
+            z.get_ref()
+                .iter()
+                .map(|name| match zone_names.iter().position(|n| n == name) {
+                    Some(i) => i as u16,
+                    None => {
+                        zone_names.push(name.clone());
+                        (zone_names.len() - 1) as u16
+                    }
+                })
+                .collect()
+        }
+    };
+    let rf = cx.int(&c.replication_factor, "cluster.replication_factor", 1, MAX_NODES as i64)? as usize;
+    if rf > nodes {
+        return Err(cx.at(
+            &c.replication_factor,
+            format!("replication_factor {rf} is more than the {nodes} nodes"),
+        ));
+    }
+    let placement = match c.placement.as_ref().map(|p| p.get_ref().as_str()) {
+        None | Some("ring") => Placement::Ring,
+        Some("one-per-zone") => {
+            if rf > zone_names.len() {
+                let p = c.placement.as_ref().expect("matched Some");
+                return Err(cx.at(
+                    p,
+                    format!(
+                        "one-per-zone placement needs at least {rf} zones, the cluster has {}",
+                        zone_names.len()
+                    ),
+                ));
+            }
+            Placement::OnePerZone
+        }
+        Some(other) => {
+            let p = c.placement.as_ref().expect("matched Some");
+            return Err(cx.at(p, format!("placement '{other}' is not one of: ring, one-per-zone")));
+        }
+    };
+    let routing = match c.routing.as_ref().map(|p| p.get_ref().as_str()) {
+        None | Some("coordinator") => Routing::Coordinator,
+        Some("direct") => Routing::Direct,
+        Some(other) => {
+            let p = c.routing.as_ref().expect("matched Some");
+            return Err(cx.at(p, format!("routing '{other}' is not one of: coordinator, direct")));
+        }
+    };
+    Ok(Cluster {
+        nodes,
+        node_zone,
+        zone_names,
+        replication_factor: rf,
+        placement,
+        routing,
+    })
+}
+
+pub(super) fn node(cx: &Ctx, n: &RawNode) -> Res<NodeModel> {
+    let cpu_concurrency = cx.int(&n.cpu_concurrency, "node.cpu_concurrency", 1, 4096)? as u32;
+    let d = n.cpu_service.get_ref();
+    let cpu_service = cx.dist(n.cpu_service.span(), "node.cpu_service", &d.dist, d.mean_us, d.sigma, d.shape)?;
+    let coordinator_service = match &n.coordinator_service {
+        Some(s) => {
+            let d = s.get_ref();
+            Some(cx.dist(s.span(), "node.coordinator_service", &d.dist, d.mean_us, d.sigma, d.shape)?)
+        }
+        None => None,
+    };
+    let extra_delay = match &n.extra_delay {
+        Some(s) => {
+            let e = s.get_ref();
+            if !(0.0..=1.0).contains(&e.probability) {
+                return cx.err(
+                    s.span(),
+                    format!("node.extra_delay.probability = {}: must be in [0, 1]", e.probability),
+                );
+            }
+            Some((
+                e.probability,
+                cx.dist(s.span(), "node.extra_delay", &e.dist, e.mean_us, e.sigma, e.shape)?,
+            ))
+        }
+        None => None,
+    };
+    let disk = match (&n.disk_concurrency, &n.disk_service) {
+        (Some(c), Some(s)) => {
+            let conc = cx.int(c, "node.disk_concurrency", 1, 4096)? as u32;
+            let d = s.get_ref();
+            Some((conc, cx.dist(s.span(), "node.disk_service", &d.dist, d.mean_us, d.sigma, d.shape)?))
+        }
+        (None, None) => None,
+        (Some(c), None) => return Err(cx.at(c, "node.disk_concurrency needs node.disk_service too")),
+        (None, Some(s)) => return Err(cx.at(s, "node.disk_service needs node.disk_concurrency too")),
+    };
+    let cache_rows = match &n.cache_rows {
+        Some(c) => Some(cx.int(c, "node.cache_rows", 1, MAX_KEYS as i64)? as usize),
+        None => None,
+    };
+    Ok(NodeModel {
+        cpu_concurrency,
+        cpu_service,
+        coordinator_service,
+        extra_delay,
+        disk,
+        cache_rows,
+    })
+}
+
+pub(super) fn network(cx: &Ctx, raw: &RawScenario, cluster: &Cluster) -> Res<NetworkModel> {
+    let zones = cluster.zone_names.len();
+    let (same, cross, jitter, links) = match &raw.network {
+        Some(n) => {
+            let n = n.get_ref();
+            let same = cx.opt_num(&n.same_zone_us, "network.same_zone_us", 0.0, 1e7, 100.0)?;
+            let cross = cx.opt_num(&n.cross_zone_us, "network.cross_zone_us", 0.0, 1e7, same)?;
+            let jitter = cx.opt_num(&n.jitter_us, "network.jitter_us", 0.0, 1e7, 0.0)?;
+            (same, cross, jitter, n.link.as_slice())
+        }
+        None => (100.0, 100.0, 0.0, &[][..]),
+    };
+    let mut one_way_ns = vec![(cross * US) as u64; zones * zones];
+    for z in 0..zones {
+        one_way_ns[z * zones + z] = (same * US) as u64;
+    }
+    for l in links {
+        let link = l.get_ref();
+        let find = |name: &str| cluster.zone_names.iter().position(|z| z == name);
+        let (Some(from), Some(to)) = (find(&link.from), find(&link.to)) else {
+            return cx.err(
+                l.span(),
+                format!(
+                    "network.link {} -> {}: unknown zone; zones are: {}",
+                    link.from,
+                    link.to,
+                    cluster.zone_names.join(", ")
+                ),
+            );
+        };
+        if !link.one_way_us.is_finite() || !(0.0..=1e7).contains(&link.one_way_us) {
+            return cx.err(
+                l.span(),
+                format!("network.link one_way_us = {}: must be in [0, 1e7]", link.one_way_us),
+            );
+        }
+        one_way_ns[from * zones + to] = (link.one_way_us * US) as u64;
+    }
+    Ok(NetworkModel {
+        one_way_ns,
+        zones,
+        jitter_mean_ns: jitter * US,
+    })
+}

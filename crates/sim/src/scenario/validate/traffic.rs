@@ -1,0 +1,278 @@
+//! The clients, the requests, the run, the feedback rules and the policies of a scenario.
+
+use super::*;
+
+pub(super) fn clients(cx: &Ctx, c: &RawClients, cluster: &Cluster) -> Res<ClientModel> {
+    let count = cx.int(&c.count, "clients.count", 1, MAX_CLIENTS as i64)? as usize;
+    let zone = match &c.zones {
+        None => vec![cluster.node_zone[0]; count],
+        Some(z) => {
+            if z.get_ref().is_empty() {
+                return Err(cx.at(z, "clients.zones is empty: list the zones clients sit in (they cycle over it)"));
+            }
+            let mut ids = Vec::new();
+            for name in z.get_ref() {
+                match cluster.zone_names.iter().position(|n| n == name) {
+                    Some(i) => ids.push(i as u16),
+                    None => {
+                        return Err(cx.at(
+                            z,
+                            format!("clients.zones: unknown zone '{name}'; zones are: {}", cluster.zone_names.join(", ")),
+                        ))
+                    }
+                }
+            }
+            (0..count).map(|i| ids[i % ids.len()]).collect()
+        }
+    };
+    let arrival = match c.arrival.get_ref().as_str() {
+        kind @ ("poisson" | "fixed") => {
+            let Some(rate) = &c.rate_per_s else {
+                return Err(cx.at(&c.arrival, format!("arrival '{kind}' needs clients.rate_per_s")));
+            };
+            let rate_per_s = cx.num(rate, "clients.rate_per_s", 1e-3, 1e9)?;
+            if kind == "poisson" {
+                Arrival::Poisson { rate_per_s }
+            } else {
+                Arrival::Fixed { rate_per_s }
+            }
+        }
+        "closed" => {
+            let Some(o) = &c.outstanding else {
+                return Err(cx.at(&c.arrival, "arrival 'closed' needs clients.outstanding"));
+            };
+            Arrival::Closed {
+                outstanding: cx.int(o, "clients.outstanding", 1, 100_000)? as u32,
+                think_time_ns: (cx.opt_num(&c.think_time_us, "clients.think_time_us", 0.0, 1e9, 0.0)? * US) as u64,
+            }
+        }
+        other => return Err(cx.at(&c.arrival, format!("arrival '{other}' is not one of: poisson, fixed, closed"))),
+    };
+    let weight = match &c.demand_skew {
+        None => vec![1.0 / count as f64; count],
+        Some(s) => {
+            let k = s.get_ref();
+            if !(k.clients > 0.0 && k.clients < 1.0 && k.requests > 0.0 && k.requests < 1.0) {
+                return cx.err(s.span(), "demand_skew: clients and requests must both be fractions in (0, 1)");
+            }
+            let heavy = ((count as f64 * k.clients).round() as usize).clamp(1, count.saturating_sub(1).max(1));
+            if heavy >= count {
+                return cx.err(s.span(), "demand_skew needs at least 2 clients");
+            }
+            (0..count)
+                .map(|i| {
+                    if i < heavy {
+                        k.requests / heavy as f64
+                    } else {
+                        (1.0 - k.requests) / (count - heavy) as f64
+                    }
+                })
+                .collect()
+        }
+    };
+    let k = c.keys.get_ref();
+    let key_count = k.count;
+    if key_count < 1 || key_count as u64 > MAX_KEYS {
+        return cx.err(
+            c.keys.span(),
+            format!("clients.keys.count = {key_count}: must be in [1, {MAX_KEYS}]"),
+        );
+    }
+    let pattern = match k.pattern.as_str() {
+        "uniform" => KeyPattern::Uniform,
+        "sequential" => KeyPattern::Sequential,
+        "zipfian" => {
+            let e = k.exponent.unwrap_or(0.99);
+            if !(e > 0.0 && e <= 10.0) {
+                return cx.err(c.keys.span(), format!("clients.keys.exponent = {e}: must be in (0, 10]"));
+            }
+            KeyPattern::Zipfian { exponent: e }
+        }
+        "hot-set" => {
+            let hot = k.hot_keys.unwrap_or(0);
+            let frac = k.hot_fraction.unwrap_or(-1.0);
+            if hot < 1 || hot >= key_count || !(0.0..=1.0).contains(&frac) {
+                return cx.err(
+                    c.keys.span(),
+                    "hot-set keys need hot_keys in [1, count) and hot_fraction in [0, 1] (the share of reads to the hot keys)",
+                );
+            }
+            KeyPattern::HotSet {
+                hot_keys: hot as u64,
+                hot_fraction: frac,
+            }
+        }
+        other => {
+            return cx.err(
+                c.keys.span(),
+                format!("key pattern '{other}' is not one of: uniform, zipfian, hot-set, sequential"),
+            )
+        }
+    };
+    let write_fraction = cx.opt_num(&c.write_fraction, "clients.write_fraction", 0.0, 1.0, 0.0)?;
+    if write_fraction > 0.0 && cluster.replication_factor > MAX_OPS_PER_REQUEST {
+        let at = c.write_fraction.as_ref().expect("positive write fraction was given");
+        return Err(cx.at(
+            at,
+            format!("writes go to every replica: replication_factor must be at most {MAX_OPS_PER_REQUEST}"),
+        ));
+    }
+    Ok(ClientModel {
+        count,
+        zone,
+        token_aware: c.token_aware.unwrap_or(true),
+        arrival,
+        weight,
+        keys: KeySpec {
+            pattern,
+            count: key_count as u64,
+        },
+        write_fraction,
+    })
+}
+
+pub(super) fn requests(cx: &Ctx, raw: &RawScenario, cluster: &Cluster, _clients: &ClientModel) -> Res<RequestModel> {
+    let default = RawRequests {
+        consistency: None,
+        warmup_consistency: None,
+        read_timeout_ms: None,
+        speculative_retry: None,
+    };
+    let r = raw.requests.as_ref().map(|r| r.get_ref()).unwrap_or(&default);
+    let consistency = cx.cl(&r.consistency, ConsistencyLevel::One)?;
+    let warmup_consistency = cx.cl(&r.warmup_consistency, consistency)?;
+    for (cl, s) in [(consistency, &r.consistency), (warmup_consistency, &r.warmup_consistency)] {
+        if cl.required(cluster.replication_factor) + 1 > MAX_OPS_PER_REQUEST {
+            let at = s.as_ref().map(|s| cx.line(s.span().start));
+            return Err(ScenarioError {
+                line: at,
+                message: format!(
+                    "consistency {} needs more than {} replicas per read",
+                    cl.as_str(),
+                    MAX_OPS_PER_REQUEST - 1
+                ),
+            });
+        }
+    }
+    let read_timeout_ms = cx.opt_num(&r.read_timeout_ms, "requests.read_timeout_ms", 0.001, 3.6e6, 5000.0)?;
+    let speculative = match &r.speculative_retry {
+        None => Speculative::None,
+        Some(s) => {
+            let t = s.get_ref().trim();
+            if t == "none" {
+                Speculative::None
+            } else if let Some(ms) = t.strip_suffix("ms").and_then(|v| v.trim().parse::<f64>().ok()) {
+                if !(ms > 0.0 && ms < 3.6e6) {
+                    return Err(cx.at(s, format!("speculative_retry '{t}': the delay must be positive")));
+                }
+                Speculative::After {
+                    delay_ns: (ms * MS) as u64,
+                }
+            } else if let Some(p) = t.strip_prefix('p').and_then(|v| v.parse::<f64>().ok()) {
+                if !(p > 0.0 && p < 100.0) {
+                    return Err(cx.at(s, format!("speculative_retry '{t}': the percentile must be in (0, 100)")));
+                }
+                Speculative::Percentile { quantile: p / 100.0 }
+            } else {
+                return Err(cx.at(
+                    s,
+                    format!("speculative_retry '{t}' is not one of: none, <N>ms, p<N> (e.g. 10ms, p99)"),
+                ));
+            }
+        }
+    };
+    Ok(RequestModel {
+        consistency,
+        warmup_consistency,
+        read_timeout_ns: (read_timeout_ms * MS) as u64,
+        speculative,
+    })
+}
+
+pub(super) fn run(cx: &Ctx, raw: &RawScenario) -> Res<RunModel> {
+    let r = raw.run.get_ref();
+    Ok(RunModel {
+        warmup_ns: (cx.opt_num(&r.warmup_s, "run.warmup_s", 0.0, 36_000.0, 0.0)? * S) as u64,
+        duration_s: cx.int(&r.duration_s, "run.duration_s", 1, MAX_DURATION_S as i64)? as u32,
+        failure_detection_ns: (cx.opt_num(&r.failure_detection_ms, "run.failure_detection_ms", 0.0, 3.6e6, 2000.0)? * MS) as u64,
+        up_detection_ns: (cx.opt_num(&r.up_detection_ms, "run.up_detection_ms", 0.0, 3.6e6, 1000.0)? * MS) as u64,
+    })
+}
+
+pub(super) fn feedback(cx: &Ctx, raw: &RawScenario) -> Res<FeedbackModel> {
+    let Some(f) = &raw.feedback else {
+        return Ok(FeedbackModel {
+            tick_ns: 10 * S as u64,
+            window_ns: 60 * S as u64,
+            piggyback: true,
+            gossip: false,
+            gossip_delay_ns: S as u64,
+        });
+    };
+    let f = f.get_ref();
+    Ok(FeedbackModel {
+        tick_ns: (cx.opt_num(&f.hit_rate_tick_s, "feedback.hit_rate_tick_s", 0.001, 3600.0, 10.0)? * S) as u64,
+        window_ns: (cx.opt_num(&f.hit_rate_window_s, "feedback.hit_rate_window_s", 0.001, 36_000.0, 60.0)? * S) as u64,
+        piggyback: f.piggyback.unwrap_or(true),
+        gossip: f.gossip.unwrap_or(false),
+        gossip_delay_ns: (cx.opt_num(&f.gossip_delay_ms, "feedback.gossip_delay_ms", 0.0, 3.6e6, 1000.0)? * MS) as u64,
+    })
+}
+
+pub(super) fn policies(cx: &Ctx, raw: &RawScenario, routing: Routing) -> Res<PolicyModel> {
+    let p = raw.policy.get_ref();
+    let mut params = BTreeMap::new();
+    for (name, table) in &p.params {
+        if let Err(e) = policy::build(name, table.get_ref()) {
+            return cx.err(table.span(), format!("policy.params.{name}: {e}"));
+        }
+        params.insert(name.clone(), table.get_ref().clone());
+    }
+    let both_side = match p.both_side.as_ref().map(|s| s.get_ref().as_str()) {
+        None | Some("coordinator") => Side::Coordinator,
+        Some("client") => Side::Client,
+        Some(other) => {
+            let s = p.both_side.as_ref().expect("matched Some");
+            return Err(cx.at(s, format!("both_side '{other}' is not one of: client, coordinator")));
+        }
+    };
+    let check = |s: &Spanned<String>, side: Side| -> Res<String> {
+        let name = s.get_ref();
+        let built = if routing == Routing::Direct {
+            policy::build(name, params.get(name).unwrap_or(&ParamTable::new()))
+        } else {
+            policy::build_for(name, side, params.get(name).unwrap_or(&ParamTable::new()))
+        };
+        built.map(|_| name.clone()).map_err(|e| cx.at(s, e.to_string()))
+    };
+    let client = match &p.client {
+        Some(s) => check(s, Side::Client)?,
+        None => "random".to_string(),
+    };
+    let coordinator = match &p.coordinator {
+        Some(s) if routing == Routing::Direct => {
+            return Err(cx.at(s, "policy.coordinator is not used with routing = \"direct\"; remove it"))
+        }
+        Some(s) => check(s, Side::Coordinator)?,
+        None => "naive".to_string(),
+    };
+    let mut model = PolicyModel {
+        client,
+        coordinator,
+        both_side,
+        compare: Vec::new(),
+        params,
+    };
+    if let Some(list) = &p.compare {
+        if list.get_ref().is_empty() {
+            return Err(cx.at(list, "policy.compare is empty: list the --policy items to run, or remove it"));
+        }
+        for item in list.get_ref() {
+            if let Err(e) = parse_item(item, &model, routing) {
+                return Err(cx.at(list, format!("policy.compare: {e}")));
+            }
+        }
+        model.compare = list.get_ref().clone();
+    }
+    Ok(model)
+}
