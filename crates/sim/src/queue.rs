@@ -1,76 +1,251 @@
 //! The event queue: a binary heap keyed by (time, sequence). The sequence number breaks ties
-//! in insertion order, so a run is a pure function of its inputs.
+//! in insertion order, so a run is a pure function of its inputs. The engine schedules typed
+//! [`Event`]s; the heap keeps them packed (a kind and three integers, no pointers).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-/// What happens (the payload fields' meaning depends on the kind; see the engine).
+/// A slab record named by index and generation: an event about a record freed (or reused)
+/// since it was scheduled is recognised and ignored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// A client issues its next request (`a` = client).
-    Arrival,
-    /// A request reaches its coordinator (`a` = request, `b` = generation).
-    AtCoordinator,
-    /// A replica op reaches its node (`a` = op).
-    AtReplica,
-    /// A stage finished serving an op (`a` = op, `b` = stage: 0 cpu, 1 disk, 2 coordinator).
-    StageDone,
-    /// A replica's reply reaches the requester (`a` = op).
-    ReplyArrives,
-    /// The coordinator's answer reaches the client (`a` = request, `b` = generation).
-    AtClient,
-    /// A speculative-retry timer (`a` = request, `b` = generation).
-    Speculate,
-    /// Retry a rate-limited backlog (`a` = requester, `b` = group).
-    RetryBacklog,
-    /// A probe reaches its node (`a` = requester, `b` = node).
-    ProbeAtNode,
-    /// A probe's answer reaches the requester (`a` = requester, `b` = node, `c` = in-flight
-    /// count in the high 32 bits and latency estimate in us in the low 32).
-    ProbeReply,
-    /// A gossiped hit rate arrives (`a` = node, `b` = 0 for everyone or target requester + 1,
-    /// `c` = rate bits).
-    Gossip,
-    /// The next fault action (`a` = action index).
-    Fault,
-    /// Failure detector: peers see node `a` down (`b` = node generation).
-    SeenDown,
-    /// Peers see node `a` up (`b` = node generation).
-    SeenUp,
-    /// A fluctuation step of fault `a`.
-    Fluctuate,
+pub struct Ref {
+    /// The slot.
+    pub index: u32,
+    /// The slot's generation when the event was scheduled.
+    pub gen: u32,
+}
+
+/// Which stage of a node served an op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StageKind {
+    /// The CPU (cache lookups, coordinator work).
+    Cpu,
+    /// The disk (cache misses).
+    Disk,
+}
+
+/// What happens, with what it is about.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Event {
+    /// A client issues its next request.
+    Arrival {
+        /// The client.
+        client: u32,
+    },
+    /// A request reaches its coordinator.
+    AtCoordinator {
+        /// The request.
+        req: Ref,
+    },
+    /// A replica op reaches its node.
+    AtReplica {
+        /// The op.
+        op: Ref,
+    },
+    /// A stage finished serving an op.
+    StageDone {
+        /// The op.
+        op: Ref,
+        /// The stage.
+        stage: StageKind,
+        /// The node's generation when the service started (a crash since voids it).
+        node_gen: u32,
+    },
+    /// A replica's reply reaches the requester.
+    ReplyArrives {
+        /// The op.
+        op: Ref,
+    },
+    /// The coordinator's answer reaches the client.
+    AtClient {
+        /// The request.
+        req: Ref,
+    },
+    /// A speculative-retry timer.
+    Speculate {
+        /// The request.
+        req: Ref,
+    },
+    /// A requester's policy-runtime timer (stale unless it is the requester's pending one).
+    RuntimeTimer {
+        /// The requester.
+        requester: u32,
+    },
+    /// A probe reaches its node.
+    ProbeAtNode {
+        /// Who sent it.
+        requester: u32,
+        /// The node probed.
+        node: u16,
+    },
+    /// A probe's answer reaches its requester.
+    ProbeReply {
+        /// Who sent the probe.
+        requester: u32,
+        /// The node that answered.
+        node: u16,
+        /// Its requests in flight.
+        in_flight: u32,
+        /// Its latency estimate, microseconds.
+        latency_us: u32,
+    },
+    /// A gossiped hit rate arrives.
+    Gossip {
+        /// Whose rate.
+        node: u16,
+        /// Only this requester (a restarted node catching up), or everyone.
+        only: Option<u32>,
+        /// The rate.
+        rate: f64,
+    },
+    /// The next fault action.
+    Fault {
+        /// Its index in the fault plan.
+        action: u32,
+    },
+    /// Failure detector: peers see a node down.
+    SeenDown {
+        /// The node.
+        node: u16,
+        /// Its generation when it went down.
+        gen: u32,
+    },
+    /// Peers see a node up.
+    SeenUp {
+        /// The node.
+        node: u16,
+        /// Its generation when it came up.
+        gen: u32,
+    },
+    /// A fluctuation step.
+    Fluctuate {
+        /// The fluctuation's index in the fault plan.
+        fault: u32,
+    },
     /// Once per second: trackers, gossip, disk-queue samples, progress.
     Tick,
 }
 
-/// One scheduled event.
-#[derive(Clone, Copy, Debug)]
-pub struct Event {
-    /// When, ns.
-    pub t: u64,
-    seq: u64,
-    /// What.
-    pub kind: Kind,
-    /// First payload.
-    pub a: u32,
-    /// Second payload.
-    pub b: u32,
-    /// Third payload.
-    pub c: u64,
+/// The packed form the heap keeps: a kind and three integers (fixed size, no pointers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Arrival,
+    AtCoordinator,
+    AtReplica,
+    StageDone,
+    ReplyArrives,
+    AtClient,
+    Speculate,
+    RuntimeTimer,
+    ProbeAtNode,
+    ProbeReply,
+    Gossip,
+    Fault,
+    SeenDown,
+    SeenUp,
+    Fluctuate,
+    Tick,
 }
 
-impl PartialEq for Event {
+impl Event {
+    fn pack(self) -> (Kind, u32, u32, u64) {
+        use Event as E;
+        match self {
+            E::Arrival { client } => (Kind::Arrival, client, 0, 0),
+            E::AtCoordinator { req } => (Kind::AtCoordinator, req.index, req.gen, 0),
+            E::AtReplica { op } => (Kind::AtReplica, op.index, op.gen, 0),
+            E::StageDone { op, stage, node_gen } => {
+                let disk = (stage == StageKind::Disk) as u64;
+                (Kind::StageDone, op.index, op.gen, (node_gen as u64) << 1 | disk)
+            }
+            E::ReplyArrives { op } => (Kind::ReplyArrives, op.index, op.gen, 0),
+            E::AtClient { req } => (Kind::AtClient, req.index, req.gen, 0),
+            E::Speculate { req } => (Kind::Speculate, req.index, req.gen, 0),
+            E::RuntimeTimer { requester } => (Kind::RuntimeTimer, requester, 0, 0),
+            E::ProbeAtNode { requester, node } => (Kind::ProbeAtNode, requester, node as u32, 0),
+            E::ProbeReply {
+                requester,
+                node,
+                in_flight,
+                latency_us,
+            } => (
+                Kind::ProbeReply,
+                requester,
+                node as u32,
+                (in_flight as u64) << 32 | latency_us as u64,
+            ),
+            E::Gossip { node, only, rate } => (Kind::Gossip, node as u32, only.map_or(0, |r| r + 1), rate.to_bits()),
+            E::Fault { action } => (Kind::Fault, action, 0, 0),
+            E::SeenDown { node, gen } => (Kind::SeenDown, node as u32, gen, 0),
+            E::SeenUp { node, gen } => (Kind::SeenUp, node as u32, gen, 0),
+            E::Fluctuate { fault } => (Kind::Fluctuate, fault, 0, 0),
+            E::Tick => (Kind::Tick, 0, 0, 0),
+        }
+    }
+
+    fn unpack(kind: Kind, a: u32, b: u32, c: u64) -> Event {
+        use Event as E;
+        let r = Ref { index: a, gen: b };
+        match kind {
+            Kind::Arrival => E::Arrival { client: a },
+            Kind::AtCoordinator => E::AtCoordinator { req: r },
+            Kind::AtReplica => E::AtReplica { op: r },
+            Kind::StageDone => E::StageDone {
+                op: r,
+                stage: if c & 1 == 1 { StageKind::Disk } else { StageKind::Cpu },
+                node_gen: (c >> 1) as u32,
+            },
+            Kind::ReplyArrives => E::ReplyArrives { op: r },
+            Kind::AtClient => E::AtClient { req: r },
+            Kind::Speculate => E::Speculate { req: r },
+            Kind::RuntimeTimer => E::RuntimeTimer { requester: a },
+            Kind::ProbeAtNode => E::ProbeAtNode {
+                requester: a,
+                node: b as u16,
+            },
+            Kind::ProbeReply => E::ProbeReply {
+                requester: a,
+                node: b as u16,
+                in_flight: (c >> 32) as u32,
+                latency_us: c as u32,
+            },
+            Kind::Gossip => E::Gossip {
+                node: a as u16,
+                only: b.checked_sub(1),
+                rate: f64::from_bits(c),
+            },
+            Kind::Fault => E::Fault { action: a },
+            Kind::SeenDown => E::SeenDown { node: a as u16, gen: b },
+            Kind::SeenUp => E::SeenUp { node: a as u16, gen: b },
+            Kind::Fluctuate => E::Fluctuate { fault: a },
+            Kind::Tick => E::Tick,
+        }
+    }
+}
+
+/// One scheduled event, packed.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    t: u64,
+    seq: u64,
+    kind: Kind,
+    a: u32,
+    b: u32,
+    c: u64,
+}
+
+impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
         self.t == other.t && self.seq == other.seq
     }
 }
-impl Eq for Event {}
-impl PartialOrd for Event {
+impl Eq for Entry {}
+impl PartialOrd for Entry {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
-impl Ord for Event {
+impl Ord for Entry {
     fn cmp(&self, other: &Self) -> Ordering {
         // Reversed: BinaryHeap is a max-heap and we want the earliest first.
         (other.t, other.seq).cmp(&(self.t, self.seq))
@@ -80,7 +255,7 @@ impl Ord for Event {
 /// The simulator's agenda.
 #[derive(Debug, Default)]
 pub struct Queue {
-    heap: BinaryHeap<Event>,
+    heap: BinaryHeap<Entry>,
     seq: u64,
 }
 
@@ -93,12 +268,13 @@ impl Queue {
         }
     }
 
-    /// Schedules an event.
+    /// Schedules `event` at `t_ns`.
     #[inline]
-    pub fn push(&mut self, t: u64, kind: Kind, a: u32, b: u32, c: u64) {
+    pub fn push(&mut self, t_ns: u64, event: Event) {
         self.seq += 1;
-        self.heap.push(Event {
-            t,
+        let (kind, a, b, c) = event.pack();
+        self.heap.push(Entry {
+            t: t_ns,
             seq: self.seq,
             kind,
             a,
@@ -107,15 +283,10 @@ impl Queue {
         });
     }
 
-    /// Re-schedules a deferred event at a later time, keeping its payload.
-    pub fn repush(&mut self, t: u64, e: Event) {
-        self.push(t, e.kind, e.a, e.b, e.c);
-    }
-
-    /// The earliest event.
+    /// The earliest event and its time.
     #[inline]
-    pub fn pop(&mut self) -> Option<Event> {
-        self.heap.pop()
+    pub fn pop(&mut self) -> Option<(u64, Event)> {
+        self.heap.pop().map(|e| (e.t, Event::unpack(e.kind, e.a, e.b, e.c)))
     }
 
     /// Events waiting.
@@ -136,10 +307,60 @@ mod tests {
     #[test]
     fn earliest_first_ties_in_insertion_order() {
         let mut q = Queue::new();
-        q.push(5, Kind::Tick, 1, 0, 0);
-        q.push(3, Kind::Tick, 2, 0, 0);
-        q.push(5, Kind::Tick, 3, 0, 0);
-        let order: Vec<u32> = std::iter::from_fn(|| q.pop()).map(|e| e.a).collect();
-        assert_eq!(order, vec![2, 1, 3]);
+        q.push(5, Event::Arrival { client: 1 });
+        q.push(3, Event::Arrival { client: 2 });
+        q.push(5, Event::Arrival { client: 3 });
+        let order: Vec<(u64, Event)> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(order, [2, 1, 3].map(|c| (if c == 2 { 3 } else { 5 }, Event::Arrival { client: c })));
+    }
+
+    #[test]
+    fn every_event_survives_packing() {
+        let r = Ref { index: 7, gen: u32::MAX };
+        let all = [
+            Event::Arrival { client: 9 },
+            Event::AtCoordinator { req: r },
+            Event::AtReplica { op: r },
+            Event::StageDone {
+                op: r,
+                stage: StageKind::Disk,
+                node_gen: u32::MAX,
+            },
+            Event::StageDone {
+                op: r,
+                stage: StageKind::Cpu,
+                node_gen: 3,
+            },
+            Event::ReplyArrives { op: r },
+            Event::AtClient { req: r },
+            Event::Speculate { req: r },
+            Event::RuntimeTimer { requester: 4 },
+            Event::ProbeAtNode { requester: 4, node: 63 },
+            Event::ProbeReply {
+                requester: 4,
+                node: 2,
+                in_flight: u32::MAX,
+                latency_us: 12,
+            },
+            Event::Gossip {
+                node: 1,
+                only: Some(0),
+                rate: 0.25,
+            },
+            Event::Gossip {
+                node: 1,
+                only: None,
+                rate: 1.0,
+            },
+            Event::Fault { action: 2 },
+            Event::SeenDown { node: 5, gen: 6 },
+            Event::SeenUp { node: 5, gen: 7 },
+            Event::Fluctuate { fault: 1 },
+            Event::Tick,
+        ];
+        for e in all {
+            let (k, a, b, c) = e.pack();
+            assert_eq!(Event::unpack(k, a, b, c), e);
+        }
     }
 }

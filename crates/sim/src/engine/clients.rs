@@ -10,7 +10,7 @@ impl Sim<'_> {
         let write = self.sc.clients.write_fraction > 0.0 && cl.rng.chance(self.sc.clients.write_fraction);
         if let Arrival::Poisson { .. } | Arrival::Fixed { .. } = self.sc.clients.arrival {
             let gap = if cl.fixed { cl.gap_ns } else { cl.rng.exponential(cl.gap_ns) };
-            self.q.push(now + gap.max(1.0) as u64, Kind::Arrival, c, 0, 0);
+            self.q.push(now + gap.max(1.0) as u64, Event::Arrival { client: c });
         }
         let measured = now >= self.measure_ns;
         if measured {
@@ -68,7 +68,7 @@ impl Sim<'_> {
         }
         self.reqs.remove(id);
         if let Arrival::Closed { think_time_ns, .. } = self.sc.clients.arrival {
-            self.q.push(self.now + think_time_ns, Kind::Arrival, req.client, 0, 0);
+            self.q.push(self.now + think_time_ns, Event::Arrival { client: req.client });
         }
     }
 

@@ -43,8 +43,12 @@ impl Sim<'_> {
                     };
                     if publish {
                         self.nodes[n].gossiped = Some((rate, now));
-                        self.q
-                            .push(now + self.sc.feedback.gossip_delay_ns, Kind::Gossip, n as u32, 0, rate.to_bits());
+                        let gossip = Event::Gossip {
+                            node: n as u16,
+                            only: None,
+                            rate,
+                        };
+                        self.q.push(now + self.sc.feedback.gossip_delay_ns, gossip);
                     }
                 }
             }
@@ -55,20 +59,19 @@ impl Sim<'_> {
             }
             self.replica_latency.reset();
         }
-        self.q.push(now + SECOND_NS, Kind::Tick, 0, 0, 0);
+        self.q.push(now + SECOND_NS, Event::Tick);
     }
 
-    /// Node `n`'s gossiped rate reaches every other requester (`target` = 0), or only
-    /// requester `target - 1` (a restarted node catching up with the gossip state).
-    pub(super) fn on_gossip(&mut self, n: usize, target: u32, rate: f64) {
+    /// Node `n`'s gossiped rate reaches every other requester, or `only` one (a restarted
+    /// node catching up with the gossip state).
+    pub(super) fn on_gossip(&mut self, n: usize, only: Option<u32>, rate: f64) {
         let info = Feedback {
             hit_rate: Some(rate),
             ..Feedback::default()
         };
-        let (from, to) = if target == 0 {
-            (0, self.requesters.len())
-        } else {
-            (target as usize - 1, target as usize)
+        let (from, to) = match only {
+            None => (0, self.requesters.len()),
+            Some(r) => (r as usize, r as usize + 1),
         };
         for r in from..to {
             if self.requesters[r].local == Some(NodeId(n as u16)) {
@@ -102,7 +105,7 @@ impl Sim<'_> {
                     self.marker(format!("node {n} resumed"));
                     let deferred = std::mem::take(&mut self.nodes[n].deferred);
                     for e in deferred {
-                        self.q.repush(self.now, e);
+                        self.q.push(self.now, e);
                     }
                 }
             }
@@ -139,7 +142,7 @@ impl Sim<'_> {
             self.drop_op(op);
         }
         for e in deferred {
-            self.q.repush(self.now, e);
+            self.q.push(self.now, e);
         }
         if self.sc.cluster.routing == Routing::Coordinator {
             // The crashed process loses the requests it held back; their clients time out.
@@ -147,7 +150,7 @@ impl Sim<'_> {
             self.requesters[r].rt.cancel_waiting(|_| true, |_| {});
         }
         self.q
-            .push(self.now + self.sc.run.failure_detection_ns, Kind::SeenDown, n as u32, gen, 0);
+            .push(self.now + self.sc.run.failure_detection_ns, Event::SeenDown { node: n as u16, gen });
     }
 
     pub(super) fn restart_node(&mut self, n: usize) {
@@ -189,18 +192,18 @@ impl Sim<'_> {
                 // Joining the gossip ring hands the node every peer's published state.
                 for peer in 0..self.nodes.len() {
                     if let (true, Some((rate, _))) = (peer != n && self.nodes[peer].up, self.nodes[peer].gossiped) {
-                        self.q.push(
-                            now + self.sc.feedback.gossip_delay_ns,
-                            Kind::Gossip,
-                            peer as u32,
-                            r as u32 + 1,
-                            rate.to_bits(),
-                        );
+                        let gossip = Event::Gossip {
+                            node: peer as u16,
+                            only: Some(r as u32),
+                            rate,
+                        };
+                        self.q.push(now + self.sc.feedback.gossip_delay_ns, gossip);
                     }
                 }
             }
         }
-        self.q.push(now + self.sc.run.up_detection_ns, Kind::SeenUp, n as u32, gen, 0);
+        self.q
+            .push(now + self.sc.run.up_detection_ns, Event::SeenUp { node: n as u16, gen });
     }
 
     pub(super) fn on_seen_down(&mut self, n: usize, gen: u32) {
@@ -226,7 +229,8 @@ impl Sim<'_> {
         }
         if self.nodes[n].up {
             let g = self.nodes[n].gen;
-            self.q.push(self.now + self.sc.run.up_detection_ns, Kind::SeenUp, n as u32, g, 0);
+            self.q
+                .push(self.now + self.sc.run.up_detection_ns, Event::SeenUp { node: n as u16, gen: g });
         }
     }
 
@@ -253,7 +257,7 @@ impl Sim<'_> {
         }
         let next = self.now + f.interval_ns;
         if next < f.end_ns {
-            self.q.push(next, Kind::Fluctuate, i as u32, 0, 0);
+            self.q.push(next, Event::Fluctuate { fault: i as u32 });
         }
     }
 }

@@ -23,7 +23,7 @@ mod topology;
 use crate::dist::Dist;
 use crate::keys::KeyGen;
 use crate::lru::Lru;
-use crate::queue::{Event, Kind, Queue};
+use crate::queue::{Event, Queue, Ref, StageKind};
 use crate::runs::RunSpec;
 use crate::scenario::{Arrival, Routing, Scenario, Speculative};
 use faults::{Action, FaultPlan};
@@ -365,20 +365,21 @@ impl<'s> Sim<'s> {
         let wall = std::time::Instant::now();
         self.start();
         let mut issued = 0u64;
-        while let Some(ev) = self.q.pop() {
-            if ev.t >= self.end_ns {
+        while let Some((t, ev)) = self.q.pop() {
+            if t >= self.end_ns {
                 break;
             }
-            self.expire_deadlines(ev.t);
-            self.now = ev.t;
+            self.expire_deadlines(t);
+            self.now = t;
             self.events += 1;
-            if ev.kind == Kind::Arrival {
-                issued += 1;
-            }
-            if ev.kind == Kind::Tick {
-                if let Some(p) = progress {
-                    p.store(self.now / 1_000_000, Ordering::Relaxed);
+            match ev {
+                Event::Arrival { .. } => issued += 1,
+                Event::Tick => {
+                    if let Some(p) = progress {
+                        p.store(self.now / 1_000_000, Ordering::Relaxed);
+                    }
                 }
+                _ => {}
             }
             self.handle(ev);
         }
@@ -441,7 +442,7 @@ impl<'s> Sim<'s> {
             match self.sc.clients.arrival {
                 Arrival::Closed { outstanding, .. } => {
                     for _ in 0..outstanding {
-                        self.q.push(0, Kind::Arrival, c as u32, 0, 0);
+                        self.q.push(0, Event::Arrival { client: c as u32 });
                     }
                 }
                 _ => {
@@ -451,17 +452,17 @@ impl<'s> Sim<'s> {
                         let g = self.clients[c].gap_ns;
                         self.clients[c].rng.exponential(g)
                     };
-                    self.q.push(first as u64, Kind::Arrival, c as u32, 0, 0);
+                    self.q.push(first as u64, Event::Arrival { client: c as u32 });
                 }
             }
         }
         // Ticks on whole seconds of measured time (and every second of warm-up before it).
-        self.q.push(self.measure_ns % SECOND_NS, Kind::Tick, 0, 0, 0);
+        self.q.push(self.measure_ns % SECOND_NS, Event::Tick);
         for (i, a) in self.faults.actions.iter().enumerate() {
-            self.q.push(a.t_ns, Kind::Fault, i as u32, 0, 0);
+            self.q.push(a.t_ns, Event::Fault { action: i as u32 });
         }
         for (i, f) in self.faults.fluctuations.iter().enumerate() {
-            self.q.push(f.start_ns, Kind::Fluctuate, i as u32, 0, 0);
+            self.q.push(f.start_ns, Event::Fluctuate { fault: i as u32 });
         }
         if self.sc.cluster.routing == Routing::Coordinator {
             for n in 0..self.nodes.len() {
@@ -470,39 +471,44 @@ impl<'s> Sim<'s> {
         }
     }
 
+    /// Hands an event to the part of the engine whose role it concerns.
     fn handle(&mut self, ev: Event) {
-        match ev.kind {
-            Kind::Arrival => self.on_arrival(ev.a),
-            Kind::AtCoordinator => self.on_at_coordinator(ev),
-            Kind::AtReplica => self.on_at_replica(ev),
-            Kind::StageDone => self.on_stage_done(ev),
-            Kind::ReplyArrives => self.on_reply_arrives(ev),
-            Kind::AtClient => self.on_at_client(ev.a, ev.b),
-            Kind::Speculate => self.on_speculate(ev.a, ev.b),
-            Kind::RetryBacklog => {
-                let r = &mut self.requesters[ev.a as usize];
-                if r.timer_at == ev.t {
+        match ev {
+            Event::Arrival { client } => self.on_arrival(client),
+            Event::AtCoordinator { req } => self.on_at_coordinator(req),
+            Event::AtReplica { op } => self.on_at_replica(op),
+            Event::StageDone { op, stage, node_gen } => self.on_stage_done(op, stage, node_gen),
+            Event::ReplyArrives { op } => self.on_reply_arrives(op),
+            Event::AtClient { req } => self.on_at_client(req.index, req.gen),
+            Event::Speculate { req } => self.on_speculate(req.index, req.gen),
+            Event::RuntimeTimer { requester } => {
+                let r = &mut self.requesters[requester as usize];
+                if r.timer_at == self.now {
                     r.timer_at = u64::MAX;
-                    r.rt.handle_timeout(ev.t);
-                    self.pump(ev.a);
+                    r.rt.handle_timeout(self.now);
+                    self.pump(requester);
                 }
             }
-            Kind::ProbeAtNode => self.on_probe_at_node(ev),
-            Kind::ProbeReply => {
-                let r = &mut self.requesters[ev.a as usize];
+            Event::ProbeAtNode { requester, node } => self.on_probe_at_node(requester, node),
+            Event::ProbeReply {
+                requester,
+                node,
+                in_flight,
+                latency_us,
+            } => {
                 let reply = ProbeReply {
-                    node: NodeId(ev.b as u16),
-                    in_flight: (ev.c >> 32) as u32,
-                    latency_ns: (ev.c & 0xffff_ffff) * 1000,
+                    node: NodeId(node),
+                    in_flight,
+                    latency_ns: latency_us as u64 * 1000,
                 };
-                r.rt.on_probe_reply(&reply, self.now);
+                self.requesters[requester as usize].rt.on_probe_reply(&reply, self.now);
             }
-            Kind::Gossip => self.on_gossip(ev.a as usize, ev.b, f64::from_bits(ev.c)),
-            Kind::Fault => self.on_fault(ev.a as usize),
-            Kind::SeenDown => self.on_seen_down(ev.a as usize, ev.b),
-            Kind::SeenUp => self.on_seen_up(ev.a as usize, ev.b),
-            Kind::Fluctuate => self.on_fluctuate(ev.a as usize),
-            Kind::Tick => self.on_tick(),
+            Event::Gossip { node, only, rate } => self.on_gossip(node as usize, only, rate),
+            Event::Fault { action } => self.on_fault(action as usize),
+            Event::SeenDown { node, gen } => self.on_seen_down(node as usize, gen),
+            Event::SeenUp { node, gen } => self.on_seen_up(node as usize, gen),
+            Event::Fluctuate { fault } => self.on_fluctuate(fault as usize),
+            Event::Tick => self.on_tick(),
         }
     }
 

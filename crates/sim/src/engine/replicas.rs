@@ -4,16 +4,16 @@
 use super::*;
 
 impl Sim<'_> {
-    pub(super) fn on_at_replica(&mut self, ev: Event) {
-        if self.ops.get(ev.a, ev.b).is_none() {
+    pub(super) fn on_at_replica(&mut self, op: Ref) {
+        if self.ops.get(op.index, op.gen).is_none() {
             return;
         }
-        let n = self.ops.at(ev.a).node as usize;
+        let n = self.ops.at(op.index).node as usize;
         if self.nodes[n].paused && self.nodes[n].up {
-            self.nodes[n].deferred.push(ev);
+            self.nodes[n].deferred.push(Event::AtReplica { op });
             return;
         }
-        self.arrive_at_replica(ev.a);
+        self.arrive_at_replica(op.index);
     }
 
     pub(super) fn arrive_at_replica(&mut self, op_id: u32) {
@@ -72,7 +72,7 @@ impl Sim<'_> {
         let node = &mut self.nodes[n];
         if node.cpu.busy < node.cpu.concurrency {
             node.cpu.busy += 1;
-            self.start_service(n, op_id, 0);
+            self.start_service(n, op_id, StageKind::Cpu);
         } else {
             node.cpu.queue.push_back(op_id);
         }
@@ -84,49 +84,53 @@ impl Sim<'_> {
         };
         if disk.busy < disk.concurrency {
             disk.busy += 1;
-            self.start_service(n, op_id, 1);
+            self.start_service(n, op_id, StageKind::Disk);
         } else {
             disk.queue.push_back(op_id);
         }
     }
 
-    /// Starts serving `op_id` on stage `stage` (0 cpu, 1 disk); the slot is already taken.
-    pub(super) fn start_service(&mut self, n: usize, op_id: u32, stage: u32) {
+    /// Starts serving `op_id` on `stage`; the slot is already taken.
+    pub(super) fn start_service(&mut self, n: usize, op_id: u32, stage: StageKind) {
         let op = *self.ops.at(op_id);
         let dur = if op.kind == OpKind::Coordinate {
             let svc = self.sc.node.coordinator_service.unwrap_or(self.sc.node.cpu_service);
             let node = &mut self.nodes[n];
             (svc.sample_ns(&mut node.rng) * node.cpu_factor * node.fluct_factor).max(1.0) as u64
         } else {
-            self.service_ns(n, stage == 1, op.kind == OpKind::Read)
+            self.service_ns(n, stage == StageKind::Disk, op.kind == OpKind::Read)
         };
         self.ops.at_mut(op_id).service_ns += dur;
-        let gen = self.ops.at(op_id).gen;
-        self.q
-            .push(self.now + dur, Kind::StageDone, op_id, stage | (gen << 1), self.nodes[n].gen as u64);
+        let done = Event::StageDone {
+            op: Ref {
+                index: op_id,
+                gen: self.ops.at(op_id).gen,
+            },
+            stage,
+            node_gen: self.nodes[n].gen,
+        };
+        self.q.push(self.now + dur, done);
     }
 
-    pub(super) fn on_stage_done(&mut self, ev: Event) {
-        let op_id = ev.a;
-        let stage = ev.b & 1;
-        let op_gen = ev.b >> 1;
-        if self.ops.get(op_id, op_gen).is_none() {
+    pub(super) fn on_stage_done(&mut self, done: Ref, stage: StageKind, node_gen: u32) {
+        let op_id = done.index;
+        if self.ops.get(op_id, done.gen).is_none() {
             return;
         }
         let op = *self.ops.at(op_id);
         let n = op.node as usize;
-        if self.nodes[n].gen as u64 != ev.c {
+        if self.nodes[n].gen != node_gen {
             self.drop_op(op_id);
             return;
         }
         if self.nodes[n].paused {
-            self.nodes[n].deferred.push(ev);
+            self.nodes[n].deferred.push(Event::StageDone { op: done, stage, node_gen });
             return;
         }
         // Free the slot and start the next op waiting for this stage.
         let next = {
             let node = &mut self.nodes[n];
-            let st = if stage == 0 {
+            let st = if stage == StageKind::Cpu {
                 &mut node.cpu
             } else {
                 node.disk.as_mut().expect("disk op on a node without disk")
@@ -157,7 +161,7 @@ impl Sim<'_> {
                 }
                 self.reply(op_id);
             }
-            (OpKind::Read, 0) => {
+            (OpKind::Read, StageKind::Cpu) => {
                 let kind = if op.local { ReadKind::Local } else { ReadKind::Replica };
                 let node = &mut self.nodes[n];
                 let outcome = match node.cache.as_mut() {
@@ -182,7 +186,7 @@ impl Sim<'_> {
                     self.reply(op_id);
                 }
             }
-            (OpKind::Read, _) => {
+            (OpKind::Read, StageKind::Disk) => {
                 if let Some(c) = self.nodes[n].cache.as_mut() {
                     c.insert(op.key);
                 }
@@ -221,43 +225,53 @@ impl Sim<'_> {
         } else {
             let to = self.requesters[op.requester as usize].zone;
             let d = self.delay(zone, to, op.node);
-            self.q.push(now + d, Kind::ReplyArrives, op_id, op.gen, 0);
+            self.q.push(
+                now + d,
+                Event::ReplyArrives {
+                    op: Ref { index: op_id, gen: op.gen },
+                },
+            );
         }
     }
 
-    pub(super) fn on_reply_arrives(&mut self, ev: Event) {
-        if self.ops.get(ev.a, ev.b).is_none() {
+    pub(super) fn on_reply_arrives(&mut self, reply: Ref) {
+        if self.ops.get(reply.index, reply.gen).is_none() {
             return;
         }
-        let op = *self.ops.at(ev.a);
+        let op = *self.ops.at(reply.index);
         if !self.is_client(op.requester) {
             let c = op.node_of_requester(self.clients.len());
             let node = &mut self.nodes[c];
             if !node.up || self.requesters[op.requester as usize].gen != op.requester_gen {
-                self.ops.remove(ev.a);
+                self.ops.remove(reply.index);
                 return;
             }
             if node.paused {
-                node.deferred.push(ev);
+                node.deferred.push(Event::ReplyArrives { op: reply });
                 return;
             }
         }
-        self.at_requester(ev.a);
+        self.at_requester(reply.index);
     }
 
-    pub(super) fn on_probe_at_node(&mut self, ev: Event) {
-        let n = ev.b as usize;
+    pub(super) fn on_probe_at_node(&mut self, requester: u32, probed: u16) {
+        let n = probed as usize;
         if !self.nodes[n].up {
             return;
         }
         if self.nodes[n].paused {
-            self.nodes[n].deferred.push(ev);
+            self.nodes[n].deferred.push(Event::ProbeAtNode { requester, node: probed });
             return;
         }
         let node = &self.nodes[n];
-        let payload = ((node.in_flight as u64) << 32) | ((node.latency_ewma_ns / 1000.0) as u64).min(0xffff_ffff);
-        let to = self.requesters[ev.a as usize].zone;
+        let answer = Event::ProbeReply {
+            requester,
+            node: probed,
+            in_flight: node.in_flight,
+            latency_us: ((node.latency_ewma_ns / 1000.0) as u64).min(u32::MAX as u64) as u32,
+        };
+        let to = self.requesters[requester as usize].zone;
         let d = self.delay(node.zone, to, n as u16);
-        self.q.push(self.now + d, Kind::ProbeReply, ev.a, ev.b, payload);
+        self.q.push(self.now + d, answer);
     }
 }

@@ -106,7 +106,7 @@ impl Sim<'_> {
             let t = t.max(now + 1);
             if t < rq.timer_at {
                 rq.timer_at = t;
-                self.q.push(t, Kind::RetryBacklog, r, 0, 0);
+                self.q.push(t, Event::RuntimeTimer { requester: r });
             }
         }
     }
@@ -116,7 +116,13 @@ impl Sim<'_> {
             let from = self.requesters[r as usize].zone;
             let local = self.requesters[r as usize].local;
             let d = self.delay(from, self.nodes[probe.node.index()].zone, local.map_or(NO_NODE, |l| l.0));
-            self.q.push(self.now + d, Kind::ProbeAtNode, r, probe.node.0 as u32, 0);
+            self.q.push(
+                self.now + d,
+                Event::ProbeAtNode {
+                    requester: r,
+                    node: probe.node.0,
+                },
+            );
         }
     }
 
@@ -130,7 +136,12 @@ impl Sim<'_> {
             let rq = self.reqs.at_mut(id);
             rq.coord = coord.0;
             rq.client_dispatch = Some(d.id);
-            self.q.push(now + delay, Kind::AtCoordinator, id, req.gen, 0);
+            self.q.push(
+                now + delay,
+                Event::AtCoordinator {
+                    req: Ref { index: id, gen: req.gen },
+                },
+            );
             return;
         }
         let rq = self.reqs.at_mut(id);
@@ -147,7 +158,12 @@ impl Sim<'_> {
             };
             if delay != u64::MAX {
                 self.reqs.at_mut(id).fallback = fb.0;
-                self.q.push(now + delay, Kind::Speculate, id, req.gen, 0);
+                self.q.push(
+                    now + delay,
+                    Event::Speculate {
+                        req: Ref { index: id, gen: req.gen },
+                    },
+                );
             }
         }
     }
@@ -193,7 +209,12 @@ impl Sim<'_> {
             }
             let from = self.requesters[r as usize].zone;
             let d = self.delay(from, self.nodes[node as usize].zone, local.map_or(NO_NODE, |l| l.0));
-            self.q.push(now + d, Kind::AtReplica, op_id, op_gen, 0);
+            self.q.push(
+                now + d,
+                Event::AtReplica {
+                    op: Ref { index: op_id, gen: op_gen },
+                },
+            );
         }
     }
 
@@ -224,8 +245,8 @@ impl Sim<'_> {
         self.pump(op.requester);
     }
 
-    pub(super) fn on_at_coordinator(&mut self, ev: Event) {
-        let Some(req) = self.reqs.get(ev.a, ev.b).copied() else {
+    pub(super) fn on_at_coordinator(&mut self, at: Ref) {
+        let Some(req) = self.reqs.get(at.index, at.gen).copied() else {
             return;
         };
         let n = req.coord as usize;
@@ -233,13 +254,13 @@ impl Sim<'_> {
             return; // lost; the client times out
         }
         if self.nodes[n].paused {
-            self.nodes[n].deferred.push(ev);
+            self.nodes[n].deferred.push(Event::AtCoordinator { req: at });
             return;
         }
         if let Some(_svc) = self.sc.node.coordinator_service {
             let op = Op {
-                req: ev.a,
-                req_gen: ev.b,
+                req: at.index,
+                req_gen: at.gen,
                 node: req.coord,
                 requester: self.coordinator_requester(req.coord),
                 requester_gen: self.nodes[n].gen,
@@ -254,7 +275,7 @@ impl Sim<'_> {
             self.submit_cpu(n, op_id);
         } else {
             let r = self.coordinator_requester(req.coord);
-            self.submit_to_requester(r, ev.a, ev.b);
+            self.submit_to_requester(r, at.index, at.gen);
         }
     }
 
@@ -276,7 +297,15 @@ impl Sim<'_> {
                 } else {
                     let coord = req.coord;
                     let d = self.delay(self.nodes[coord as usize].zone, self.clients[req.client as usize].zone, coord);
-                    self.q.push(self.now + d, Kind::AtClient, op.req, op.req_gen, 0);
+                    self.q.push(
+                        self.now + d,
+                        Event::AtClient {
+                            req: Ref {
+                                index: op.req,
+                                gen: op.req_gen,
+                            },
+                        },
+                    );
                 }
             }
         }
