@@ -68,8 +68,7 @@ pub async fn run(cfg: NodeConfig) -> Result<(), NodeError> {
     let counters = Arc::new(Counters::default());
     let own_rate = Arc::new(AtomicU64::new(0f64.to_bits()));
     let seed = (cfg.id as u64) << 32 ^ std::process::id() as u64;
-    let runtime =
-        PolicyHandle::build(&cfg.policy.name, &cfg.policy.params, id, seed).map_err(NodeError::Config)?;
+    let runtime = PolicyHandle::build(&cfg.policy.name, &cfg.policy.params, id, seed).map_err(NodeError::Config)?;
     let policy = PolicyHandle::spawn(runtime, id, clock, own_rate.clone());
     let disk = SlowDisk::new(&cfg.slow_disk, dist);
     let state = Arc::new(NodeState::new(
