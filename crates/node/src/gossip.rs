@@ -1,13 +1,13 @@
 //! Membership, failure detection and hit-rate spreading by gossip, with chitchat
 //! (scuttlebutt anti-entropy plus a phi-accrual failure detector).
 //!
-//! Each node publishes `id`, `grpc`, `metrics` and `hit_rate`. A watcher task turns chitchat's
+//! Each node publishes `id`, `grpc`, `metrics`, `hit_rate` and `zone`. A watcher task turns chitchat's
 //! state into this node's [`View`] (members, liveness, ring) and into policy events: a member
 //! seen live for the first time, or back with a new generation (a restart), is `on_node_up`; one
 //! the detector drops is `on_node_down`; a new gossiped hit rate is `on_info`. A tracker task
-//! keeps the node's own hit rate ([`HitRateTracker`]) and publishes it by the published rule:
-//! when it moved by more than 0.1, or by more than 0.01 and 5 s have passed since the last
-//! publication. (Every read reply also carries it, piggy-backed: see [`crate::replica`].)
+//! keeps the node's own hit rate ([`HitRateTracker`]) and publishes it by the published rule
+//! ([`RatePublisher`], the simulator's too): when it moved by more than 0.1, or by more than
+//! 0.01 and 5 s have passed since the last publication. Zones changing also reach the policy. (Every read reply also carries it, piggy-backed: see [`crate::replica`].)
 
 use crate::config::NodeConfig;
 use crate::error::NodeError;
@@ -15,7 +15,7 @@ use crate::metrics::get;
 use crate::state::{internode_client, NodeState, Peer, View};
 use chitchat::transport::UdpTransport;
 use chitchat::{spawn_chitchat, Chitchat, ChitchatConfig, ChitchatHandle, ChitchatId, FailureDetectorConfig, ProtocolVersion};
-use policy::hwlb::HitRateTracker;
+use policy::hwlb::{HitRateTracker, RatePublisher};
 use policy::NodeId;
 use std::collections::{BTreeMap, HashSet};
 use std::net::SocketAddr;
@@ -35,11 +35,6 @@ pub const KEY_HIT_RATE: &str = "hit_rate";
 /// Gossip key: the node's zone.
 pub const KEY_ZONE: &str = "zone";
 
-/// Publish when the rate moved by more than this...
-const PUBLISH_BIG_CHANGE: f64 = 0.1;
-/// ...or by more than this once `PUBLISH_MIN_INTERVAL` passed.
-const PUBLISH_SMALL_CHANGE: f64 = 0.01;
-const PUBLISH_MIN_INTERVAL: Duration = Duration::from_secs(5);
 /// How often the tracker task folds counts into the tracker.
 const TRACK_INTERVAL: Duration = Duration::from_millis(100);
 
@@ -252,8 +247,9 @@ pub fn spawn_tracker(state: Arc<NodeState>, chitchat: Arc<Mutex<Chitchat>>) {
         let window_ns = state.config.hit_rate_window_ms * 1_000_000;
         let mut tracker = HitRateTracker::new(tick_ns, window_ns, state.clock.now_ns());
         let (mut hits_seen, mut misses_seen) = (0u64, 0u64);
-        let mut published = 0.0f64;
-        let mut published_at = tokio::time::Instant::now();
+        // The rate gossiped at start ("0", see `start`) counts as the first publication.
+        let mut publisher = RatePublisher::new();
+        publisher.offer(0.0, state.clock.now_ns());
         loop {
             tokio::time::sleep(TRACK_INTERVAL).await;
             let (hits, misses) = (get(&state.counters.cache_hits), get(&state.counters.cache_misses));
@@ -263,11 +259,8 @@ pub fn spawn_tracker(state: Arc<NodeState>, chitchat: Arc<Mutex<Chitchat>>) {
             tracker.advance(state.clock.now_ns());
             let rate = tracker.hit_rate();
             state.own_rate.store(rate.to_bits(), Ordering::Relaxed);
-            let moved = (rate - published).abs();
-            if moved > PUBLISH_BIG_CHANGE || (moved > PUBLISH_SMALL_CHANGE && published_at.elapsed() >= PUBLISH_MIN_INTERVAL) {
+            if publisher.offer(rate, state.clock.now_ns()) {
                 chitchat.lock().await.self_node_state().set(KEY_HIT_RATE, format!("{rate:.4}"));
-                published = rate;
-                published_at = tokio::time::Instant::now();
             }
         }
     });

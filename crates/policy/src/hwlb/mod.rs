@@ -1,13 +1,14 @@
 //! Heat-weighted load balancing (HWLB): coordinators split reads so that every replica sees
 //! the same cache-miss rate, keep work local where they can, and draw k distinct replicas with
 //! exact probabilities. See docs/algorithms.md, section 1; each step is its own module:
-//! [`tracker`] (a node's own hit rate), [`peers`] (what a coordinator knows of the others),
+//! [`tracker`] (a node's own hit rate), [`publish`] (when it goes out by gossip), [`peers`] (what a coordinator knows of the others),
 //! [`shares`] (P_j), [`redistribution`] (each coordinator's row), [`plan`] (the whole plan and
 //! when HWLB steps aside), [`sampling`] (k distinct replicas) and [`policy`] (the `hwlb` policy).
 
 pub mod peers;
 pub mod plan;
 pub mod policy;
+pub mod publish;
 pub mod redistribution;
 pub mod sampling;
 pub mod shares;
@@ -15,6 +16,7 @@ pub mod tracker;
 
 pub use plan::{HwlbPlan, PlanConfig, StepAside};
 pub use policy::Hwlb;
+pub use publish::RatePublisher;
 pub use redistribution::{redistribute, Infeasible};
 pub use sampling::SamplingRow;
 pub use tracker::HitRateTracker;

@@ -37,12 +37,7 @@ impl Sim<'_> {
                 self.publish_own_rate(n);
                 if self.sc.feedback.gossip {
                     let rate = self.nodes[n].tracker.hit_rate();
-                    let publish = match self.nodes[n].gossiped {
-                        None => true,
-                        Some((last, at)) => (rate - last).abs() > 0.1 || ((rate - last).abs() > 0.01 && now - at >= 5 * SECOND_NS),
-                    };
-                    if publish {
-                        self.nodes[n].gossiped = Some((rate, now));
+                    if self.nodes[n].gossiped.offer(rate, now) {
                         let gossip = Event::Gossip {
                             node: n as u16,
                             only: None,
@@ -167,7 +162,7 @@ impl Sim<'_> {
         let node = &mut self.nodes[n];
         node.up = true;
         node.tracker = HitRateTracker::new(self.sc.feedback.tick_ns, self.sc.feedback.window_ns, now);
-        node.gossiped = None;
+        node.gossiped = RatePublisher::new();
         node.latency_ewma_ns = 0.0;
         let gen = node.gen;
         if self.sc.cluster.routing == Routing::Coordinator {
@@ -191,7 +186,7 @@ impl Sim<'_> {
             if self.sc.feedback.gossip {
                 // Joining the gossip ring hands the node every peer's published state.
                 for peer in 0..self.nodes.len() {
-                    if let (true, Some((rate, _))) = (peer != n && self.nodes[peer].up, self.nodes[peer].gossiped) {
+                    if let (true, Some(rate)) = (peer != n && self.nodes[peer].up, self.nodes[peer].gossiped.last()) {
                         let gossip = Event::Gossip {
                             node: peer as u16,
                             only: Some(r as u32),

@@ -29,7 +29,7 @@ use crate::scenario::{Arrival, Routing, Scenario, Speculative};
 use faults::{Action, FaultPlan};
 use metrics::{CacheOutcome, LatencyHistogram, ReadKind, Recorder, RecorderConfig, RunMetrics};
 use node::{Node, Stage};
-use policy::hwlb::HitRateTracker;
+use policy::hwlb::{HitRateTracker, RatePublisher};
 use policy::{
     ConsistencyLevel, Decision, Failure, Feedback, Need, NodeCaps, NodeId, NodeTruth, Plan, Policy, ProbeReply, Request, Rng, MAX_REPLICAS,
 };
@@ -299,7 +299,7 @@ impl<'s> Sim<'s> {
                 added_delay_ns: 0,
                 in_flight: 0,
                 deferred: Vec::new(),
-                gossiped: None,
+                gossiped: RatePublisher::new(),
                 latency_ewma_ns: 0.0,
             });
             if sc.cluster.routing == Routing::Coordinator {

@@ -4,7 +4,7 @@
 use crate::dist::Dist;
 use crate::lru::Lru;
 use crate::queue::Event;
-use policy::hwlb::HitRateTracker;
+use policy::hwlb::{HitRateTracker, RatePublisher};
 use policy::Rng;
 use std::collections::VecDeque;
 
@@ -66,8 +66,8 @@ pub struct Node {
     pub in_flight: u32,
     /// Events that arrived while paused, in order.
     pub deferred: Vec<Event>,
-    /// Last gossiped hit rate and when.
-    pub gossiped: Option<(f64, u64)>,
+    /// Its hit rate as last published by gossip, and the rule for the next publication.
+    pub gossiped: RatePublisher,
     /// EWMA of op residence time, ns (the probe's latency estimate).
     pub latency_ewma_ns: f64,
 }
