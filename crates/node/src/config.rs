@@ -92,7 +92,7 @@ pub struct SlowDiskConfig {
     pub concurrency: u32,
     /// Mean service time, microseconds.
     pub service_time_mean_us: u64,
-    /// `constant`, `exponential` or `lognormal`.
+    /// `constant`, `exponential`, `lognormal` or `pareto` (shape 2): the simulator's distributions.
     pub distribution: String,
     /// Shape of the log-normal (sigma of the underlying normal).
     pub lognormal_sigma: f64,
@@ -154,20 +154,6 @@ impl Default for NodeConfig {
     }
 }
 
-/// The slow disk's service-time distribution.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ServiceTimeDist {
-    /// Always the mean.
-    Constant,
-    /// Exponential with the mean.
-    Exponential,
-    /// Log-normal with the mean and the given sigma.
-    LogNormal {
-        /// Sigma of the underlying normal.
-        sigma: f64,
-    },
-}
-
 impl NodeConfig {
     /// Reads a TOML file; unknown keys and bad values are errors naming the key.
     pub fn from_file(path: &Path) -> Result<NodeConfig, NodeError> {
@@ -194,18 +180,13 @@ impl NodeConfig {
         ConsistencyLevel::parse(&self.default_consistency).map_err(|e| NodeError::Config(format!("default_consistency: {e}")))
     }
 
-    /// The slow disk's distribution, parsed.
-    pub fn service_time_dist(&self) -> Result<ServiceTimeDist, NodeError> {
-        match self.slow_disk.distribution.as_str() {
-            "constant" => Ok(ServiceTimeDist::Constant),
-            "exponential" => Ok(ServiceTimeDist::Exponential),
-            "lognormal" => Ok(ServiceTimeDist::LogNormal {
-                sigma: self.slow_disk.lognormal_sigma,
-            }),
-            other => Err(NodeError::Config(format!(
-                "slow_disk.distribution '{other}' is not one of: constant, exponential, lognormal"
-            ))),
-        }
+    /// The slow disk's service-time distribution: the simulator's own ([`workload::Dist`]),
+    /// so an emulated disk and a simulated one draw alike.
+    pub fn service_time_dist(&self) -> Result<workload::Dist, NodeError> {
+        let d = &self.slow_disk;
+        let sigma = (d.distribution == "lognormal").then_some(d.lognormal_sigma);
+        workload::Dist::new(&d.distribution, d.service_time_mean_us as f64, sigma, None)
+            .map_err(|e| NodeError::Config(format!("slow_disk (distribution = \"{}\"): {e}", d.distribution)))
     }
 
     /// Checks every value; the error names the key, the value and what is allowed.
@@ -253,18 +234,18 @@ impl NodeConfig {
                 "an integer in [1, 4096]",
             );
         }
-        if self.slow_disk.service_time_mean_us > 60_000_000 {
+        if !(1..=60_000_000).contains(&self.slow_disk.service_time_mean_us) {
             return bad(
                 "slow_disk.service_time_mean_us",
                 self.slow_disk.service_time_mean_us.to_string(),
-                "at most 60000000",
+                "an integer in [1, 60000000]",
             );
         }
-        if !(self.slow_disk.lognormal_sigma.is_finite() && (0.0..=4.0).contains(&self.slow_disk.lognormal_sigma)) {
+        if !(self.slow_disk.lognormal_sigma.is_finite() && self.slow_disk.lognormal_sigma > 0.0 && self.slow_disk.lognormal_sigma <= 4.0) {
             return bad(
                 "slow_disk.lognormal_sigma",
                 self.slow_disk.lognormal_sigma.to_string(),
-                "a number in [0, 4]",
+                "a number in (0, 4]",
             );
         }
         self.service_time_dist()?;

@@ -5,7 +5,7 @@
 //!
 //! Sleeping uses tokio's timer (1 ms resolution): service times are rounded up to it.
 
-use crate::config::{ServiceTimeDist, SlowDiskConfig};
+use crate::config::SlowDiskConfig;
 use policy::Rng;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -17,8 +17,7 @@ use tokio::sync::Semaphore;
 pub struct SlowDisk {
     enabled: AtomicBool,
     slots: Arc<Semaphore>,
-    mean_us: f64,
-    dist: ServiceTimeDist,
+    dist: workload::Dist,
     waiting: AtomicU32,
     in_service: AtomicU32,
     /// Multiplier on service times (f64 bits; 1.0 = as configured).
@@ -36,20 +35,12 @@ thread_local! {
     ));
 }
 
-/// A draw from a standard normal (Box-Muller).
-fn standard_normal(rng: &mut Rng) -> f64 {
-    let u1 = 1.0 - rng.unit_f64();
-    let u2 = rng.unit_f64();
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-}
-
 impl SlowDisk {
     /// A gate with the configured shape.
-    pub fn new(cfg: &SlowDiskConfig, dist: ServiceTimeDist) -> SlowDisk {
+    pub fn new(cfg: &SlowDiskConfig, dist: workload::Dist) -> SlowDisk {
         SlowDisk {
             enabled: AtomicBool::new(cfg.enabled),
             slots: Arc::new(Semaphore::new(cfg.concurrency.max(1) as usize)),
-            mean_us: cfg.service_time_mean_us as f64,
             dist,
             waiting: AtomicU32::new(0),
             in_service: AtomicU32::new(0),
@@ -94,18 +85,7 @@ impl SlowDisk {
     }
 
     fn draw_us(&self) -> f64 {
-        RNG.with(|r| {
-            let rng = &mut r.borrow_mut();
-            match self.dist {
-                ServiceTimeDist::Constant => self.mean_us,
-                ServiceTimeDist::Exponential => rng.exponential(self.mean_us),
-                ServiceTimeDist::LogNormal { sigma } => {
-                    // Mean of exp(N(mu, sigma)) is exp(mu + sigma^2 / 2).
-                    let mu = self.mean_us.max(1e-9).ln() - sigma * sigma / 2.0;
-                    (mu + sigma * standard_normal(rng)).exp()
-                }
-            }
-        })
+        RNG.with(|r| self.dist.sample_ns(&mut r.borrow_mut()) / 1000.0)
     }
 
     /// Waits for a slot and holds it for one service time; returns how long the read waited
@@ -132,6 +112,11 @@ impl SlowDisk {
 mod tests {
     use super::*;
 
+    fn cfg_dist(cfg: &SlowDiskConfig, name: &str) -> workload::Dist {
+        let sigma = (name == "lognormal").then_some(cfg.lognormal_sigma);
+        workload::Dist::new(name, cfg.service_time_mean_us as f64, sigma, None).unwrap()
+    }
+
     #[tokio::test]
     async fn concurrency_limit_holds() {
         let cfg = SlowDiskConfig {
@@ -141,7 +126,7 @@ mod tests {
             distribution: "constant".into(),
             lognormal_sigma: 0.5,
         };
-        let d = Arc::new(SlowDisk::new(&cfg, ServiceTimeDist::Constant));
+        let d = Arc::new(SlowDisk::new(&cfg, cfg_dist(&cfg, "constant")));
         let start = std::time::Instant::now();
         let tasks: Vec<_> = (0..4)
             .map(|_| {
@@ -167,7 +152,7 @@ mod tests {
             distribution: "constant".into(),
             lognormal_sigma: 0.5,
         };
-        let d = SlowDisk::new(&cfg, ServiceTimeDist::Constant);
+        let d = SlowDisk::new(&cfg, cfg_dist(&cfg, "constant"));
         assert_eq!(d.factor(), 1.0);
         d.set_factor(4.0).unwrap();
         let start = std::time::Instant::now();
@@ -182,7 +167,7 @@ mod tests {
     #[test]
     fn lognormal_mean_is_close() {
         let cfg = SlowDiskConfig::default();
-        let d = SlowDisk::new(&cfg, ServiceTimeDist::LogNormal { sigma: 0.5 });
+        let d = SlowDisk::new(&cfg, cfg_dist(&cfg, "lognormal"));
         let n = 20_000;
         let mean = (0..n).map(|_| d.draw_us()).sum::<f64>() / n as f64;
         assert!((mean - 10_000.0).abs() < 500.0, "{mean}");

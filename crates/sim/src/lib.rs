@@ -10,13 +10,14 @@
 //! - [`runs`]: the `--policy` list;
 //! - [`engine`]: the simulation loop;
 //! - [`compare`]: several runs on threads, results in list order.
+//!
+//! Service-time distributions and key choice come from the [`workload`] crate, shared with the
+//! real cluster (re-exported here as [`dist`] and [`keys`]).
 
 #![warn(missing_docs)]
 
 pub mod compare;
-pub mod dist;
 pub mod engine;
-pub mod keys;
 pub mod lru;
 pub mod queue;
 pub mod runs;
@@ -26,3 +27,4 @@ pub use compare::{run_all, RunResult};
 pub use engine::{Outcome, Sim};
 pub use runs::{parse_list, RunSpec};
 pub use scenario::{apply_overrides, parse, Scenario, ScenarioError};
+pub use workload::{dist, keys};
