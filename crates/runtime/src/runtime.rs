@@ -32,22 +32,6 @@ pub struct RuntimeConfig {
     pub max_waiting: usize,
 }
 
-impl std::ops::AddAssign for RuntimeStats {
-    fn add_assign(&mut self, o: RuntimeStats) {
-        self.planned += o.planned;
-        self.sends += o.sends;
-        self.replies += o.replies;
-        self.feedback_replies += o.feedback_replies;
-        self.failures += o.failures;
-        self.queued += o.queued;
-        self.rejected += o.rejected;
-        self.probes_sent += o.probes_sent;
-        self.probe_replies += o.probe_replies;
-        self.late += o.late;
-        self.violations += o.violations;
-    }
-}
-
 /// A planned request, ready to send: every target already counts as sent.
 #[derive(Clone, Copy, Debug)]
 pub struct Dispatch {
@@ -112,6 +96,22 @@ pub struct RuntimeStats {
     pub late: u64,
     /// Replies or failures the ledger refused (a caller bug; always 0 in a correct caller).
     pub violations: u64,
+}
+
+impl std::ops::AddAssign for RuntimeStats {
+    fn add_assign(&mut self, o: RuntimeStats) {
+        self.planned += o.planned;
+        self.sends += o.sends;
+        self.replies += o.replies;
+        self.feedback_replies += o.feedback_replies;
+        self.failures += o.failures;
+        self.queued += o.queued;
+        self.rejected += o.rejected;
+        self.probes_sent += o.probes_sent;
+        self.probe_replies += o.probe_replies;
+        self.late += o.late;
+        self.violations += o.violations;
+    }
 }
 
 /// The caller's side of the policy contract, without I/O: it owns a policy and its random
@@ -230,32 +230,25 @@ impl<T> Runtime<T> {
     pub fn submit(&mut self, req: &Request<'_>, now_ns: u64, token: impl FnOnce() -> T) -> Submitted {
         if self.backlog.has_group(req.group) {
             // Behind the requests of its group that wait already (first in, first out).
-            return match self.backlog.push(token(), StoredRequest::of(req), None) {
-                Ok(()) => {
-                    self.stats.queued += 1;
-                    Submitted::Queued
-                }
-                Err(_) => {
-                    self.stats.rejected += 1;
-                    Submitted::Rejected
-                }
-            };
+            return self.wait(token(), req, None);
         }
         match self.plan_now(req, now_ns) {
             Decision::Send => Submitted::Send(self.dispatch(req, now_ns)),
             Decision::Unavailable => Submitted::Unavailable,
-            Decision::Wait { retry_at_ns } => {
-                let at = retry_at_ns.max(now_ns + 1);
-                match self.backlog.push(token(), StoredRequest::of(req), Some(at)) {
-                    Ok(()) => {
-                        self.stats.queued += 1;
-                        Submitted::Queued
-                    }
-                    Err(_) => {
-                        self.stats.rejected += 1;
-                        Submitted::Rejected
-                    }
-                }
+            Decision::Wait { retry_at_ns } => self.wait(token(), req, Some(retry_at_ns.max(now_ns + 1))),
+        }
+    }
+
+    /// Puts a request in its group's FIFO, or refuses it at the bound.
+    fn wait(&mut self, token: T, req: &Request<'_>, retry_at_ns: Option<u64>) -> Submitted {
+        match self.backlog.push(token, StoredRequest::of(req), retry_at_ns) {
+            Ok(()) => {
+                self.stats.queued += 1;
+                Submitted::Queued
+            }
+            Err(_) => {
+                self.stats.rejected += 1;
+                Submitted::Rejected
             }
         }
     }
