@@ -11,8 +11,9 @@
 //! - [`engine`]: the simulation loop;
 //! - [`compare`]: several runs on threads, results in list order.
 //!
-//! Service-time distributions and key choice come from the [`workload`] crate, shared with the
-//! real cluster (re-exported here as [`dist`] and [`keys`]).
+//! The scenario model (format, checks, `--policy` lists, fault timeline, distributions, key
+//! choice) comes from the [`workload`] crate, shared with the real cluster (re-exported here
+//! as [`scenario`], [`runs`], [`dist`] and [`keys`]).
 
 #![warn(missing_docs)]
 
@@ -20,11 +21,9 @@ pub mod compare;
 pub mod engine;
 pub mod lru;
 pub mod queue;
-pub mod runs;
-pub mod scenario;
 
 pub use compare::{run_all, RunResult};
 pub use engine::{Outcome, Sim};
 pub use runs::{parse_list, RunSpec};
 pub use scenario::{apply_overrides, parse, Scenario, ScenarioError};
-pub use workload::{dist, keys};
+pub use workload::{dist, keys, runs, scenario};

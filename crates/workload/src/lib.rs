@@ -1,13 +1,22 @@
 //! The workload model the simulator and the real cluster share, so that "the same scenario on
-//! both" holds by construction rather than by care: service-time distributions ([`dist`]:
-//! the simulator's stages and the real node's emulated slow disk draw from the same code) and
-//! key choice ([`keys`]: uniform, Zipfian, hot set, sequential; the simulator's clients and the
-//! load generator pick keys the same way).
+//! both" holds by construction rather than by care:
+//! - [`scenario`]: the TOML scenario format (docs/scenarios.md), checked with line numbers,
+//!   and `--set` overrides;
+//! - [`runs`]: the `--policy` list (which policy runs on which side);
+//! - [`faults`]: a scenario's fault timeline expanded into primitive actions at absolute times;
+//! - [`dist`]: service-time distributions (the simulator's stages and the real node's emulated
+//!   slow disk draw from the same code);
+//! - [`keys`]: key choice (uniform, Zipfian, hot set, sequential).
 
 #![warn(missing_docs)]
 
 pub mod dist;
+pub mod faults;
 pub mod keys;
+pub mod runs;
+pub mod scenario;
 
 pub use dist::Dist;
 pub use keys::{KeyGen, KeyPattern, KeySpec};
+pub use runs::{parse_list, RunSpec};
+pub use scenario::{apply_overrides, parse, Scenario, ScenarioError};

@@ -13,7 +13,7 @@
 
 mod clients;
 mod control;
-mod faults;
+
 mod node;
 mod replicas;
 mod requesters;
@@ -26,7 +26,6 @@ use crate::lru::Lru;
 use crate::queue::{Event, Queue, Ref, StageKind};
 use crate::runs::RunSpec;
 use crate::scenario::{Arrival, Routing, Scenario, Speculative};
-use faults::{Action, FaultPlan};
 use metrics::{CacheOutcome, LatencyHistogram, ReadKind, Recorder, RecorderConfig, RunMetrics};
 use node::{Node, Stage};
 use policy::hwlb::{HitRateTracker, RatePublisher};
@@ -39,6 +38,7 @@ use slab::{Slab, Slot};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use topology::Topology;
+use workload::faults::{Action, FaultPlan};
 
 const SECOND_NS: u64 = 1_000_000_000;
 const NO_NODE: u16 = u16::MAX;
