@@ -4,7 +4,7 @@
 use crate::error::{CliError, CliResult};
 use crate::node_cmd::{node_error, parse_params};
 use clap::{Args, Subcommand};
-use node::launcher::{self, NodeCommand, Signal, UpOptions};
+use harness::launcher::{self, NodeCommand, Signal, UpOptions};
 use node::proto::FaultsRequest;
 use node::NodeConfig;
 use std::path::PathBuf;

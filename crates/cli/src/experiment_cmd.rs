@@ -5,10 +5,10 @@
 
 use crate::error::{CliError, CliResult};
 use clap::Args;
+use harness::experiment::{self, FaultAction, FaultStep, PolicyRun, RealPlan, RunOptions};
+use harness::launcher::NodeCommand;
+use harness::loadgen::{keys::KeyChooser, Arrivals};
 use metrics::{csv::timeseries_csv, RunMetrics, Summary};
-use node::experiment::{self, FaultAction, FaultStep, PolicyRun, RealPlan, RunOptions};
-use node::launcher::NodeCommand;
-use node::loadgen::{keys::KeyChooser, Arrivals};
 use node::NodeConfig;
 use policy::ParamTable;
 use sim::scenario::{Arrival, FaultKind, Placement, Routing, Speculative, StageSel};

@@ -4,10 +4,10 @@
 use crate::error::{CliError, CliResult};
 use crate::node_cmd::parse_params;
 use clap::Args;
+use harness::launcher::ClusterFile;
+use harness::loadgen::keys::KeyChooser;
+use harness::loadgen::{self, Arrivals, BenchOptions, ClientPolicy, LoadOptions};
 use node::client::ClusterClient;
-use node::launcher::ClusterFile;
-use node::loadgen::keys::KeyChooser;
-use node::loadgen::{self, Arrivals, BenchOptions, ClientPolicy, LoadOptions};
 use policy::{ConsistencyLevel, ParamTable};
 use std::path::PathBuf;
 
@@ -107,7 +107,7 @@ fn parse_cl(text: &str) -> Result<ConsistencyLevel, CliError> {
     ConsistencyLevel::parse(text).map_err(|e| CliError::usage(format!("--cl: {e}")))
 }
 
-fn connect(dir: &std::path::Path, threads: usize) -> Result<(node::loadgen::ClientRuntime, ClusterClient), CliError> {
+fn connect(dir: &std::path::Path, threads: usize) -> Result<(harness::loadgen::ClientRuntime, ClusterClient), CliError> {
     let file = ClusterFile::load(dir).map_err(|e| CliError::failed(e.to_string()))?;
     let rt = loadgen::client_runtime(threads).map_err(CliError::failed)?;
     let client = rt.block_on(ClusterClient::connect(&file.grpc_addrs())).map_err(CliError::failed)?;

@@ -1,8 +1,9 @@
-//! replica-lb's real test cluster: a storage node (persistent store, row cache, emulated slow
-//! disk, token ring, coordinator running a policy from the policy crate, gossip membership,
-//! gRPC API, Prometheus endpoint), a launcher for a local cluster, a token-aware load
-//! generator, and a runner for experiments on it ([`experiment`]). The `replica-lb` binary's
-//! `node`, `cluster`, `load`, `bench` and `experiment` commands are thin wrappers over this crate.
+//! replica-lb's storage node, the server side of the real test cluster: a persistent store, a
+//! row cache, an emulated slow disk, a token ring, a coordinator running a policy from the
+//! policy crate, gossip membership, the gRPC API ([`proto`]) with its token-aware client
+//! ([`client`]), and a Prometheus endpoint. The `replica-lb` binary's `node` command is a thin
+//! wrapper over [`server::run_blocking`]; launching clusters, load generation and experiments
+//! are in the `harness` crate.
 //!
 //! Threading: each node's coordinator policy lives in the shared policy runtime behind a short
 //! lock ([`policy_runtime`]); everything else is shared through [`state::NodeState`].
@@ -14,10 +15,7 @@ pub mod client;
 pub mod config;
 pub mod coordinator;
 pub mod error;
-pub mod experiment;
 pub mod gossip;
-pub mod launcher;
-pub mod loadgen;
 pub mod metrics;
 pub mod policy_runtime;
 pub mod replica;

@@ -7,8 +7,8 @@
 mod common;
 
 use common::{test_config, TestCluster, SERIAL};
-use node::loadgen::keys::KeyChooser;
-use node::loadgen::{self, Arrivals, BenchOptions, ClientPolicy, LoadOptions};
+use harness::loadgen::keys::KeyChooser;
+use harness::loadgen::{self, Arrivals, BenchOptions, ClientPolicy, LoadOptions};
 use policy::{ConsistencyLevel, ParamTable, Side, POLICIES};
 use std::time::{Duration, Instant};
 

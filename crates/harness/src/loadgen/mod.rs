@@ -20,8 +20,8 @@ pub mod report;
 pub use bench::{bench, bench_with};
 pub use client_policy::ClientPolicy;
 
-use crate::client::ClusterClient;
 use keys::{key_bytes, value_for, KeyChooser};
+use node::client::ClusterClient;
 use policy::{ConsistencyLevel, NodeId, Rng};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -213,11 +213,11 @@ pub fn check_bench_options(opts: &BenchOptions) -> Result<(), String> {
     if !(0.0..=1.0).contains(&opts.read_fraction) {
         return Err(format!("--read-fraction {} must be in [0, 1]", opts.read_fraction));
     }
-    if opts.timeout_ms == 0 || opts.timeout_ms > crate::service::MAX_TIMEOUT_MS {
+    if opts.timeout_ms == 0 || opts.timeout_ms > node::service::MAX_TIMEOUT_MS {
         return Err(format!(
             "--timeout-ms {} must be in [1, {}]",
             opts.timeout_ms,
-            crate::service::MAX_TIMEOUT_MS
+            node::service::MAX_TIMEOUT_MS
         ));
     }
     Ok(())

@@ -4,8 +4,8 @@
 
 #![allow(dead_code)]
 
+use harness::launcher::{self, ClusterFile, NodeCommand, UpOptions};
 use node::client::ClusterClient;
-use node::launcher::{self, ClusterFile, NodeCommand, UpOptions};
 use node::NodeConfig;
 use std::path::PathBuf;
 use std::process::Child;

@@ -5,9 +5,9 @@
 mod common;
 
 use common::{test_config, TestCluster, SERIAL};
-use node::launcher::Signal;
-use node::loadgen::keys::{key_bytes, value_for};
-use node::loadgen::{self, LoadOptions};
+use harness::launcher::Signal;
+use harness::loadgen::keys::{key_bytes, value_for};
+use harness::loadgen::{self, LoadOptions};
 use node::proto::{self, replica_lb_client::ReplicaLbClient};
 use policy::{ConsistencyLevel, NodeId};
 use std::time::{Duration, Instant};

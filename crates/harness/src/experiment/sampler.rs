@@ -5,9 +5,9 @@
 //! second and its next answer covers the gap; a node that restarted (its uptime went back or
 //! a counter fell) starts again from zero.
 
-use crate::client;
-use crate::proto::StatsResponse;
 use metrics::NodeSecond;
+use node::client;
+use node::proto::StatsResponse;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

@@ -8,9 +8,9 @@ use super::client_policy::{ClientPolicy, Pending};
 use super::keys::{key_bytes, value_for};
 use super::report::{self, BenchReport, LatencySummary, SecondReport};
 use super::{check_bench_options, Arrivals, BenchHooks, BenchOptions, Completion, Outcome};
-use crate::client::ClusterClient;
-use crate::replica::feedback_from_proto;
 use hdrhistogram::Histogram;
+use node::client::ClusterClient;
+use node::replica::feedback_from_proto;
 use policy::{Failure, Feedback, NodeCaps, NodeId, ProbeReply, Request, Rng};
 use runtime::{Dispatch, Released, Submitted, Ticket};
 use std::sync::atomic::Ordering;
@@ -359,7 +359,7 @@ impl Dispatcher<'_, '_> {
             };
             let tx = self.tx.clone();
             self.rt.spawn(async move {
-                let answer = tokio::time::timeout(PROBE_TIMEOUT, c.probe(crate::proto::ProbeRequest {})).await;
+                let answer = tokio::time::timeout(PROBE_TIMEOUT, c.probe(node::proto::ProbeRequest {})).await;
                 let reply = match answer {
                     Ok(Ok(r)) => {
                         let r = r.into_inner();

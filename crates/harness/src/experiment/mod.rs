@@ -22,12 +22,12 @@
 mod sampler;
 pub mod summary;
 
-use crate::client::ClusterClient;
-use crate::config::NodeConfig;
 use crate::launcher::{self, ClusterFile, NodeCommand, UpOptions};
 use crate::loadgen::{self, keys::KeyChooser, Arrivals, BenchHooks, BenchOptions, ClientPolicy, Completion, LoadOptions, Outcome};
-use crate::proto::FaultsRequest;
 use metrics::{CacheOutcome, NodeSecond, PhaseSpec, ReadKind, Recorder, RecorderConfig, RunMetrics};
+use node::client::ClusterClient;
+use node::config::NodeConfig;
+use node::proto::FaultsRequest;
 use policy::{ConsistencyLevel, ParamTable};
 use std::path::{Path, PathBuf};
 use std::process::Child;
@@ -332,7 +332,7 @@ fn set_disk_everywhere(file: &ClusterFile, on: bool) -> Result<(), String> {
             slow_disk: Some(on),
             ..Default::default()
         };
-        launcher::block_on(crate::client::set_faults(n.grpc, req, Duration::from_secs(2)))
+        launcher::block_on(node::client::set_faults(n.grpc, req, Duration::from_secs(2)))
             .map_err(|e| e.to_string())?
             .map_err(|e| format!("node {}: {e}", n.id))?;
     }

@@ -7,8 +7,8 @@
 mod common;
 
 use common::{test_config, TestCluster, SERIAL};
-use node::launcher;
-use node::loadgen::keys::key_bytes;
+use harness::launcher;
+use harness::loadgen::keys::key_bytes;
 use node::proto::FaultsRequest;
 use policy::{ConsistencyLevel, NodeId};
 use std::time::{Duration, Instant};

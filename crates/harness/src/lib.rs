@@ -1,0 +1,13 @@
+//! replica-lb's harness: what drives a real test cluster of storage nodes (the `node` crate).
+//! A launcher for a local cluster of node processes with its faults ([`launcher`]), a
+//! token-aware open-loop load generator and benchmark running any client-side policy
+//! ([`loadgen`]), and a runner for the simulator's scenarios on real processes
+//! ([`experiment`]). The `replica-lb` binary's `cluster`, `load`, `bench` and `experiment`
+//! commands are thin wrappers over this crate; the `replica-lb-node` binary (a node on its own)
+//! is here so that its integration tests can start node processes.
+
+#![warn(missing_docs)]
+
+pub mod experiment;
+pub mod launcher;
+pub mod loadgen;
