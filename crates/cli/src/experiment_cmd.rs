@@ -7,7 +7,7 @@ use crate::error::{CliError, CliResult};
 use clap::Args;
 use harness::experiment::{self, FaultAction, FaultStep, PolicyRun, RealPlan, RunOptions};
 use harness::launcher::NodeCommand;
-use harness::loadgen::{keys::KeyChooser, Arrivals};
+use harness::loadgen::Arrivals;
 use metrics::{csv::timeseries_csv, RunMetrics, Summary};
 use node::NodeConfig;
 use policy::ParamTable;
@@ -108,22 +108,8 @@ pub fn real_plan(sc: &Scenario, notes: &mut Vec<String>) -> Result<RealPlan, Str
         Arrival::Fixed { rate_per_s } => (rate_per_s, Arrivals::Uniform),
         Arrival::Closed { .. } => return Err("clients.arrival = \"closed\" cannot run on the real cluster (its load is open-loop)".into()),
     };
-    let n = sc.clients.keys.count;
-    let keys = match sc.clients.keys.pattern {
-        sim::keys::KeyPattern::Uniform => KeyChooser::Uniform { n },
-        sim::keys::KeyPattern::Zipfian { exponent } => {
-            let theta = if (exponent - 1.0).abs() < 1e-3 { 0.999 } else { exponent };
-            KeyChooser::zipfian(n, theta)
-        }
-        sim::keys::KeyPattern::HotSet { hot_keys, hot_fraction } => KeyChooser::Hotspot {
-            n,
-            hot_keys,
-            hot_ops: hot_fraction,
-        },
-        sim::keys::KeyPattern::Sequential => {
-            return Err("clients.keys pattern = \"sequential\" cannot run on the real cluster (uniform, zipfian or hot-set)".into())
-        }
-    };
+    // The load generator chooses keys with the simulator's own key model.
+    let keys = sc.clients.keys;
     let mut faults = Vec::new();
     let end_s = sc.run.duration_s as f64;
     for f in &sc.faults {
@@ -186,7 +172,7 @@ pub fn real_plan(sc: &Scenario, notes: &mut Vec<String>) -> Result<RealPlan, Str
         name: sc.name.clone(),
         nodes: sc.cluster.nodes as u32,
         base,
-        key_count: n,
+        key_count: keys.count,
         keys,
         value_bytes: VALUE_BYTES,
         rate_per_s,

@@ -5,7 +5,7 @@ use crate::error::{CliError, CliResult};
 use crate::node_cmd::parse_params;
 use clap::Args;
 use harness::launcher::ClusterFile;
-use harness::loadgen::keys::KeyChooser;
+use harness::loadgen::keys::key_spec;
 use harness::loadgen::{self, Arrivals, BenchOptions, ClientPolicy, LoadOptions};
 use node::client::ClusterClient;
 use policy::{ConsistencyLevel, ParamTable};
@@ -147,7 +147,7 @@ pub fn load(a: LoadArgs) -> CliResult {
 /// Runs `bench`.
 pub fn bench(a: BenchArgs) -> CliResult {
     let cl = parse_cl(&a.cl)?;
-    let keys = KeyChooser::new(&a.distribution, a.keys, a.hot_fraction, a.hot_ops).map_err(CliError::usage)?;
+    let keys = key_spec(&a.distribution, a.keys, a.hot_fraction, a.hot_ops).map_err(CliError::usage)?;
     let arrivals = match a.arrivals.as_str() {
         "poisson" => Arrivals::Poisson,
         "uniform" => Arrivals::Uniform,

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{test_config, TestCluster, SERIAL};
-use harness::loadgen::keys::KeyChooser;
+use harness::loadgen::keys::key_spec;
 use harness::loadgen::{self, Arrivals, BenchOptions, ClientPolicy, LoadOptions};
 use policy::{ConsistencyLevel, ParamTable, Side, POLICIES};
 use std::time::{Duration, Instant};
@@ -19,7 +19,7 @@ fn bench_options(cl: ConsistencyLevel, read_fraction: f64, seed: u64) -> BenchOp
         rate: 300.0,
         duration_s: 1.5,
         cl,
-        keys: KeyChooser::new("uniform", KEYS, 0.0, 0.0).unwrap(),
+        keys: key_spec("uniform", KEYS, 0.0, 0.0).unwrap(),
         read_fraction,
         value_bytes: 32,
         timeout_ms: 2000,

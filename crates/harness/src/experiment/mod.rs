@@ -23,7 +23,7 @@ mod sampler;
 pub mod summary;
 
 use crate::launcher::{self, ClusterFile, NodeCommand, UpOptions};
-use crate::loadgen::{self, keys::KeyChooser, Arrivals, BenchHooks, BenchOptions, ClientPolicy, Completion, LoadOptions, Outcome};
+use crate::loadgen::{self, Arrivals, BenchHooks, BenchOptions, ClientPolicy, Completion, LoadOptions, Outcome};
 use metrics::{CacheOutcome, NodeSecond, PhaseSpec, ReadKind, Recorder, RecorderConfig, RunMetrics};
 use node::client::ClusterClient;
 use node::config::NodeConfig;
@@ -76,7 +76,7 @@ pub struct RealPlan {
     /// Keys `0..key_count` are written before the run.
     pub key_count: u64,
     /// Which keys requests go to.
-    pub keys: KeyChooser,
+    pub keys: workload::KeySpec,
     /// Size of each value, bytes.
     pub value_bytes: usize,
     /// Requests per second (open loop).
@@ -451,7 +451,7 @@ fn measure(
         rate: plan.rate_per_s,
         duration_s,
         cl,
-        keys: plan.keys.clone(),
+        keys: plan.keys,
         read_fraction: plan.read_fraction,
         value_bytes: plan.value_bytes,
         timeout_ms: plan.timeout_ms,

@@ -95,6 +95,7 @@ pub fn bench_with(
         timeouts: 0,
     };
     let mut rng = Rng::seed_from_u64(opts.seed);
+    let mut keygen = workload::KeyGen::new(opts.keys, 0, 1);
     let send_end = start + Duration::from_secs_f64(opts.duration_s);
     let hard_end = send_end + Duration::from_millis(opts.timeout_ms as u64 + 2000);
     let mean_gap_s = 1.0 / opts.rate;
@@ -107,7 +108,7 @@ pub fn bench_with(
         // Issue every request whose intended time has come.
         while next_at <= now && next_at < send_end {
             let pending = Pending {
-                key: opts.keys.sample(&mut rng),
+                key: keygen.next(&mut rng),
                 intended: next_at,
                 read: rng.chance(opts.read_fraction),
             };

@@ -1,10 +1,10 @@
-//! Keys, values and key-popularity distributions of the load generator.
+//! Keys, values and key-popularity models of the load generator.
 //!
 //! Keys are the decimal numbers `0..N-1` as text (easy to type into grpcurl); the value of key
 //! `i` is a fixed pattern (`v<i>:` repeated, cut to the size), so a reader can check it.
 
 use bytes::Bytes;
-use policy::Rng;
+use workload::{KeyPattern, KeySpec};
 
 /// The key bytes of key number `i`.
 pub fn key_bytes(i: u64) -> Bytes {
@@ -22,113 +22,35 @@ pub fn value_for(i: u64, len: usize) -> Bytes {
     Bytes::from(v)
 }
 
-/// Which keys requests go to.
-#[derive(Clone, Debug)]
-pub enum KeyChooser {
-    /// Every key equally likely.
-    Uniform {
-        /// Number of keys.
-        n: u64,
-    },
-    /// Zipfian over key numbers (YCSB's generator, Gray et al.): key 0 most popular.
-    Zipfian {
-        /// Number of keys.
-        n: u64,
-        /// Skew (YCSB: 0.99).
-        theta: f64,
-        /// Precomputed zeta(n, theta).
-        zeta_n: f64,
-        /// Precomputed constants.
-        alpha: f64,
-        /// Precomputed constants.
-        eta: f64,
-    },
-    /// A hot set (the first `hot_keys`) receives `hot_ops` of the requests.
-    Hotspot {
-        /// Number of keys.
-        n: u64,
-        /// Size of the hot set.
-        hot_keys: u64,
-        /// Share of requests to the hot set.
-        hot_ops: f64,
-    },
-}
-
-fn zeta(n: u64, theta: f64) -> f64 {
-    (1..=n).map(|i| 1.0 / (i as f64).powf(theta)).sum()
-}
-
-impl KeyChooser {
-    /// Parses `uniform`, `zipfian` or `hotspot` over `n` keys (n >= 1). Zipfian uses
-    /// theta 0.99; hotspot sends `hot_ops` of requests to the first `hot_fraction` of keys.
-    pub fn new(name: &str, n: u64, hot_fraction: f64, hot_ops: f64) -> Result<KeyChooser, String> {
-        if n == 0 {
-            return Err("--keys must be at least 1".into());
-        }
-        match name {
-            "uniform" => Ok(KeyChooser::Uniform { n }),
-            "zipfian" => Ok(KeyChooser::zipfian(n, 0.99)),
-            "hotspot" => {
-                if !(0.0..=1.0).contains(&hot_fraction) || !(0.0..=1.0).contains(&hot_ops) {
-                    return Err(format!("hotspot fractions must be in [0, 1] (got {hot_fraction} and {hot_ops})"));
-                }
-                let hot_keys = ((n as f64 * hot_fraction).round() as u64).clamp(1, n);
-                Ok(KeyChooser::Hotspot { n, hot_keys, hot_ops })
-            }
-            other => Err(format!("--distribution '{other}' is not one of: uniform, zipfian, hotspot")),
-        }
+/// The key-popularity model of `bench --distribution NAME` over `n` keys (n >= 1), in the
+/// shared workload model (the simulator's clients choose keys with the same code):
+/// `uniform`; `zipfian` (exponent 0.99, YCSB's skew; key 0 most popular); `hotspot` (the first
+/// `hot_fraction` of the keys receive `hot_ops` of the requests).
+pub fn key_spec(name: &str, n: u64, hot_fraction: f64, hot_ops: f64) -> Result<KeySpec, String> {
+    if n == 0 {
+        return Err("--keys must be at least 1".into());
     }
-
-    /// Zipfian over `n >= 1` keys with skew `theta` in (0, 1) U (1, ...) (YCSB: 0.99); key 0
-    /// is the most popular.
-    pub fn zipfian(n: u64, theta: f64) -> KeyChooser {
-        let n = n.max(1);
-        let zeta_n = zeta(n, theta);
-        let zeta_2 = zeta(2.min(n), theta);
-        let eta = if n <= 2 {
-            0.0
-        } else {
-            (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta_2 / zeta_n)
-        };
-        KeyChooser::Zipfian {
-            n,
-            theta,
-            zeta_n,
-            alpha: 1.0 / (1.0 - theta),
-            eta,
-        }
-    }
-
-    /// The next key number.
-    pub fn sample(&self, rng: &mut Rng) -> u64 {
-        match *self {
-            KeyChooser::Uniform { n } => rng.below(n as usize) as u64,
-            KeyChooser::Zipfian {
-                n,
-                theta,
-                zeta_n,
-                alpha,
-                eta,
-            } => {
-                let u = rng.unit_f64();
-                let uz = u * zeta_n;
-                if uz < 1.0 {
-                    return 0;
-                }
-                if uz < 1.0 + 0.5f64.powf(theta) {
-                    return 1.min(n - 1);
-                }
-                ((n as f64 * (eta * u - eta + 1.0).powf(alpha)) as u64).min(n - 1)
+    let pattern = match name {
+        "uniform" => KeyPattern::Uniform,
+        "zipfian" => KeyPattern::Zipfian { exponent: 0.99 },
+        "hotspot" => {
+            if !(0.0..=1.0).contains(&hot_fraction) || !(0.0..=1.0).contains(&hot_ops) {
+                return Err(format!("hotspot fractions must be in [0, 1] (got {hot_fraction} and {hot_ops})"));
             }
-            KeyChooser::Hotspot { n, hot_keys, hot_ops } => {
-                if hot_keys >= n || rng.chance(hot_ops) {
-                    rng.below(hot_keys as usize) as u64
-                } else {
-                    hot_keys + rng.below((n - hot_keys) as usize) as u64
+            let hot_keys = (n as f64 * hot_fraction).round() as u64;
+            if hot_keys == 0 || hot_keys >= n {
+                // Every key, or none, is hot: no key is favoured.
+                KeyPattern::Uniform
+            } else {
+                KeyPattern::HotSet {
+                    hot_keys,
+                    hot_fraction: hot_ops,
                 }
             }
         }
-    }
+        other => return Err(format!("--distribution '{other}' is not one of: uniform, zipfian, hotspot")),
+    };
+    Ok(KeySpec { pattern, count: n })
 }
 
 #[cfg(test)]
@@ -144,12 +66,12 @@ mod tests {
 
     #[test]
     fn distributions_stay_in_range_and_skew() {
-        let mut rng = Rng::seed_from_u64(1);
+        let mut rng = policy::Rng::seed_from_u64(1);
         for name in ["uniform", "zipfian", "hotspot"] {
-            let k = KeyChooser::new(name, 1000, 0.1, 0.9).unwrap();
+            let mut k = workload::KeyGen::new(key_spec(name, 1000, 0.1, 0.9).unwrap(), 0, 1);
             let mut low = 0;
             for _ in 0..10_000 {
-                let x = k.sample(&mut rng);
+                let x = k.next(&mut rng);
                 assert!(x < 1000);
                 low += (x < 100) as u32;
             }
@@ -158,7 +80,10 @@ mod tests {
                 _ => assert!(low > 5000, "{name}: {low}"),
             }
         }
-        assert!(KeyChooser::new("nope", 10, 0.1, 0.9).unwrap_err().contains("nope"));
-        assert_eq!(KeyChooser::new("zipfian", 1, 0.1, 0.9).unwrap().sample(&mut rng), 0);
+        assert!(key_spec("nope", 10, 0.1, 0.9).unwrap_err().contains("nope"));
+        assert!(key_spec("uniform", 0, 0.1, 0.9).unwrap_err().contains("--keys"));
+        assert_eq!(key_spec("hotspot", 10, 1.0, 0.9).unwrap().pattern, KeyPattern::Uniform);
+        let mut one = workload::KeyGen::new(key_spec("zipfian", 1, 0.1, 0.9).unwrap(), 0, 1);
+        assert_eq!(one.next(&mut rng), 0);
     }
 }

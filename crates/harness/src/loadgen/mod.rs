@@ -20,7 +20,7 @@ pub mod report;
 pub use bench::{bench, bench_with};
 pub use client_policy::ClientPolicy;
 
-use keys::{key_bytes, value_for, KeyChooser};
+use keys::{key_bytes, value_for};
 use node::client::ClusterClient;
 use policy::{ConsistencyLevel, NodeId, Rng};
 use std::sync::Arc;
@@ -128,7 +128,7 @@ pub struct BenchOptions {
     /// Consistency level.
     pub cl: ConsistencyLevel,
     /// Keys 0..keys-1 are used.
-    pub keys: KeyChooser,
+    pub keys: workload::KeySpec,
     /// Share of reads (the rest are writes).
     pub read_fraction: f64,
     /// Size of written values.
