@@ -92,6 +92,14 @@ impl LatencyHistogram {
         self.hist.value_at_quantile(q) as f64 / 1000.0
     }
 
+    /// The largest value recorded, ms (0 when empty).
+    pub fn max_ms(&self) -> f64 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        self.hist.max() as f64 / 1000.0
+    }
+
     /// Mean, p50, p95, p99 and p99.9, ms, rounded to the microsecond.
     pub fn stats(&self) -> LatencyStats {
         LatencyStats {

@@ -8,7 +8,7 @@ use super::client_policy::{ClientPolicy, Pending};
 use super::keys::{key_bytes, value_for};
 use super::report::{self, BenchReport, LatencySummary, SecondReport};
 use super::{check_bench_options, Arrivals, BenchHooks, BenchOptions, Completion, Outcome};
-use hdrhistogram::Histogram;
+use metrics::LatencyHistogram;
 use node::client::ClusterClient;
 use node::replica::feedback_from_proto;
 use policy::{Failure, Feedback, NodeCaps, NodeId, ProbeReply, Request, Rng};
@@ -45,11 +45,7 @@ struct Second {
     completed: u64,
     errors: u64,
     timeouts: u64,
-    hist: Option<Histogram<u64>>,
-}
-
-fn new_hist() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 120_000_000, 3).expect("valid histogram bounds")
+    hist: Option<LatencyHistogram>,
 }
 
 /// Runs the open-loop benchmark on `rt` (call from a thread outside the runtime). `on_second`
@@ -89,7 +85,7 @@ pub fn bench_with(
         in_flight: 0,
         down_seen: 0,
         seconds: Vec::new(),
-        total: new_hist(),
+        total: LatencyHistogram::new(),
         completed: 0,
         errors: 0,
         timeouts: 0,
@@ -194,7 +190,7 @@ struct Dispatcher<'a, 'h> {
     /// The down mask last told to the policy.
     down_seen: u64,
     seconds: Vec<Second>,
-    total: Histogram<u64>,
+    total: LatencyHistogram,
     completed: u64,
     errors: u64,
     timeouts: u64,
@@ -394,11 +390,11 @@ impl Dispatcher<'_, '_> {
         }
         match outcome {
             Outcome::Ok => {
-                let latency_us = finished.saturating_duration_since(intended).as_micros().clamp(1, 120_000_000) as u64;
+                let latency_ns = finished.saturating_duration_since(intended).as_nanos() as u64;
                 self.completed += 1;
                 self.seconds[s].completed += 1;
-                let _ = self.total.record(latency_us);
-                let _ = self.seconds[s].hist.get_or_insert_with(new_hist).record(latency_us);
+                self.total.record_ns(latency_ns);
+                self.seconds[s].hist.get_or_insert_with(LatencyHistogram::new).record_ns(latency_ns);
             }
             Outcome::Timeout => {
                 self.timeouts += 1;

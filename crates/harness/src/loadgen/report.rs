@@ -1,6 +1,6 @@
 //! The benchmark's JSON report and its per-second lines.
 
-use hdrhistogram::Histogram;
+use metrics::LatencyHistogram;
 use serde::Serialize;
 
 /// Latency percentiles of successful requests, ms, measured from the intended send time.
@@ -16,24 +16,24 @@ pub struct LatencySummary {
     pub p99: f64,
     /// 99.9th percentile.
     pub p999: f64,
+    /// 99.99th percentile.
+    pub p9999: f64,
     /// Largest.
     pub max: f64,
 }
 
 impl LatencySummary {
-    /// Summarises a histogram of microseconds (zeros when empty).
-    pub fn of(h: &Histogram<u64>) -> LatencySummary {
-        if h.is_empty() {
-            return LatencySummary::default();
-        }
-        let ms = |us: u64| us as f64 / 1000.0;
+    /// Summarises a latency histogram (the metrics crate's, as the simulator's; zeros when
+    /// empty).
+    pub fn of(h: &LatencyHistogram) -> LatencySummary {
         LatencySummary {
-            mean: h.mean() / 1000.0,
-            p50: ms(h.value_at_quantile(0.50)),
-            p95: ms(h.value_at_quantile(0.95)),
-            p99: ms(h.value_at_quantile(0.99)),
-            p999: ms(h.value_at_quantile(0.999)),
-            max: ms(h.max()),
+            mean: h.mean_ms(),
+            p50: h.quantile_ms(0.50),
+            p95: h.quantile_ms(0.95),
+            p99: h.quantile_ms(0.99),
+            p999: h.quantile_ms(0.999),
+            p9999: h.quantile_ms(0.9999),
+            max: h.max_ms(),
         }
     }
 }
@@ -56,12 +56,8 @@ pub struct SecondReport {
 }
 
 /// The line of second `t_s`.
-pub fn second_line(t_s: usize, completed: u64, errors: u64, timeouts: u64, hist: Option<&Histogram<u64>>) -> SecondReport {
-    let q = |p: f64| {
-        hist.filter(|h| !h.is_empty())
-            .map(|h| h.value_at_quantile(p) as f64 / 1000.0)
-            .unwrap_or(0.0)
-    };
+pub fn second_line(t_s: usize, completed: u64, errors: u64, timeouts: u64, hist: Option<&LatencyHistogram>) -> SecondReport {
+    let q = |p: f64| hist.map_or(0.0, |h| h.quantile_ms(p));
     SecondReport {
         t_s,
         completed,
