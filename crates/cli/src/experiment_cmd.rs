@@ -310,9 +310,13 @@ fn write_real(
     sims: Option<&[sim::RunResult]>,
     out: &Path,
 ) -> Result<(), CliError> {
-    let summaries: Vec<&metrics::RunSummary> = real.iter().map(|m| &m.summary).collect();
+    let summary = metrics::Summary {
+        scenario: sc.name.clone(),
+        seed: sc.seed,
+        runs: real.iter().map(|m| m.summary.clone()).collect(),
+    };
     let p = out.join("summary.json");
-    std::fs::write(&p, experiment::summary::to_json(&sc.name, sc.seed, &summaries)).map_err(|e| io_err(&p, e))?;
+    std::fs::write(&p, summary.to_json()).map_err(|e| io_err(&p, e))?;
     for (spec, m) in specs.iter().zip(real) {
         let dir = out.join(&spec.dir);
         std::fs::create_dir_all(&dir).map_err(|e| io_err(&dir, e))?;

@@ -167,9 +167,9 @@ fn simulate(scenario: &Scenario, specs: &[sim::RunSpec], seed: u64) -> Result<Ve
             "{}: {} requests simulated in {:.2} s wall = {:.2}M requests/s ({} events)",
             r.spec.label,
             r.simulated_requests,
-            r.metrics.summary.sim.wall_s,
+            r.metrics.summary.wall_s(),
             r.requests_per_wall_s() / 1e6,
-            r.metrics.summary.sim.events
+            r.metrics.summary.events()
         );
     }
     Ok(results)

@@ -7,7 +7,7 @@
 //! and the phases' histograms), never one histogram per second.
 
 use crate::latency::{round_us, LatencyHistogram};
-use crate::summary::{NodeTotals, PhaseSummary, RunSummary, SimStats};
+use crate::summary::{NodeTotals, PhaseSummary, RunStats, RunSummary, SimStats};
 use crate::warmup::warmup_seconds;
 
 /// The most nodes a recorder tracks.
@@ -371,7 +371,7 @@ impl Recorder {
                 .collect(),
             nodes,
             warmup_s,
-            sim: SimStats { events, wall_s },
+            run: RunStats::Sim(SimStats { events, wall_s }),
         };
         RunMetrics { summary, series }
     }

@@ -37,8 +37,39 @@ pub struct RunSummary {
     /// Seconds from a restarted node's return until its hit ratio is within 0.05 of its
     /// peers' mean; `None` without a restart (or if it never got there).
     pub warmup_s: Option<f64>,
-    /// The run itself.
-    pub sim: SimStats,
+    /// The run itself, as a computation: `"sim": {events, wall_s}` for a simulation,
+    /// `"real": {wall_s}` for a run on a real cluster.
+    #[serde(flatten)]
+    pub run: RunStats,
+}
+
+impl RunSummary {
+    /// Wall-clock seconds the run took.
+    pub fn wall_s(&self) -> f64 {
+        match self.run {
+            RunStats::Sim(s) => s.wall_s,
+            RunStats::Real(r) => r.wall_s,
+        }
+    }
+
+    /// Events the simulator processed (0 for a real run).
+    pub fn events(&self) -> u64 {
+        match self.run {
+            RunStats::Sim(s) => s.events,
+            RunStats::Real(_) => 0,
+        }
+    }
+}
+
+/// What produced a run: the simulator or a real cluster (the key `summary.json` uses).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub enum RunStats {
+    /// A simulation.
+    #[serde(rename = "sim")]
+    Sim(SimStats),
+    /// A run on real processes.
+    #[serde(rename = "real")]
+    Real(RealStats),
 }
 
 /// Latency during one named phase.
@@ -73,12 +104,19 @@ pub struct NodeTotals {
     pub replica_reads: u64,
 }
 
-/// How the run went as a computation.
-#[derive(Clone, Debug, Serialize)]
+/// How a simulation went as a computation.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct SimStats {
     /// Events processed (simulator) or 0.
     pub events: u64,
     /// Wall-clock seconds (the one field that differs between identical runs).
+    pub wall_s: f64,
+}
+
+/// How a real run went as a computation.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct RealStats {
+    /// Wall-clock seconds of the run (cluster start, data, warm-up and measurement).
     pub wall_s: f64,
 }
 
@@ -89,5 +127,55 @@ impl Summary {
         let mut s = serde_json::to_string_pretty(self).expect("summary serialises");
         s.push('\n');
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{RealStats, Recorder, RecorderConfig, RunStats, Summary};
+
+    #[test]
+    fn a_real_run_says_real_where_a_simulation_says_sim_in_the_same_place() {
+        let r = Recorder::new(RecorderConfig {
+            nodes: 1,
+            duration_s: 1,
+            phases: vec![],
+        })
+        .unwrap();
+        let mut m = r.finish("naive".into(), None, 7, 1.5);
+        let sim = Summary {
+            scenario: "s".into(),
+            seed: 3,
+            runs: vec![m.summary.clone()],
+        };
+        m.summary.run = RunStats::Real(RealStats { wall_s: 12.5 });
+        let real = Summary {
+            scenario: "s".into(),
+            seed: 3,
+            runs: vec![m.summary.clone()],
+        };
+        let (sim, real) = (sim.to_json(), real.to_json());
+        let v: serde_json::Value = serde_json::from_str(&real).unwrap();
+        assert_eq!(v["runs"][0]["real"]["wall_s"], 12.5);
+        assert!(v["runs"][0].get("sim").is_none());
+        let v: serde_json::Value = serde_json::from_str(&sim).unwrap();
+        assert_eq!(
+            (v["runs"][0]["sim"]["events"].as_u64(), v["runs"][0]["sim"]["wall_s"].as_f64()),
+            (Some(7), Some(1.5))
+        );
+        for text in [&sim, &real] {
+            let keys = [
+                "\"policy\"",
+                "\"requests\"",
+                "\"latency_ms\"",
+                "\"phases\"",
+                "\"nodes\"",
+                "\"warmup_s\"",
+            ];
+            let pos: Vec<usize> = keys.iter().map(|k| text.find(k).unwrap()).collect();
+            assert!(pos.windows(2).all(|w| w[0] < w[1]), "keys in order: {text}");
+            let last = text.find("\"sim\"").or(text.find("\"real\"")).unwrap();
+            assert!(last > pos[5], "the run's key comes last");
+        }
     }
 }

@@ -26,7 +26,7 @@ pub struct RunResult {
 impl RunResult {
     /// Simulated requests per second of wall time.
     pub fn requests_per_wall_s(&self) -> f64 {
-        self.simulated_requests as f64 / self.metrics.summary.sim.wall_s.max(1e-9)
+        self.simulated_requests as f64 / self.metrics.summary.wall_s().max(1e-9)
     }
 }
 

@@ -24,7 +24,9 @@ fn fingerprint(sc: &Scenario, list: &str, seed: u64, threads: usize) -> Vec<(Str
         .into_iter()
         .map(|r| {
             let mut s = r.metrics.summary.clone();
-            s.sim.wall_s = 0.0;
+            if let metrics::RunStats::Sim(x) = &mut s.run {
+                x.wall_s = 0.0;
+            }
             (serde_json::to_string(&s).unwrap(), timeseries_csv(&r.metrics.series))
         })
         .collect()

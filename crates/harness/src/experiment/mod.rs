@@ -20,7 +20,6 @@
 //! knows the host is down), from the kill until the new process answers and sees every node.
 
 mod sampler;
-pub mod summary;
 
 use crate::launcher::{self, ClusterFile, NodeCommand, UpOptions};
 use crate::loadgen::{self, Arrivals, BenchHooks, BenchOptions, ClientPolicy, Completion, LoadOptions, Outcome};
@@ -340,7 +339,7 @@ fn set_disk_everywhere(file: &ClusterFile, on: bool) -> Result<(), String> {
 }
 
 /// Runs `plan` once for `run` on a fresh local cluster and returns what it measured (the
-/// summary's `sim.wall_s` is the run's wall time, `sim.events` 0). Every node started is
+/// summary's `real.wall_s` is the run's wall time). Every node started is
 /// stopped before it returns, on success and on failure.
 pub fn run_real(plan: &RealPlan, run: &PolicyRun, opts: &mut RunOptions<'_>) -> Result<RunMetrics, String> {
     install_interrupt_handler();
@@ -398,7 +397,10 @@ pub fn run_real(plan: &RealPlan, run: &PolicyRun, opts: &mut RunOptions<'_>) -> 
             Outcome::Error => recorder.error(),
         }
     }
-    let mut metrics = recorder.finish(run.label.clone(), timeline.restart, 0, wall.elapsed().as_secs_f64());
+    let mut metrics = recorder.finish(run.label.clone(), timeline.restart, 0, 0.0);
+    metrics.summary.run = metrics::RunStats::Real(metrics::RealStats {
+        wall_s: wall.elapsed().as_secs_f64(),
+    });
     // Fault times are wall-clock readings: keep warmup_s to the millisecond.
     metrics.summary.warmup_s = metrics.summary.warmup_s.map(|w| (w * 1000.0).round() / 1000.0);
     Ok(metrics)
