@@ -10,7 +10,9 @@
 //! - everything a policy learns arrives through the `on_*` callbacks: requests sent, replies
 //!   (with the server's [`Feedback`]), failures, gossip, nodes going down and coming up.
 //!
-//! The caller's side of the contract:
+//! The caller's side of the contract, which the `runtime` crate implements once for every
+//! caller (the simulator, the real node, the load generator, a driver adapter), so no caller
+//! calls a policy directly:
 //! - call [`Policy::on_send`] for every request actually sent (targets, and fallbacks used
 //!   for retries), and exactly one of [`Policy::on_reply`] / [`Policy::on_failure`] for each;
 //!   policies count requests in flight from these;

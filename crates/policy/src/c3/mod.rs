@@ -3,7 +3,7 @@
 //! policy ([`policy`]). C3 ran inside Cassandra's coordinators and in the clients of its
 //! simulator, so it serves both sides.
 //!
-//! # The backlog contract (for callers: the simulator and the node)
+//! # The backlog contract (kept by the `runtime` crate for every caller)
 //!
 //! With rate control on, [`Policy::plan`](crate::Policy::plan) may return
 //! [`Decision::Wait`](crate::Decision::Wait) `{ retry_at_ns }`: no `count` replicas of the
