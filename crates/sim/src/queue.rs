@@ -1,9 +1,7 @@
-//! The event queue: a binary heap keyed by (time, sequence). The sequence number breaks ties
-//! in insertion order, so a run is a pure function of its inputs. The engine schedules typed
-//! [`Event`]s; the heap keeps them packed (a kind and three integers, no pointers).
-
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+//! The event queue: a binary min-heap keyed by (time, sequence). The sequence number breaks
+//! ties in insertion order, so a run is a pure function of its inputs. The engine schedules
+//! typed [`Event`]s; the heap keeps them packed into 32-byte entries (the kind rides in the
+//! key's low bits, under the sequence number), compared as one `u128`.
 
 /// A slab record named by index and generation: an event about a record freed (or reused)
 /// since it was scheduled is recognised and ignored.
@@ -128,6 +126,7 @@ pub enum Event {
 
 /// The packed form the heap keeps: a kind and three integers (fixed size, no pointers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 enum Kind {
     Arrival,
     AtCoordinator,
@@ -223,39 +222,43 @@ impl Event {
     }
 }
 
-/// One scheduled event, packed.
+/// Every kind, indexed by its discriminant.
+const KINDS: [Kind; 16] = [
+    Kind::Arrival,
+    Kind::AtCoordinator,
+    Kind::AtReplica,
+    Kind::StageDone,
+    Kind::ReplyArrives,
+    Kind::AtClient,
+    Kind::Speculate,
+    Kind::RuntimeTimer,
+    Kind::ProbeAtNode,
+    Kind::ProbeReply,
+    Kind::Gossip,
+    Kind::Fault,
+    Kind::SeenDown,
+    Kind::SeenUp,
+    Kind::Fluctuate,
+    Kind::Tick,
+];
+/// Bits of the key below the sequence number, holding the kind.
+const KIND_BITS: u32 = 4;
+const _: () = assert!(KINDS.len() == 1 << KIND_BITS && KINDS[Kind::Tick as usize] as usize == Kind::Tick as usize);
+
+/// One scheduled event, packed into 32 bytes: `key` is the time (high 64 bits), then the
+/// sequence number, then the kind, so entries order by one `u128` comparison.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    t: u64,
-    seq: u64,
-    kind: Kind,
+    key: u128,
     a: u32,
     b: u32,
     c: u64,
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.t == other.t && self.seq == other.seq
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // Reversed: BinaryHeap is a max-heap and we want the earliest first.
-        (other.t, other.seq).cmp(&(self.t, self.seq))
-    }
-}
-
 /// The simulator's agenda.
 #[derive(Debug, Default)]
 pub struct Queue {
-    heap: BinaryHeap<Entry>,
+    heap: Vec<Entry>,
     seq: u64,
 }
 
@@ -263,7 +266,7 @@ impl Queue {
     /// An empty agenda.
     pub fn new() -> Self {
         Queue {
-            heap: BinaryHeap::with_capacity(1 << 12),
+            heap: Vec::with_capacity(1 << 12),
             seq: 0,
         }
     }
@@ -272,21 +275,70 @@ impl Queue {
     #[inline]
     pub fn push(&mut self, t_ns: u64, event: Event) {
         self.seq += 1;
+        debug_assert!(self.seq < 1 << (64 - KIND_BITS));
         let (kind, a, b, c) = event.pack();
-        self.heap.push(Entry {
-            t: t_ns,
-            seq: self.seq,
-            kind,
+        let e = Entry {
+            key: (t_ns as u128) << 64 | (self.seq << KIND_BITS | kind as u64) as u128,
             a,
             b,
             c,
-        });
+        };
+        // Sift up with `e` held aside: parents move down into the hole, `e` is written once.
+        let mut i = self.heap.len();
+        self.heap.push(e);
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if self.heap[parent].key <= e.key {
+                break;
+            }
+            self.heap[i] = self.heap[parent];
+            i = parent;
+        }
+        self.heap[i] = e;
     }
 
     /// The earliest event and its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, Event)> {
-        self.heap.pop().map(|e| (e.t, Event::unpack(e.kind, e.a, e.b, e.c)))
+        let last = self.heap.pop()?;
+        let top = match self.heap.first() {
+            Some(&top) => {
+                self.sift_down_from_root(last);
+                top
+            }
+            None => last,
+        };
+        let kind = KINDS[(top.key & ((1 << KIND_BITS) - 1)) as usize];
+        Some(((top.key >> 64) as u64, Event::unpack(kind, top.a, top.b, top.c)))
+    }
+
+    /// Fills the hole at the root with `e` (the former last entry): the hole first sinks to
+    /// the bottom along the smaller children, then `e` rises from there (it usually belongs
+    /// near the bottom, so this takes fewer comparisons than sinking `e` itself).
+    #[inline]
+    fn sift_down_from_root(&mut self, e: Entry) {
+        let len = self.heap.len();
+        let mut hole = 0;
+        let mut child = 1;
+        while child + 1 < len {
+            child += (self.heap[child + 1].key < self.heap[child].key) as usize;
+            self.heap[hole] = self.heap[child];
+            hole = child;
+            child = 2 * hole + 1;
+        }
+        if child < len {
+            self.heap[hole] = self.heap[child];
+            hole = child;
+        }
+        while hole > 0 {
+            let parent = (hole - 1) / 2;
+            if self.heap[parent].key <= e.key {
+                break;
+            }
+            self.heap[hole] = self.heap[parent];
+            hole = parent;
+        }
+        self.heap[hole] = e;
     }
 
     /// Events waiting.
