@@ -49,8 +49,7 @@ impl LatencyHistogram {
     /// Records one latency, ns (sub-microsecond values count as 1 us).
     #[inline]
     pub fn record_ns(&mut self, latency_ns: u64) {
-        let us = (latency_ns / 1000).clamp(1, MAX_LATENCY_US);
-        self.hist.saturating_record(us);
+        self.hist.saturating_record(recorded_us(latency_ns));
         self.sum_ns += latency_ns as u128;
         self.count += 1;
     }
@@ -100,6 +99,12 @@ impl LatencyHistogram {
         self.hist.max() as f64 / 1000.0
     }
 
+    /// The largest value, us, that shares `us`'s bucket: what a quantile falling on `us`
+    /// reports.
+    pub(crate) fn highest_equivalent_us(&self, us: u64) -> u64 {
+        self.hist.highest_equivalent(us)
+    }
+
     /// Mean, p50, p95, p99 and p99.9, ms, rounded to the microsecond.
     pub fn stats(&self) -> LatencyStats {
         LatencyStats {
@@ -110,6 +115,12 @@ impl LatencyHistogram {
             p999: round_us(self.quantile_ms(0.999)),
         }
     }
+}
+
+/// The microseconds a histogram records for `latency_ns`.
+#[inline]
+pub(crate) fn recorded_us(latency_ns: u64) -> u64 {
+    (latency_ns / 1000).clamp(1, MAX_LATENCY_US)
 }
 
 /// Rounds milliseconds to whole microseconds (stable, readable JSON).

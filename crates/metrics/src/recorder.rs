@@ -2,11 +2,11 @@
 //! second and per named phase.
 //!
 //! Memory stays small however long the run: node counters are a flat array of
-//! `seconds x nodes` small records, and latency is kept as one rolling histogram for the
-//! current second (reduced to p50/p99/mean when the second closes and merged into the run's
-//! and the phases' histograms), never one histogram per second.
+//! `seconds x nodes` small records, and latency goes into the run's and the phases'
+//! histograms as it comes, the current second's values being kept aside only until the second
+//! closes and is reduced to p50/p99/mean, never one histogram per second.
 
-use crate::latency::{round_us, LatencyHistogram};
+use crate::latency::{recorded_us, round_us, LatencyHistogram};
 use crate::summary::{NodeTotals, PhaseSummary, RunStats, RunSummary, SimStats};
 use crate::warmup::warmup_seconds;
 
@@ -128,7 +128,7 @@ pub struct Recorder {
     node_rows: Vec<NodeSecond>,
     cluster: Vec<ClusterSecond>,
     open_second: u32,
-    second_hist: LatencyHistogram,
+    second: SecondLatencies,
     overall: LatencyHistogram,
     phases: Vec<(PhaseSpec, LatencyHistogram)>,
     requests: u64,
@@ -136,6 +136,47 @@ pub struct Recorder {
     timeouts: u64,
     errors: u64,
     markers: Vec<Marker>,
+}
+
+/// The latencies completed in the open second, as recorded (us) plus their exact sum. Its
+/// figures equal those of a [`LatencyHistogram`] holding the same values, at a cost that
+/// follows the values rather than the histogram's size (summarising and clearing a histogram
+/// every second would scan all its buckets, twice).
+#[derive(Debug, Default)]
+struct SecondLatencies {
+    us: Vec<u64>,
+    sum_ns: u128,
+}
+
+impl SecondLatencies {
+    #[inline]
+    fn record_ns(&mut self, latency_ns: u64) {
+        self.us.push(recorded_us(latency_ns));
+        self.sum_ns += latency_ns as u128;
+    }
+
+    /// As [`LatencyHistogram::mean_ms`].
+    fn mean_ms(&self) -> f64 {
+        if self.us.is_empty() {
+            0.0
+        } else {
+            self.sum_ns as f64 / self.us.len() as f64 / 1e6
+        }
+    }
+
+    /// As [`LatencyHistogram::quantile_ms`] for `q` in (0, 1], with `scale` (any histogram)
+    /// giving the buckets: the histogram reports the top of the bucket where the running count
+    /// reaches `ceil(q * count)`, which is the bucket of the value of that rank. Reorders the
+    /// values.
+    fn quantile_ms(&mut self, q: f64, scale: &LatencyHistogram) -> f64 {
+        let n = self.us.len();
+        if n == 0 {
+            return 0.0;
+        }
+        let rank = ((q.min(1.0) * n as f64).ceil() as usize).clamp(1, n);
+        let (_, &mut us, _) = self.us.select_nth_unstable(rank - 1);
+        scale.highest_equivalent_us(us) as f64 / 1000.0
+    }
 }
 
 /// Everything one run measured: the summary (for summary.json) and the series (for the CSV
@@ -215,7 +256,7 @@ impl Recorder {
             node_rows: vec![NodeSecond::default(); config.nodes * config.duration_s as usize],
             cluster: Vec::with_capacity(config.duration_s as usize),
             open_second: 0,
-            second_hist: LatencyHistogram::new(),
+            second: SecondLatencies::default(),
             overall: LatencyHistogram::new(),
             phases: config.phases.into_iter().map(|p| (p, LatencyHistogram::new())).collect(),
             requests: 0,
@@ -292,7 +333,15 @@ impl Recorder {
             return;
         }
         self.close_until(second as u32);
-        self.second_hist.record_ns(latency_ns);
+        // The open second: a completion reported late counts in it, as in its window.
+        let open = self.open_second;
+        self.second.record_ns(latency_ns);
+        self.overall.record_ns(latency_ns);
+        for (p, ph) in &mut self.phases {
+            if p.start_s <= open && open < p.end_s {
+                ph.record_ns(latency_ns);
+            }
+        }
         self.completed += 1;
     }
 
@@ -304,22 +353,15 @@ impl Recorder {
     /// Closes every second before `second`.
     fn close_until(&mut self, second: u32) {
         while self.open_second < second {
-            let h = &self.second_hist;
+            let s = &mut self.second;
             self.cluster.push(ClusterSecond {
-                completed: h.count() as u32,
-                mean_ms: round_us(h.mean_ms()),
-                p50_ms: round_us(h.quantile_ms(0.5)),
-                p99_ms: round_us(h.quantile_ms(0.99)),
+                completed: s.us.len() as u32,
+                mean_ms: round_us(s.mean_ms()),
+                p50_ms: round_us(s.quantile_ms(0.5, &self.overall)),
+                p99_ms: round_us(s.quantile_ms(0.99, &self.overall)),
             });
-            if h.count() > 0 {
-                self.overall.merge(h);
-                for (p, ph) in &mut self.phases {
-                    if p.start_s <= self.open_second && self.open_second < p.end_s {
-                        ph.merge(h);
-                    }
-                }
-                self.second_hist.reset();
-            }
+            s.us.clear();
+            s.sum_ns = 0;
             self.open_second += 1;
         }
     }
@@ -412,6 +454,27 @@ mod tests {
         assert_eq!(m.summary.latency_ms.mean, 2.0);
         assert_eq!(m.summary.phases[0].latency_ms.mean, 3.0);
         assert_eq!(m.summary.nodes[0].reads, 1);
+    }
+
+    #[test]
+    fn second_figures_equal_a_histograms() {
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        for n in [1usize, 2, 3, 10, 99, 100, 1000, 4321] {
+            let mut h = LatencyHistogram::new();
+            let mut s = SecondLatencies::default();
+            for _ in 0..n {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                let ns = (rng % 50_000_000_000) >> (rng % 24);
+                h.record_ns(ns);
+                s.record_ns(ns);
+            }
+            assert_eq!(s.mean_ms(), h.mean_ms());
+            for q in [0.001, 0.5, 0.9, 0.99, 0.999, 1.0] {
+                assert_eq!(s.quantile_ms(q, &h), h.quantile_ms(q), "n = {n}, q = {q}");
+            }
+        }
     }
 
     #[test]
