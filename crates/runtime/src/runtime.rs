@@ -268,8 +268,8 @@ impl<T> Runtime<T> {
     /// probes the policy wants after it.
     fn dispatch(&mut self, req: &Request<'_>, now_ns: u64) -> Dispatch {
         let id = self.ledger.open();
-        let plan = self.plan;
-        for &node in plan.targets() {
+        for i in 0..self.plan.count() {
+            let node = self.plan.targets()[i];
             let sent = self.ledger.send(id, node);
             debug_assert!(sent.is_some(), "a plan's targets are distinct");
             self.policy.on_send(node, now_ns);
@@ -282,7 +282,7 @@ impl<T> Runtime<T> {
             }
             self.policy.probes(req, now_ns, &mut self.rng, &mut self.probes);
         }
-        Dispatch { id, plan }
+        Dispatch { id, plan: self.plan }
     }
 
     /// Opens a dispatch the policy did not plan (a write to every replica): each of `targets`

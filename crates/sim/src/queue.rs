@@ -147,6 +147,7 @@ enum Kind {
 }
 
 impl Event {
+    #[inline(always)]
     fn pack(self) -> (Kind, u32, u32, u64) {
         use Event as E;
         match self {
@@ -182,6 +183,7 @@ impl Event {
         }
     }
 
+    #[inline(always)]
     fn unpack(kind: Kind, a: u32, b: u32, c: u64) -> Event {
         use Event as E;
         let r = Ref { index: a, gen: b };
@@ -256,10 +258,16 @@ struct Entry {
 }
 
 /// The simulator's agenda.
+///
+/// A popped event stays at the root until the next push or pop: the engine handles it and
+/// usually schedules one follow-up, which then simply replaces the root (one sift down instead
+/// of a pop's sift down plus a push's sift up). The order is exactly that of a plain heap.
 #[derive(Debug, Default)]
 pub struct Queue {
     heap: Vec<Entry>,
     seq: u64,
+    /// Whether `heap[0]` was already handed out by `pop` and is only a placeholder.
+    root_taken: bool,
 }
 
 impl Queue {
@@ -268,6 +276,7 @@ impl Queue {
         Queue {
             heap: Vec::with_capacity(1 << 12),
             seq: 0,
+            root_taken: false,
         }
     }
 
@@ -283,72 +292,109 @@ impl Queue {
             b,
             c,
         };
+        if self.root_taken {
+            // The root was handed out: `e` takes its place.
+            self.root_taken = false;
+            self.sink_from_root(e);
+            return;
+        }
         // Sift up with `e` held aside: parents move down into the hole, `e` is written once.
-        let mut i = self.heap.len();
         self.heap.push(e);
+        let heap = &mut self.heap[..];
+        let mut i = heap.len() - 1;
         while i > 0 {
             let parent = (i - 1) / 2;
-            if self.heap[parent].key <= e.key {
+            if heap[parent].key <= e.key {
                 break;
             }
-            self.heap[i] = self.heap[parent];
+            heap[i] = heap[parent];
             i = parent;
         }
-        self.heap[i] = e;
+        heap[i] = e;
     }
 
     /// The earliest event and its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, Event)> {
-        let last = self.heap.pop()?;
-        let top = match self.heap.first() {
-            Some(&top) => {
-                self.sift_down_from_root(last);
-                top
-            }
-            None => last,
-        };
+        if self.root_taken {
+            self.remove_root();
+        }
+        let top = *self.heap.first()?;
+        self.root_taken = true;
         let kind = KINDS[(top.key & ((1 << KIND_BITS) - 1)) as usize];
         Some(((top.key >> 64) as u64, Event::unpack(kind, top.a, top.b, top.c)))
     }
 
-    /// Fills the hole at the root with `e` (the former last entry): the hole first sinks to
-    /// the bottom along the smaller children, then `e` rises from there (it usually belongs
-    /// near the bottom, so this takes fewer comparisons than sinking `e` itself).
+    /// Removes the root (already handed out): the last entry fills its place.
+    #[inline]
+    fn remove_root(&mut self) {
+        self.root_taken = false;
+        let last = self.heap.pop().expect("a taken root is in the heap");
+        if !self.heap.is_empty() {
+            self.sift_down_from_root(last);
+        }
+    }
+
+    /// Puts `e` at the root and sinks it while a child is earlier (a new event is often due
+    /// soon, so it stops early).
+    #[inline]
+    fn sink_from_root(&mut self, e: Entry) {
+        let heap = &mut self.heap[..];
+        let len = heap.len();
+        let mut hole = 0;
+        let mut child = 1;
+        while child < len {
+            if child + 1 < len && heap[child + 1].key < heap[child].key {
+                child += 1;
+            }
+            if e.key <= heap[child].key {
+                break;
+            }
+            heap[hole] = heap[child];
+            hole = child;
+            child = 2 * hole + 1;
+        }
+        heap[hole] = e;
+    }
+
+    /// Fills the hole at the root with `e`: the hole first sinks to the bottom along the
+    /// smaller children, then `e` rises from there (it usually belongs near the bottom, so this
+    /// takes fewer comparisons than sinking `e` itself).
     #[inline]
     fn sift_down_from_root(&mut self, e: Entry) {
-        let len = self.heap.len();
+        let heap = &mut self.heap[..];
+        let len = heap.len();
         let mut hole = 0;
         let mut child = 1;
         while child + 1 < len {
-            child += (self.heap[child + 1].key < self.heap[child].key) as usize;
-            self.heap[hole] = self.heap[child];
+            child += (heap[child + 1].key < heap[child].key) as usize;
+            heap[hole] = heap[child];
             hole = child;
             child = 2 * hole + 1;
         }
         if child < len {
-            self.heap[hole] = self.heap[child];
+            heap[hole] = heap[child];
             hole = child;
         }
         while hole > 0 {
             let parent = (hole - 1) / 2;
-            if self.heap[parent].key <= e.key {
+            if heap[parent].key <= e.key {
                 break;
             }
-            self.heap[hole] = self.heap[parent];
+            heap[hole] = heap[parent];
             hole = parent;
         }
-        self.heap[hole] = e;
+        heap[hole] = e;
     }
 
     /// Events waiting.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() - self.root_taken as usize
     }
 
     /// Whether none wait.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 }
 
@@ -364,6 +410,38 @@ mod tests {
         q.push(5, Event::Arrival { client: 3 });
         let order: Vec<(u64, Event)> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(order, [2, 1, 3].map(|c| (if c == 2 { 3 } else { 5 }, Event::Arrival { client: c })));
+    }
+
+    /// Pushes and pops interleaved as the engine does (a handler schedules zero, one or several
+    /// events after each pop) come out in the order of a plain stable sort by time.
+    #[test]
+    fn interleaved_pushes_and_pops_keep_time_then_insertion_order() {
+        let mut q = Queue::new();
+        let mut model: Vec<(u64, u64, u32)> = Vec::new(); // (time, insertion, client)
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let (mut now, mut inserted, mut popped) = (0u64, 0u64, 0usize);
+        for _ in 0..20_000 {
+            for _ in 0..next() % 3 + (q.len() < 2) as u64 {
+                // Coarse times, so that ties are common.
+                let t = now + next() % 8;
+                q.push(t, Event::Arrival { client: inserted as u32 });
+                model.push((t, inserted, inserted as u32));
+                inserted += 1;
+            }
+            model.sort_by_key(|&(t, i, _)| std::cmp::Reverse((t, i)));
+            let want = model.pop().map(|(t, _, c)| (t, Event::Arrival { client: c }));
+            assert_eq!(q.pop(), want);
+            assert_eq!(q.len(), model.len());
+            now = want.map_or(now, |(t, _)| t);
+            popped += 1;
+        }
+        assert!(popped == 20_000 && inserted > 20_000);
     }
 
     #[test]

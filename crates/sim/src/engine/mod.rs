@@ -472,6 +472,7 @@ impl<'s> Sim<'s> {
     }
 
     /// Hands an event to the part of the engine whose role it concerns.
+    #[inline(always)]
     fn handle(&mut self, ev: Event) {
         match ev {
             Event::Arrival { client } => self.on_arrival(client),
