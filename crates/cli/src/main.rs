@@ -8,6 +8,7 @@ mod load_cmd;
 mod node_cmd;
 mod policies_cmd;
 mod sim_cmd;
+mod tournament_cmd;
 
 use clap::{Parser, Subcommand};
 use error::{one_line, CliResult};
@@ -43,6 +44,8 @@ enum Command {
     Bench(load_cmd::BenchArgs),
     /// Run a scenario on a real local cluster (--real), optionally next to the simulator.
     Experiment(experiment_cmd::ExperimentArgs),
+    /// Every simulator scenario with every policy that applies, then a leaderboard.
+    Tournament(tournament_cmd::TournamentArgs),
 }
 
 fn run(cli: Cli) -> CliResult {
@@ -56,6 +59,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Bench(args) => load_cmd::bench(args),
         Command::Experiment(args) => experiment_cmd::run(args),
         Command::Policies(args) => policies_cmd::run(args),
+        Command::Tournament(args) => tournament_cmd::run(args),
     }
 }
 

@@ -22,7 +22,8 @@ const PALETTE: [&str; 10] = [
 ];
 const HIGHLIGHT: &str = "#e6a700";
 
-fn esc(s: &str) -> String {
+/// `s` escaped for HTML text.
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 

@@ -9,5 +9,7 @@
 
 pub mod chart;
 pub mod html;
+pub mod leaderboard;
 
 pub use html::{render, ReportInput};
+pub use leaderboard::{Entry, Leaderboard};

@@ -1,5 +1,6 @@
-//! Runs several policy assignments of one scenario, each on its own thread (at most one per
-//! core), and returns the results in the order they were asked for.
+//! Runs several simulations — policy assignments of one scenario, or a whole batch of
+//! scenarios — each on its own thread (at most one per core), and returns the results in the
+//! order they were asked for.
 
 use crate::engine::Sim;
 use crate::runs::RunSpec;
@@ -30,8 +31,19 @@ impl RunResult {
     }
 }
 
-/// Runs every spec with `seed`. `progress[i]` (if given, one per spec) receives run i's
-/// simulated milliseconds; `threads` caps parallelism (0 = one per core).
+/// One simulation of a batch: a scenario, what runs on it, and the seed.
+#[derive(Clone, Debug)]
+pub struct Job<'a> {
+    /// The scenario.
+    pub scenario: &'a Scenario,
+    /// The policies that run.
+    pub spec: RunSpec,
+    /// The seed.
+    pub seed: u64,
+}
+
+/// Runs every spec of one scenario with `seed`. `progress[i]` (if given, one per spec)
+/// receives run i's simulated milliseconds; `threads` caps parallelism (0 = one per core).
 pub fn run_all(
     sc: &Scenario,
     specs: &[RunSpec],
@@ -43,21 +55,39 @@ pub fn run_all(
     for spec in specs {
         Sim::new(sc, spec, seed)?;
     }
+    let jobs: Vec<Job<'_>> = specs
+        .iter()
+        .map(|spec| Job {
+            scenario: sc,
+            spec: spec.clone(),
+            seed,
+        })
+        .collect();
+    run_jobs(&jobs, threads, progress).into_iter().collect()
+}
+
+/// Runs a batch of simulations, possibly of different scenarios, on a pool of threads
+/// (`threads` at most, 0 = one per core), each job on one thread, and returns every job's
+/// result in the order asked. `progress[i]` (if given, one per job) receives job i's simulated
+/// milliseconds. Every result is deterministic: it depends only on its job.
+pub fn run_jobs(jobs: &[Job<'_>], threads: usize, progress: Option<&[AtomicU64]>) -> Vec<Result<RunResult, String>> {
+    assert!(progress.is_none_or(|p| p.len() == jobs.len()), "one progress counter per job");
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let workers = if threads == 0 { cores } else { threads }.clamp(1, specs.len().max(1));
+    let workers = if threads == 0 { cores } else { threads }.clamp(1, jobs.len().max(1));
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<RunResult, String>>>> = Mutex::new((0..specs.len()).map(|_| None).collect());
+    let results: Mutex<Vec<Option<Result<RunResult, String>>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= specs.len() {
+                if i >= jobs.len() {
                     return;
                 }
-                let r = Sim::new(sc, &specs[i], seed).map(|sim| {
+                let job = &jobs[i];
+                let r = Sim::new(job.scenario, &job.spec, job.seed).map(|sim| {
                     let out = sim.run(progress.map(|p| &p[i]));
                     RunResult {
-                        spec: specs[i].clone(),
+                        spec: job.spec.clone(),
                         metrics: out.metrics,
                         simulated_requests: out.simulated_requests,
                         runtime: out.runtime,
@@ -71,9 +101,11 @@ pub fn run_all(
             });
         }
     });
-    let slots = results.into_inner().map_err(|_| "a simulation thread panicked".to_string())?;
-    slots
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err("a run did not finish".into())))
-        .collect()
+    match results.into_inner() {
+        Ok(slots) => slots
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err("a run did not finish".into())))
+            .collect(),
+        Err(_) => jobs.iter().map(|_| Err("a simulation thread panicked".to_string())).collect(),
+    }
 }

@@ -22,7 +22,7 @@ pub mod engine;
 pub mod lru;
 pub mod queue;
 
-pub use compare::{run_all, RunResult};
+pub use compare::{run_all, run_jobs, Job, RunResult};
 pub use engine::{Outcome, Sim};
 pub use runs::{parse_list, RunSpec};
 pub use scenario::{apply_overrides, parse, Scenario, ScenarioError};

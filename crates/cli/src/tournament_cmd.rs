@@ -1,0 +1,268 @@
+//! `replica-lb tournament`: every simulator scenario with every policy that applies to it, on
+//! every core, then a leaderboard (JSON, Markdown, HTML) of tail latency as a ratio to the best
+//! policy of each scenario.
+
+use crate::error::{CliError, CliResult};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use policy::{registry, Need};
+use report::{Entry, Leaderboard};
+use sim::{runs, Job, RunSpec, Scenario};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// `tournament` arguments.
+#[derive(Args, Debug)]
+pub struct TournamentArgs {
+    /// Output directory: leaderboard.json, leaderboard.md, leaderboard.html and one
+    /// summary.json per scenario.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Comma-separated scenarios: names in --scenario-dir (`cold-restart`) or paths to TOML
+    /// files. Default: every .toml file in --scenario-dir.
+    #[arg(long, value_name = "LIST")]
+    scenarios: Option<String>,
+    /// Comma-separated policies (or CLIENT/COORDINATOR items). Default: every registered policy
+    /// (with --quick: each scenario's own comparison list), plus `ideal` where routing is direct.
+    #[arg(long, value_name = "LIST")]
+    policies: Option<String>,
+    /// Each scenario's own comparison list instead of every policy: a few minutes on 2 cores.
+    #[arg(long)]
+    quick: bool,
+    /// Seed for every scenario (default: each scenario's own).
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Where scenario names are looked up.
+    #[arg(long, value_name = "DIR", default_value = "scenarios")]
+    scenario_dir: PathBuf,
+    /// Simulations at once (0 = one per core).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    threads: usize,
+}
+
+/// Runs the tournament.
+pub fn run(args: TournamentArgs) -> CliResult {
+    let scenarios = load_scenarios(&args)?;
+    let mut jobs: Vec<Job<'_>> = Vec::new();
+    for sc in &scenarios {
+        let seed = args.seed.unwrap_or(sc.seed);
+        for spec in entrants(sc, args.policies.as_deref(), args.quick)? {
+            jobs.push(Job { scenario: sc, spec, seed });
+        }
+    }
+    if jobs.is_empty() {
+        return Err(CliError::usage("no policy applies to any of the scenarios given"));
+    }
+    let results = run_with_progress(&jobs, args.threads)?;
+    let mut input: Vec<(String, Vec<Entry>)> = Vec::new();
+    let mut summaries: Vec<(String, metrics::Summary)> = Vec::new();
+    for sc in &scenarios {
+        let seed = args.seed.unwrap_or(sc.seed);
+        let runs: Vec<&sim::RunResult> = jobs
+            .iter()
+            .zip(&results)
+            .filter(|(j, _)| std::ptr::eq(j.scenario, sc))
+            .map(|(_, r)| r)
+            .collect();
+        let timeout_ms = sc.requests.read_timeout_ns as f64 / 1e6;
+        let entries = runs
+            .iter()
+            .map(|r| Entry::from_summary(&r.metrics.summary, timeout_ms, reads_truth(&r.spec)))
+            .collect();
+        input.push((sc.name.clone(), entries));
+        summaries.push((
+            sc.name.clone(),
+            metrics::Summary {
+                scenario: sc.name.clone(),
+                seed,
+                runs: runs.iter().map(|r| r.metrics.summary.clone()).collect(),
+            },
+        ));
+    }
+    let board = Leaderboard::build(&input);
+    write_outputs(&args.out, &board, &summaries)?;
+    print_overall(&board);
+    println!("wrote {}", args.out.join("leaderboard.html").display());
+    Ok(())
+}
+
+/// The scenarios named by --scenarios, or every .toml file of --scenario-dir, parsed.
+fn load_scenarios(args: &TournamentArgs) -> Result<Vec<Scenario>, CliError> {
+    let paths: Vec<PathBuf> = match &args.scenarios {
+        Some(list) => list
+            .split(',')
+            .map(str::trim)
+            .map(|item| {
+                if item.is_empty() {
+                    return Err(CliError::usage("--scenarios: empty item"));
+                }
+                let as_path = Path::new(item);
+                if item.ends_with(".toml") || as_path.components().count() > 1 {
+                    Ok(as_path.to_path_buf())
+                } else {
+                    Ok(args.scenario_dir.join(format!("{item}.toml")))
+                }
+            })
+            .collect::<Result<_, _>>()?,
+        None => {
+            let dir = &args.scenario_dir;
+            let read = std::fs::read_dir(dir).map_err(|e| {
+                CliError::usage(format!(
+                    "cannot list scenarios in {}: {e} (give --scenario-dir or --scenarios)",
+                    dir.display()
+                ))
+            })?;
+            let mut found: Vec<PathBuf> = read
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                .collect();
+            found.sort();
+            if found.is_empty() {
+                return Err(CliError::usage(format!("no .toml scenario in {}", dir.display())));
+            }
+            found
+        }
+    };
+    let mut out: Vec<Scenario> = Vec::new();
+    for path in paths {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(&path).map_err(|e| CliError::usage(format!("cannot read scenario {shown}: {e}")))?;
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
+        let sc = sim::parse(&text, stem).map_err(|e| CliError::usage(e.render(&shown)))?;
+        if out.iter().any(|o| o.name == sc.name) {
+            return Err(CliError::usage(format!("--scenarios: '{}' is listed twice", sc.name)));
+        }
+        out.push(sc);
+    }
+    Ok(out)
+}
+
+/// What runs on `sc`: the policies given, or every registered one (with `quick`, the
+/// scenario's own list), keeping those that apply to the scenario's routing and side; `ideal`
+/// joins where routing is direct. A name that is not a policy is an error; one that does not
+/// apply to this scenario is left out, with a note on stderr when the user named it.
+fn entrants(sc: &Scenario, policies: Option<&str>, quick: bool) -> Result<Vec<RunSpec>, CliError> {
+    let named = policies.is_some();
+    let items: Vec<String> = match policies {
+        Some(list) => list.split(',').map(|s| s.trim().to_string()).collect(),
+        None if quick => runs::parse_list(None, sc)
+            .map_err(|e| CliError::usage(format!("{}: {e}", sc.name)))?
+            .into_iter()
+            .map(|s| s.label)
+            .collect(),
+        None => registry::names().into_iter().map(String::from).collect(),
+    };
+    let mut out: Vec<RunSpec> = Vec::new();
+    for item in &items {
+        if item.is_empty() {
+            return Err(CliError::usage("--policies: empty item"));
+        }
+        for name in item.split('/') {
+            if name != runs::IDEAL {
+                registry::find(name).map_err(|e| CliError::usage(format!("--policies: {e}")))?;
+            }
+        }
+        match runs::parse_item(item, &sc.policy, sc.cluster.routing) {
+            Ok(spec) if !out.iter().any(|s| s.dir == spec.dir) => out.push(spec),
+            Ok(_) => {}
+            Err(why) if named => eprintln!("{}: {item} left out: {why}", sc.name),
+            Err(_) => {}
+        }
+    }
+    if !named && sc.cluster.routing == sim::scenario::Routing::Direct && !out.iter().any(|s| s.ideal) {
+        out.push(runs::parse_item(runs::IDEAL, &sc.policy, sc.cluster.routing).map_err(CliError::failed)?);
+    }
+    Ok(out)
+}
+
+/// Whether a run reads ground truth (the oracle) or is no policy at all (the ideal queue):
+/// listed, never the best.
+fn reads_truth(spec: &RunSpec) -> bool {
+    spec.ideal
+        || [&spec.client, &spec.coordinator]
+            .iter()
+            .any(|n| registry::find(n).is_ok_and(|info| info.needs.has(Need::Truth)))
+}
+
+/// Runs every job on the pool with one progress bar over the simulated time of all of them
+/// (stderr, terminals only); any failed run or failed accounting audit is an error.
+fn run_with_progress(jobs: &[Job<'_>], threads: usize) -> Result<Vec<sim::RunResult>, CliError> {
+    let total_ms: u64 = jobs
+        .iter()
+        .map(|j| j.scenario.run.warmup_ns / 1_000_000 + j.scenario.run.duration_s as u64 * 1000)
+        .sum();
+    let progress: Vec<AtomicU64> = jobs.iter().map(|_| AtomicU64::new(0)).collect();
+    let target = if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(total_ms.max(1)), target);
+    let style = ProgressStyle::with_template("tournament [{bar:40}] {percent:>3}% of the simulated time, {msg}")
+        .map_or_else(|_| ProgressStyle::default_bar(), |s| s.progress_chars("=> "));
+    bar.set_style(style);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let results = std::thread::scope(|scope| {
+        let runner = scope.spawn(|| {
+            let r = sim::run_jobs(jobs, threads, Some(&progress));
+            done.store(true, Ordering::Release);
+            r
+        });
+        while !done.load(Ordering::Acquire) {
+            bar.set_position(progress.iter().map(|p| p.load(Ordering::Relaxed)).sum::<u64>().min(total_ms));
+            bar.set_message(format!("{} runs", jobs.len()));
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        runner.join()
+    });
+    bar.finish_and_clear();
+    let results = results.map_err(|_| CliError::failed("a simulation crashed (a bug: please report it with the scenario and seed)"))?;
+    results
+        .into_iter()
+        .zip(jobs)
+        .map(|(r, job)| {
+            let r = r.map_err(|e| CliError::usage(format!("{}: {e}", job.scenario.name)))?;
+            r.audit
+                .clone()
+                .map_err(|e| CliError::failed(format!("{} / {}: accounting audit failed: {e}", job.scenario.name, r.spec.label)))?;
+            Ok(r)
+        })
+        .collect()
+}
+
+fn write_outputs(out: &Path, board: &Leaderboard, summaries: &[(String, metrics::Summary)]) -> CliResult {
+    let io = |what: &Path, e: std::io::Error| CliError::failed(format!("cannot write {}: {e}", what.display()));
+    std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
+    let files = [
+        ("leaderboard.json", board.to_json()),
+        ("leaderboard.md", board.to_markdown()),
+        ("leaderboard.html", board.to_html("replica-lb tournament")),
+    ];
+    for (name, text) in files {
+        let p = out.join(name);
+        std::fs::write(&p, text).map_err(|e| io(&p, e))?;
+    }
+    for (name, summary) in summaries {
+        let dir = out.join(name);
+        std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+        let p = dir.join("summary.json");
+        std::fs::write(&p, summary.to_json()).map_err(|e| io(&p, e))?;
+    }
+    Ok(())
+}
+
+fn print_overall(board: &Leaderboard) {
+    println!("{:<28} {:>10} {:>11} {:>10}", "policy", "p99 x best", "p99.9 x best", "scenarios");
+    for o in &board.overall {
+        let name = if o.oracle {
+            format!("{} (oracle)", o.policy)
+        } else {
+            o.policy.clone()
+        };
+        println!(
+            "{:<28} {:>10.2} {:>11.2} {:>10}",
+            name, o.p99_geomean_ratio, o.p999_geomean_ratio, o.scenarios
+        );
+    }
+}
