@@ -24,7 +24,8 @@ pub struct TournamentArgs {
     #[arg(long, value_name = "LIST")]
     scenarios: Option<String>,
     /// Comma-separated policies (or CLIENT/COORDINATOR items). Default: every registered policy
-    /// (with --quick: each scenario's own comparison list), plus `ideal` where routing is direct.
+    /// (with --quick: each scenario's own comparison list), plus `ideal` where the scenario
+    /// lists it.
     #[arg(long, value_name = "LIST")]
     policies: Option<String>,
     /// Each scenario's own comparison list instead of every policy: a few minutes on 2 cores.
@@ -140,7 +141,7 @@ fn load_scenarios(args: &TournamentArgs) -> Result<Vec<Scenario>, CliError> {
 
 /// What runs on `sc`: the policies given, or every registered one (with `quick`, the
 /// scenario's own list), keeping those that apply to the scenario's routing and side; `ideal`
-/// joins where routing is direct. A name that is not a policy is an error; one that does not
+/// joins where the scenario's own list has it. A name that is not a policy is an error; one that does not
 /// apply to this scenario is left out, with a note on stderr when the user named it.
 fn entrants(sc: &Scenario, policies: Option<&str>, quick: bool) -> Result<Vec<RunSpec>, CliError> {
     let named = policies.is_some();
@@ -170,7 +171,9 @@ fn entrants(sc: &Scenario, policies: Option<&str>, quick: bool) -> Result<Vec<Ru
             Err(_) => {}
         }
     }
-    if !named && sc.cluster.routing == sim::scenario::Routing::Direct && !out.iter().any(|s| s.ideal) {
+    // The ideal queue has no faults and no fluctuations: a bound only where the scenario says so.
+    let listed = sc.policy.compare.iter().any(|c| c == runs::IDEAL);
+    if !named && listed && !out.iter().any(|s| s.ideal) {
         out.push(runs::parse_item(runs::IDEAL, &sc.policy, sc.cluster.routing).map_err(CliError::failed)?);
     }
     Ok(out)

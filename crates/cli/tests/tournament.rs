@@ -62,7 +62,7 @@ warmup_s = 1
 duration_s = 3
 [policy]
 client = "random"
-compare = ["random", "least-outstanding"]
+compare = ["random", "least-outstanding", "ideal"]
 "#;
 
 fn scenarios(dir: &Path) -> String {

@@ -153,3 +153,36 @@ fn queueing_tail_ordering_least_outstanding_p2c_random() {
     );
     assert!(p99[3] <= p99[0], "the shared queue {} is the lower bound ({})", p99[3], p99[0]);
 }
+
+#[test]
+fn shadow_reads_load_the_other_replicas_and_feed_the_policy() {
+    // The authors' setting, 2 s measured: 10% of reads also read the key's 2 other replicas.
+    let short = ["run.duration_s=2"];
+    let with = scenario_with("c3-time-varying-published", &short);
+    let without = scenario_with(
+        "c3-time-varying-published",
+        &["run.duration_s=2", "requests.shadow_read_fraction=0"],
+    );
+    let go = |sc: &Scenario| {
+        let specs = parse_list(Some("c3"), sc).unwrap();
+        let mut r = run_all(sc, &specs, sc.seed, 1, None).unwrap();
+        let r = r.remove(0);
+        assert_eq!(r.audit, Ok(()), "the runtime's accounting of shadow reads");
+        let m = &r.metrics;
+        let served: u64 = (0..m.series.nodes).map(|n| m.series.node_total(n, 0, 2).reads as u64).sum();
+        (m.summary.requests, served, r.runtime.feedback_replies, r.runtime.sends)
+    };
+    let (req_with, served_with, fb_with, sends_with) = go(&with);
+    let (req_without, served_without, fb_without, _) = go(&without);
+    // The same arrivals: shadow reads never delay or replace the request's own read.
+    assert_eq!(req_with, req_without);
+    let extra = served_with as f64 / served_without as f64;
+    assert!(
+        (1.17..1.23).contains(&extra),
+        "servers served {extra:.3}x the reads, expected ~1.2x"
+    );
+    let fb = fb_with as f64 / fb_without as f64;
+    assert!((1.17..1.23).contains(&fb), "the policy heard {fb:.3}x the replies, expected ~1.2x");
+    // Every shadow read is a counted send of the runtime, never an extra completed request.
+    assert!(sends_with as f64 > 1.17 * req_with as f64);
+}

@@ -86,7 +86,14 @@ impl Sim<'_> {
                 self.rec.timeout();
             }
             for &op_id in &req.ops[..req.n_ops as usize] {
-                self.give_outcome(op_id, Err(Failure::Timeout));
+                // An op that ended was freed, and its slot may hold another request's op now.
+                let mine = self.ops.is_live(op_id) && {
+                    let op = self.ops.at(op_id);
+                    op.req == id && op.req_gen == gen
+                };
+                if mine {
+                    self.give_outcome(op_id, Err(Failure::Timeout));
+                }
             }
             if let Some(d) = req.client_dispatch {
                 self.requesters[req.client as usize].rt.abandon(d, Failure::Timeout, deadline);
@@ -148,7 +155,7 @@ impl Sim<'_> {
             return;
         };
         if let Some(ticket) = self.requesters[r as usize].rt.send_extra(d, NodeId(req.fallback), self.now) {
-            self.send_op(r, id, req.fallback, ticket);
+            self.send_op(r, id, req.fallback, ticket, false);
         }
     }
 }

@@ -75,6 +75,8 @@ struct Op {
     state: OpState,
     local: bool,
     outcome_given: bool,
+    /// A shadow read: its reply feeds the policy but does not count towards the request.
+    shadow: bool,
     /// The send's ticket in its requester's runtime.
     ticket: Ticket,
     key: u64,
@@ -210,6 +212,9 @@ pub struct Sim<'s> {
     deadlines: VecDeque<(u64, u32, u32)>,
     net_rng: Rng,
     fault_rng: Rng,
+    /// Draws which reads send shadow reads (its own stream: without shadow reads the other
+    /// streams, and so every result, stay as they were).
+    shadow_rng: Rng,
     faults: FaultPlan,
     events: u64,
     restart: Option<(usize, f64)>,
@@ -321,6 +326,7 @@ impl<'s> Sim<'s> {
         }
         let net_rng = master.fork();
         let fault_rng = master.fork();
+        let shadow_rng = master.fork();
         let measure_ns = sc.run.warmup_ns;
         let end_ns = measure_ns + sc.run.duration_s as u64 * SECOND_NS;
         let faults = if ideal {
@@ -351,6 +357,7 @@ impl<'s> Sim<'s> {
             deadlines: VecDeque::new(),
             net_rng,
             fault_rng,
+            shadow_rng,
             faults,
             events: 0,
             restart: None,

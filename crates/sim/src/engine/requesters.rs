@@ -63,7 +63,7 @@ impl Sim<'_> {
             rq.dispatch = Some(d);
             rq.dispatch_gen = self.requesters[r as usize].gen;
             for (i, &t) in cand[..n].iter().enumerate() {
-                self.send_op(r, id, t.0, d.ticket(i));
+                self.send_op(r, id, t.0, d.ticket(i), false);
             }
             return;
         }
@@ -148,7 +148,10 @@ impl Sim<'_> {
         rq.dispatch = Some(d.id);
         rq.dispatch_gen = self.requesters[r as usize].gen;
         for (node, ticket) in d.targets() {
-            self.send_op(r, id, node.0, ticket);
+            self.send_op(r, id, node.0, ticket, false);
+        }
+        if !req.write && self.sc.requests.shadow_read_fraction > 0.0 {
+            self.maybe_send_shadow_reads(r, id, &d);
         }
         if let Some(&fb) = d.plan.fallbacks().first() {
             let delay = match self.sc.requests.speculative {
@@ -168,9 +171,33 @@ impl Sim<'_> {
         }
     }
 
+    /// With probability `shadow_read_fraction`, also reads request `id`'s key from every other
+    /// live replica (the C3 authors' shadow reads): each is a real read, counted as sent in the
+    /// runtime, whose reply feeds the policy without counting towards the request.
+    fn maybe_send_shadow_reads(&mut self, r: u32, id: u32, d: &Dispatch) {
+        if self.shadow_rng.unit_f64() >= self.sc.requests.shadow_read_fraction {
+            return;
+        }
+        let group = self.reqs.at(id).group;
+        let mut others = [NodeId(0); MAX_REPLICAS];
+        let mut n = 0;
+        for &node in self.topo.replicas(group) {
+            if self.seen_up[node.index()] && !d.plan.targets().contains(&node) {
+                others[n] = node;
+                n += 1;
+            }
+        }
+        for &node in &others[..n] {
+            if let Some(ticket) = self.requesters[r as usize].rt.send_extra(d.id, node, self.now) {
+                self.send_op(r, id, node.0, ticket, true);
+            }
+        }
+    }
+
     /// Sends one replica op of request `id` from requester `r` to `node` (already counted as
-    /// sent in the requester's runtime under `ticket`).
-    pub(super) fn send_op(&mut self, r: u32, id: u32, node: u16, ticket: Ticket) {
+    /// sent in the requester's runtime under `ticket`); a `shadow` op's reply does not count
+    /// towards the request.
+    pub(super) fn send_op(&mut self, r: u32, id: u32, node: u16, ticket: Ticket, shadow: bool) {
         let now = self.now;
         let req = *self.reqs.at(id);
         let local = self.requesters[r as usize].local;
@@ -188,6 +215,7 @@ impl Sim<'_> {
             requester_gen: self.requesters[r as usize].gen,
             kind: if req.write { OpKind::Write } else { OpKind::Read },
             local: is_local,
+            shadow,
             ticket,
             key: req.key,
             sent_ns: now,
@@ -287,6 +315,9 @@ impl Sim<'_> {
             self.replica_latency.record_ns(self.now - op.sent_ns);
         }
         self.ops.remove(op_id);
+        if op.shadow {
+            return;
+        }
         if let Some(req) = self.reqs.get_mut(op.req, op.req_gen) {
             req.replies += 1;
             if req.replies == req.needed && !req.answered {

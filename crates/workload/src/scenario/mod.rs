@@ -194,6 +194,10 @@ pub struct RequestModel {
     pub read_timeout_ns: u64,
     /// Speculative retry.
     pub speculative: Speculative,
+    /// Share of reads that also send a shadow read to every other replica of the key (the C3
+    /// authors' simulator: 10%). A shadow read loads its replica like any read and its reply
+    /// feeds the policy, but the request never waits for it.
+    pub shadow_read_fraction: f64,
 }
 
 /// Run length and failure detection.

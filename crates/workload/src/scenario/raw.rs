@@ -129,6 +129,7 @@ pub struct RawRequests {
     pub warmup_consistency: Option<Spanned<String>>,
     pub read_timeout_ms: Option<Spanned<f64>>,
     pub speculative_retry: Option<Spanned<String>>,
+    pub shadow_read_fraction: Option<Spanned<f64>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -190,4 +190,16 @@ coordinator = "naive"
         assert!(matches!(e.line, Some(18 | 19)), "{e}");
         assert!(e.message.contains("node 7"), "{e}");
     }
+
+    #[test]
+    fn shadow_read_fraction_is_a_share() {
+        let with = |v: &str| format!("{MINIMAL}[requests]\nshadow_read_fraction = {v}\n");
+        assert_eq!(parse(&with("0.1"), "x").unwrap().requests.shadow_read_fraction, 0.1);
+        assert_eq!(parse(MINIMAL, "x").unwrap().requests.shadow_read_fraction, 0.0);
+        for bad in ["1.5", "-0.1"] {
+            let e = err_of(&with(bad));
+            assert_eq!(e.line, Some(19), "{e}");
+            assert!(e.message.contains("shadow_read_fraction"), "{e}");
+        }
+    }
 }

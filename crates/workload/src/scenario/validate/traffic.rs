@@ -137,6 +137,7 @@ pub(super) fn requests(cx: &Ctx, raw: &RawScenario, cluster: &Cluster, _clients:
         warmup_consistency: None,
         read_timeout_ms: None,
         speculative_retry: None,
+        shadow_read_fraction: None,
     };
     let r = raw.requests.as_ref().map(|r| r.get_ref()).unwrap_or(&default);
     let consistency = cx.cl(&r.consistency, ConsistencyLevel::One)?;
@@ -181,11 +182,23 @@ pub(super) fn requests(cx: &Ctx, raw: &RawScenario, cluster: &Cluster, _clients:
             }
         }
     };
+    let shadow_read_fraction = cx.opt_num(&r.shadow_read_fraction, "requests.shadow_read_fraction", 0.0, 1.0, 0.0)?;
+    if shadow_read_fraction > 0.0 && cluster.replication_factor + 1 > MAX_OPS_PER_REQUEST {
+        let at = r.shadow_read_fraction.as_ref().map(|s| cx.line(s.span().start));
+        return Err(ScenarioError {
+            line: at,
+            message: format!(
+                "shadow reads go to every replica of a key: replication_factor must be at most {}",
+                MAX_OPS_PER_REQUEST - 1
+            ),
+        });
+    }
     Ok(RequestModel {
         consistency,
         warmup_consistency,
         read_timeout_ns: (read_timeout_ms * MS) as u64,
         speculative,
+        shadow_read_fraction,
     })
 }
 
