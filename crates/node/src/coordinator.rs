@@ -89,6 +89,29 @@ type ReadResult = (NodeId, Result<Option<Row>, String>);
 
 /// Starts one replica read, sent under `ticket` (already counted as sent by the policy
 /// runtime); its result arrives on `tx`. Every path ends the ticket exactly once.
+/// Sends the plan's background read, if any (a warm-up read of a cold replica): counted in the
+/// policy runtime like any read, its reply feeds the policy, and nobody waits for it.
+fn launch_background_read(
+    state: &Arc<NodeState>,
+    view: &View,
+    live: &ReplicaSet,
+    dispatch: &runtime::Dispatch,
+    key: &Bytes,
+    deadline: tokio::time::Instant,
+) {
+    let Some(node) = dispatch.plan.background() else {
+        return;
+    };
+    if !live.contains(node) || dispatch.plan.targets().contains(&node) {
+        return;
+    }
+    if let Some(ticket) = state.policy.send_extra(dispatch.id, node) {
+        // Nobody reads the answer: the receiver is dropped at once, and the send is ignored.
+        let (tx, _) = mpsc::channel(1);
+        launch_read(state, view, (node, ticket), key, deadline, &tx);
+    }
+}
+
 fn launch_read(
     state: &Arc<NodeState>,
     view: &View,
@@ -221,6 +244,7 @@ async fn read_plan(
     let mut targets = dispatch.targets();
     if k == 1 && plan.targets().first() == Some(&state.id) {
         let (_, ticket) = targets.next().expect("a plan of count 1 has a target");
+        launch_background_read(state, view, live, dispatch, key, deadline);
         inc(&c.local_reads);
         let start = Instant::now();
         match timeout_at(deadline, replica::read(state, key)).await {
@@ -249,6 +273,10 @@ async fn read_plan(
     for target in targets {
         launch_read(state, view, target, key, deadline, &tx);
         outstanding += 1;
+    }
+    if !(k == 1 && plan.targets().first() == Some(&state.id)) {
+        // (The fast path above sent it already.)
+        launch_background_read(state, view, live, dispatch, key, deadline);
     }
     let mut launch_next = |outstanding: &mut usize| {
         while next < more.len() {

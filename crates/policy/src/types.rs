@@ -275,12 +275,14 @@ impl<'a> Request<'a> {
 
 /// A policy's answer for one request: an ordered list of distinct nodes. The first
 /// [`Plan::count`] are contacted now; any further entries are fallbacks in order of preference
-/// (the first of them is the speculative-retry target).
+/// (the first of them is the speculative-retry target). Optionally one more node to read from in
+/// the background ([`Plan::background`]).
 #[derive(Clone, Copy)]
 pub struct Plan {
     count: u8,
     len: u8,
     nodes: [NodeId; MAX_REPLICAS],
+    background: Option<NodeId>,
 }
 
 impl Plan {
@@ -290,6 +292,7 @@ impl Plan {
             count: 0,
             len: 0,
             nodes: [NodeId(0); MAX_REPLICAS],
+            background: None,
         }
     }
 
@@ -298,6 +301,23 @@ impl Plan {
     pub fn clear(&mut self) {
         self.count = 0;
         self.len = 0;
+        self.background = None;
+    }
+
+    /// Asks for one more read of the key, from `id`, in the background: sent with the targets,
+    /// never waited for, its reply feeding the policy like any other (a warm-up read that fills
+    /// a cold replica's cache off the request path). `id` must not be a target. A hint: a caller
+    /// that cannot send it (a write, a replica it knows is down) leaves it out.
+    #[inline]
+    pub fn set_background(&mut self, id: NodeId) {
+        debug_assert!(!self.targets().contains(&id), "node {id} is a target already");
+        self.background = Some(id);
+    }
+
+    /// The background read asked for, if any.
+    #[inline]
+    pub fn background(&self) -> Option<NodeId> {
+        self.background
     }
 
     /// Appends a node to contact now. All targets must come before any fallback.
@@ -380,6 +400,7 @@ impl fmt::Debug for Plan {
         f.debug_struct("Plan")
             .field("targets", &self.targets())
             .field("fallbacks", &self.fallbacks())
+            .field("background", &self.background)
             .finish()
     }
 }

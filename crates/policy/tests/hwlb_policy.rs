@@ -225,3 +225,87 @@ fn a_peer_turning_stale_without_news_changes_the_plan() {
     assert_eq!(p.recomputes(), 2, "the cached plan must notice the ageing");
     assert_eq!(targets[0], 10_000, "{targets:?}");
 }
+
+fn hwlb_with(params: &[(&str, f64)]) -> Box<dyn Policy> {
+    let mut table = ParamTable::new();
+    for &(name, value) in params {
+        table.insert(name.to_string(), policy::ParamValue::Float(value));
+    }
+    build("hwlb", &table).unwrap()
+}
+
+/// Plans `draws` requests at `now_ns`; how often each node was a target and a background read.
+fn targets_and_background(p: &mut dyn Policy, req: &Request<'_>, now_ns: u64, draws: u32) -> ([u32; 3], [u32; 3]) {
+    let mut rng = Rng::seed_from_u64(5);
+    let mut plan = Plan::new();
+    let (mut targets, mut background) = ([0u32; 3], [0u32; 3]);
+    for _ in 0..draws {
+        plan.clear();
+        p.plan(req, now_ns, &mut rng, &mut plan);
+        assert_eq!(plan.count(), req.count);
+        for t in plan.targets() {
+            targets[t.index()] += 1;
+        }
+        if let Some(b) = plan.background() {
+            assert!(!plan.targets().contains(&b), "a background read of a target");
+            background[b.index()] += 1;
+        }
+    }
+    (targets, background)
+}
+
+#[test]
+fn warm_up_reads_keep_a_restarted_node_off_the_request_path_until_it_is_warm() {
+    let mut p = hwlb_with(&[("warmup_reads", 0.5)]);
+    let t0 = 10 * MS;
+    p.on_node_up(NodeId(0), NodeCaps::default(), t0);
+    tell(p.as_mut(), 0, 0.1, t0);
+    tell(p.as_mut(), 1, 0.8, t0);
+    tell(p.as_mut(), 2, 0.8, t0);
+    // QUORUM from coordinator 1: both reads go to the warm nodes; half the requests also read
+    // the cold node in the background.
+    let draws = 20_000;
+    let (targets, background) = targets_and_background(p.as_mut(), &request(Some(NodeId(1)), 2), t0, draws);
+    assert_eq!(targets, [0, draws, draws]);
+    assert!(close(background[0], draws, 0.5), "{background:?}");
+    assert_eq!(&background[1..], [0, 0]);
+    // The cold node as coordinator reads from the warm ones too.
+    let (targets, _) = targets_and_background(p.as_mut(), &request(Some(NodeId(0)), 2), t0, 1000);
+    assert_eq!(targets, [0, 1000, 1000]);
+    // CL=ALL cannot avoid it: HWLB as published.
+    let (targets, background) = targets_and_background(p.as_mut(), &request(Some(NodeId(1)), 3), t0, 100);
+    assert_eq!((targets, background), ([100; 3], [0; 3]));
+    // Once within 0.05 of the warmest it takes its HWLB share again.
+    tell(p.as_mut(), 0, 0.77, t0 + MS);
+    let (targets, background) = targets_and_background(p.as_mut(), &request(Some(NodeId(1)), 2), t0 + MS, 20_000);
+    assert!(targets[0] > 5_000 && background == [0; 3], "{targets:?} {background:?}");
+}
+
+/// (From a coordinator that is not a replica, which reads by the shares themselves: a warm
+/// replica-coordinator's own row may leave out the cold node altogether.)
+#[test]
+fn a_node_colder_for_good_is_not_starved_after_the_warm_up_window() {
+    let mut p = hwlb_with(&[("warmup_reads", 1.0), ("warmup_window_s", 60.0)]);
+    let t0 = 10 * MS;
+    p.on_node_up(NodeId(0), NodeCaps::default(), t0);
+    let later = t0 + 61_000 * MS;
+    for (t, avoided) in [(t0, true), (later, false)] {
+        tell(p.as_mut(), 0, 0.5, t);
+        tell(p.as_mut(), 1, 0.8, t);
+        tell(p.as_mut(), 2, 0.8, t);
+        let (targets, background) = targets_and_background(p.as_mut(), &request(None, 1), t, 10_000);
+        assert_eq!(targets[0] == 0, avoided, "{targets:?}");
+        assert_eq!(background[0] > 0, avoided, "{background:?}");
+    }
+}
+
+#[test]
+fn warm_up_reads_are_off_by_default() {
+    let mut p = hwlb();
+    p.on_node_up(NodeId(0), NodeCaps::default(), 0);
+    tell(p.as_mut(), 0, 0.0, 0);
+    tell(p.as_mut(), 1, 0.8, 0);
+    tell(p.as_mut(), 2, 0.8, 0);
+    let (targets, background) = targets_and_background(p.as_mut(), &request(None, 2), MS, 10_000);
+    assert!(targets[0] > 0 && background == [0; 3], "{targets:?} {background:?}");
+}

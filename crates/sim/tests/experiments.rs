@@ -82,6 +82,32 @@ fn cold_restart_naive_overloads_the_cold_node_and_hwlb_does_not() {
 }
 
 #[test]
+fn warm_up_reads_halve_hwlbs_warm_up_and_keep_latency_at_steady() {
+    // The full scenario twice: hwlb as published, and with warm-up reads on every read.
+    let published = &run(&scenario("cold-restart"), "hwlb")[0];
+    let warming = &run(&scenario_with("cold-restart", &["policy.params.hwlb.warmup_reads=1"]), "hwlb")[0];
+    let warm = |m: &RunMetrics| m.summary.warmup_s.expect("the cold node warms within the run");
+    assert!(
+        warm(warming) <= 0.5 * warm(published),
+        "warm-up {:.0} s with warm-up reads vs {:.0} s without",
+        warm(warming),
+        warm(published)
+    );
+    let (steady, after) = (phase(warming, "steady"), phase(warming, "after-restart"));
+    assert!(
+        after.mean <= 1.1 * steady.mean && after.p99 <= 1.1 * steady.p99,
+        "after the restart mean {:.2} / p99 {:.2} ms vs steady {:.2} / {:.2}",
+        after.mean,
+        after.p99,
+        steady.mean,
+        steady.p99
+    );
+    // Published hwlb cannot keep the mean there: the cold node serves its share of reads.
+    let (steady, after) = (phase(published, "steady"), phase(published, "after-restart"));
+    assert!(after.mean > 1.1 * steady.mean, "{:.2} vs {:.2}", after.mean, steady.mean);
+}
+
+#[test]
 fn c3_beats_the_field_at_the_tail_under_time_varying_service() {
     let mut sc = scenario("c3-time-varying");
     sc.run.duration_s = 10; // 200,000 measured requests per policy

@@ -20,7 +20,7 @@ use rustc_hash::FxHashMap;
 pub const NAME: &str = "hwlb";
 
 /// Its parameters with the published defaults.
-pub static PARAMS: [ParamSpec; 6] = [
+pub static PARAMS: [ParamSpec; 9] = [
     ParamSpec {
         name: "hit_rate_cap",
         default: D::Float {
@@ -67,6 +67,33 @@ pub static PARAMS: [ParamSpec; 6] = [
         default: D::Bool(true),
         description: "false behaves exactly as naive (switch HWLB off without changing policy)",
     },
+    ParamSpec {
+        name: "warmup_reads",
+        default: D::Float {
+            value: 0.0,
+            min: 0.0,
+            max: 1.0,
+        },
+        description: "warm-up reads (0 = off, as published): a replica colder than the warmest by more than 0.05 serves no reads of its own while enough others can, and this share of reads also reads the key from it in the background",
+    },
+    ParamSpec {
+        name: "warmup_max_in_flight",
+        default: D::Int {
+            value: 4,
+            min: 1,
+            max: 1_000_000,
+        },
+        description: "background reads are skipped while this coordinator has this many reads in flight at the cold replica",
+    },
+    ParamSpec {
+        name: "warmup_window_s",
+        default: D::Float {
+            value: 900.0,
+            min: 1.0,
+            max: 86_400.0,
+        },
+        description: "only a replica that came up (restarted) this recently counts as warming: one that stays colder for good (a smaller cache) takes its HWLB share",
+    },
 ];
 
 /// Heat-weighted load balancing.
@@ -76,6 +103,15 @@ pub struct Hwlb {
     config: PlanConfig,
     extra_replica: bool,
     enabled: bool,
+    warmup: Warmup,
+    /// This coordinator's reads in flight per node (index = node id), for the warm-up limit.
+    in_flight: Vec<u32>,
+    /// When each node (index = node id) was last seen coming up, ns; `u64::MAX` = never, which
+    /// counts as `started_ns` (a coordinator that just started sees every node as just up:
+    /// itself, restarted with an empty cache, included).
+    up_at_ns: Vec<u64>,
+    /// The time of this policy's first plan, ns.
+    started_ns: Option<u64>,
     peers: PeerRates,
     plans: FxHashMap<u64, CachedPlan>,
     recomputes: u64,
@@ -98,6 +134,21 @@ struct CachedPlan {
     valid_until_ns: u64,
 }
 
+/// With warm-up reads on, a replica whose hit rate is below the warmest's by more than this
+/// is cold: it serves no reads of its own and warms from background reads.
+pub const WARM_WITHIN: f64 = 0.05;
+
+/// Warm-up reads: background reads that fill a cold replica's cache off the request path.
+#[derive(Clone, Copy, Debug)]
+struct Warmup {
+    /// Share of reads that send one (0 = off).
+    share: f64,
+    /// At most this many of this coordinator's reads in flight at the cold replica.
+    max_in_flight: u32,
+    /// How long after coming up a replica may count as warming, ns.
+    window_ns: u64,
+}
+
 impl Hwlb {
     /// Builds it from parameter overrides.
     pub fn new(overrides: &ParamTable) -> Result<Self, PolicyError> {
@@ -111,11 +162,91 @@ impl Hwlb {
             config,
             extra_replica: params.bool("extra_replica"),
             enabled: params.bool("enabled"),
+            warmup: Warmup {
+                share: params.f64("warmup_reads"),
+                max_in_flight: params.i64("warmup_max_in_flight") as u32,
+                window_ns: (params.f64("warmup_window_s") * 1e9) as u64,
+            },
+            in_flight: Vec::new(),
+            up_at_ns: Vec::new(),
+            started_ns: None,
             peers: PeerRates::new(stale_after_ns, params.f64("stale_rate")),
             plans: FxHashMap::default(),
             recomputes: 0,
             params,
         })
+    }
+
+    /// HWLB proper for `req`: the group's cached plan (recomputed only when rates changed),
+    /// then `count` replicas by systematic sampling; the naive order when HWLB steps aside.
+    fn plan_shares(&mut self, req: &Request<'_>, now_ns: u64, rng: &mut Rng, out: &mut Plan) {
+        // Fast path: nothing changed since the group's plan was last checked. Otherwise check
+        // the rates themselves, and recompute only if they differ.
+        if let Some(cached) = self.plans.get_mut(&req.group) {
+            if cached.same_shape(req) {
+                let version = self.peers.version();
+                let unchanged = cached.checked_version == version && now_ns <= cached.valid_until_ns;
+                if unchanged || cached.same_rates(req, &self.peers, now_ns) {
+                    if !unchanged {
+                        cached.checked_version = version;
+                        cached.valid_until_ns = valid_until(&self.peers, req.candidates, now_ns);
+                    }
+                    cached.choose(req, self.extra_replica, rng, out);
+                    return;
+                }
+            }
+        }
+        let extra_replica = self.extra_replica;
+        match self.rebuild(req, now_ns) {
+            Some(cached) => cached.choose(req, extra_replica, rng, out),
+            // A candidate reports no rate (StepAside::RateUnknown): the naive behaviour.
+            None => local_first_then_random(req, rng, out),
+        }
+    }
+
+    /// With warm-up reads on: the candidates that are not cold into `warm`, how many, the
+    /// coldest candidate and the cold ones as a bit mask; `None` when none is cold, a rate is
+    /// unknown, or too few are warm to serve the request (then every candidate takes its HWLB
+    /// share).
+    ///
+    /// Cold means warming (came up less than `warmup_window_s` ago) with a hit rate below the
+    /// warmest's by more than [`WARM_WITHIN`]: such a replica serves no reads of its own and
+    /// fills its cache from background reads, so that requests meet the misses they meet in
+    /// steady state; it rejoins with HWLB's share once within [`WARM_WITHIN`] of the warmest (or
+    /// when the window ends: a replica colder for good, with a smaller cache, is not starved).
+    fn split_cold(&self, req: &Request<'_>, now_ns: u64, warm: &mut [NodeId; MAX_REPLICAS]) -> Option<(usize, NodeId, u64)> {
+        let mut rates = [0.0; MAX_REPLICAS];
+        for (slot, &node) in rates.iter_mut().zip(req.candidates) {
+            *slot = self.peers.effective(node, now_ns)?;
+        }
+        let n = req.candidates.len();
+        let warmest = rates[..n].iter().copied().fold(0.0, f64::max);
+        let (mut m, mut mask, mut coldest) = (0, 0u64, None::<usize>);
+        for j in 0..n {
+            let up_at = match self.up_at_ns.get(req.candidates[j].index()) {
+                Some(&t) if t != u64::MAX => t,
+                _ => self.started_ns.unwrap_or(now_ns),
+            };
+            let warming = up_at <= now_ns && now_ns - up_at < self.warmup.window_ns;
+            if warming && rates[j] < warmest - WARM_WITHIN {
+                mask |= 1 << j;
+                if coldest.is_none_or(|c| rates[j] < rates[c]) {
+                    coldest = Some(j);
+                }
+            } else {
+                warm[m] = req.candidates[j];
+                m += 1;
+            }
+        }
+        let coldest = req.candidates[coldest?];
+        (m >= req.count).then_some((m, coldest, mask))
+    }
+
+    /// A read sent to `node` ended (the runtime reports each send's end exactly once).
+    fn ended(&mut self, node: NodeId) {
+        if let Some(n) = self.in_flight.get_mut(node.index()) {
+            *n = n.saturating_sub(1);
+        }
     }
 
     /// How many times a plan was recomputed (rates changed); for tests and reports.
@@ -253,38 +384,45 @@ impl Policy for Hwlb {
             local_first_then_random(req, rng, out);
             return Decision::Send;
         }
-        // Fast path: nothing changed since the group's plan was last checked. Otherwise check
-        // the rates themselves, and recompute only if they differ.
-        if let Some(cached) = self.plans.get_mut(&req.group) {
-            if cached.same_shape(req) {
-                let version = self.peers.version();
-                let unchanged = cached.checked_version == version && now_ns <= cached.valid_until_ns;
-                if unchanged || cached.same_rates(req, &self.peers, now_ns) {
-                    if !unchanged {
-                        cached.checked_version = version;
-                        cached.valid_until_ns = valid_until(&self.peers, req.candidates, now_ns);
-                    }
-                    cached.choose(req, self.extra_replica, rng, out);
-                    return Decision::Send;
+        if self.warmup.share > 0.0 {
+            self.started_ns.get_or_insert(now_ns);
+            let mut warm = [NodeId(0); MAX_REPLICAS];
+            if let Some((m, coldest, mask)) = self.split_cold(req, now_ns, &mut warm) {
+                // The request reads from the warm replicas only, with HWLB's shares among them;
+                // the coldest replica warms in the background.
+                let narrowed = Request {
+                    candidates: &warm[..m],
+                    group: req.group ^ mask.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                    ..*req
+                };
+                self.plan_shares(&narrowed, now_ns, rng, out);
+                let busy = self.in_flight.get(coldest.index()).copied().unwrap_or(0) >= self.warmup.max_in_flight;
+                if !busy && rng.unit_f64() < self.warmup.share {
+                    out.set_background(coldest);
                 }
+                return Decision::Send;
             }
         }
-        let extra_replica = self.extra_replica;
-        match self.rebuild(req, now_ns) {
-            Some(cached) => cached.choose(req, extra_replica, rng, out),
-            // A candidate reports no rate (StepAside::RateUnknown): the naive behaviour.
-            None => local_first_then_random(req, rng, out),
-        }
+        self.plan_shares(req, now_ns, rng, out);
         Decision::Send
     }
 
+    fn on_send(&mut self, node: NodeId, _now_ns: u64) {
+        if self.in_flight.len() <= node.index() {
+            self.in_flight.resize(node.index() + 1, 0);
+        }
+        self.in_flight[node.index()] += 1;
+    }
+
     fn on_reply(&mut self, reply: &Reply, now_ns: u64) {
+        self.ended(reply.node);
         if let Some(rate) = reply.feedback.hit_rate {
             self.peers.record(reply.node, rate, now_ns);
         }
     }
 
     fn on_failure(&mut self, node: NodeId, failure: Failure, _now_ns: u64) {
+        self.ended(node);
         if failure == Failure::ConnectionLost {
             self.peers.forget(node);
         }
@@ -296,7 +434,11 @@ impl Policy for Hwlb {
         }
     }
 
-    fn on_node_up(&mut self, node: NodeId, caps: NodeCaps, _now_ns: u64) {
+    fn on_node_up(&mut self, node: NodeId, caps: NodeCaps, now_ns: u64) {
+        if self.up_at_ns.len() <= node.index() {
+            self.up_at_ns.resize(node.index() + 1, u64::MAX);
+        }
+        self.up_at_ns[node.index()] = now_ns;
         self.peers.forget(node);
         self.peers.set_supported(node, caps.reports_hit_rate);
     }

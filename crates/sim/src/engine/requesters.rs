@@ -150,8 +150,13 @@ impl Sim<'_> {
         for (node, ticket) in d.targets() {
             self.send_op(r, id, node.0, ticket, false);
         }
-        if !req.write && self.sc.requests.shadow_read_fraction > 0.0 {
-            self.maybe_send_shadow_reads(r, id, &d);
+        if !req.write {
+            if let Some(node) = d.plan.background() {
+                self.send_background_read(r, id, &d, node);
+            }
+            if self.sc.requests.shadow_read_fraction > 0.0 {
+                self.maybe_send_shadow_reads(r, id, &d);
+            }
         }
         if let Some(&fb) = d.plan.fallbacks().first() {
             let delay = match self.sc.requests.speculative {
@@ -182,15 +187,23 @@ impl Sim<'_> {
         let mut others = [NodeId(0); MAX_REPLICAS];
         let mut n = 0;
         for &node in self.topo.replicas(group) {
-            if self.seen_up[node.index()] && !d.plan.targets().contains(&node) {
-                others[n] = node;
-                n += 1;
-            }
+            others[n] = node;
+            n += 1;
         }
         for &node in &others[..n] {
-            if let Some(ticket) = self.requesters[r as usize].rt.send_extra(d.id, node, self.now) {
-                self.send_op(r, id, node.0, ticket, true);
-            }
+            self.send_background_read(r, id, d, node);
+        }
+    }
+
+    /// Reads request `id`'s key from `node` in the background (a shadow or warm-up read): a
+    /// real read, counted as sent in the runtime, whose reply feeds the policy without counting
+    /// towards the request. Skipped when peers see `node` down or it is a target already.
+    fn send_background_read(&mut self, r: u32, id: u32, d: &Dispatch, node: NodeId) {
+        if !self.seen_up[node.index()] || d.plan.targets().contains(&node) {
+            return;
+        }
+        if let Some(ticket) = self.requesters[r as usize].rt.send_extra(d.id, node, self.now) {
+            self.send_op(r, id, node.0, ticket, true);
         }
     }
 
