@@ -1,0 +1,207 @@
+//! Open sends without a "request started" hook: tickets matched by start time, and expiry.
+//!
+//! The driver calls `pick` for a request's first target, sends, and later reports the attempt's
+//! end with `on_request_success` / `on_request_failure` (node and measured latency, no request
+//! identity). It reports nothing when the send never happens or its end is never observed: no
+//! connection could be had for the picked node, a speculative attempt lost and was dropped, or
+//! the request timed out on the client. A count of requests in flight taken in `pick` and
+//! given back in the callbacks would leak in those cases and drift up for ever; and retries
+//! (to the same node or the plan's next ones) end attempts that `pick` never counted.
+//!
+//! The rule here: every pick opens a ticket (a runtime send) stamped with the pick time. An
+//! attempt's end is matched to the node's latest open ticket picked no later than the attempt
+//! started (`now - latency`) and no earlier than [`Tickets::match_window_ns`] before it: the
+//! first attempt starts right after its pick, so it finds its own ticket (or an equivalent
+//! one of the same node picked at the same moment). An end that matches no ticket (a retry, a
+//! fallback or speculative attempt) is an *untracked* attempt: the caller counts it as a send
+//! ended at once, so the policy still learns its latency and its counts stay balanced. A
+//! ticket nobody ends expires [`Tickets::ttl_ns`] after its pick and ends as a time-out. So an
+//! in-flight count can be wrong only for tickets younger than the TTL, never for longer, and
+//! at quiescence (no request out, TTL passed) every count is zero. A node keeps at most
+//! [`Tickets::max_per_node`] open tickets; beyond that the oldest ends as a time-out at once.
+
+use policy::NodeId;
+use runtime::Ticket;
+use std::collections::VecDeque;
+
+/// How far back from an attempt's start a ticket is searched (entries skipped), at most.
+const MAX_SCAN: usize = 64;
+
+#[derive(Clone, Copy, Debug)]
+struct Open {
+    picked_ns: u64,
+    ticket: Ticket,
+    ended: bool,
+}
+
+/// The open tickets of every node, in pick order.
+#[derive(Debug)]
+pub struct Tickets {
+    per_node: Vec<VecDeque<Open>>,
+    /// Entries not ended yet, over all nodes.
+    open: usize,
+    /// A ticket older than this ends as a time-out.
+    pub ttl_ns: u64,
+    /// An attempt matches only tickets picked at most this long before it started.
+    pub match_window_ns: u64,
+    /// Open tickets per node at most.
+    pub max_per_node: usize,
+}
+
+impl Tickets {
+    /// No open tickets; see the fields for the three bounds.
+    pub fn new(ttl_ns: u64, match_window_ns: u64, max_per_node: usize) -> Self {
+        Tickets {
+            per_node: Vec::new(),
+            open: 0,
+            ttl_ns,
+            match_window_ns,
+            max_per_node: max_per_node.max(1),
+        }
+    }
+
+    /// Tickets not ended yet.
+    pub fn open(&self) -> usize {
+        self.open
+    }
+
+    /// Tickets of `node` not ended yet.
+    pub fn open_for(&self, node: NodeId) -> usize {
+        self.per_node.get(node.index()).map_or(0, |q| q.iter().filter(|o| !o.ended).count())
+    }
+
+    /// Records a pick of `node` at `now_ns` (never earlier than the previous record: the
+    /// caller keeps its clock monotonic). Returns a ticket pushed out by the per-node bound,
+    /// which the caller ends as a time-out.
+    pub fn opened(&mut self, node: NodeId, ticket: Ticket, now_ns: u64) -> Option<Ticket> {
+        if self.per_node.len() <= node.index() {
+            self.per_node.resize_with(node.index() + 1, VecDeque::new);
+        }
+        let q = &mut self.per_node[node.index()];
+        let mut evicted = None;
+        if q.len() >= self.max_per_node {
+            while let Some(o) = q.pop_front() {
+                if !o.ended {
+                    self.open -= 1;
+                    evicted = Some(o.ticket);
+                    break;
+                }
+            }
+        }
+        q.push_back(Open {
+            picked_ns: now_ns,
+            ticket,
+            ended: false,
+        });
+        self.open += 1;
+        evicted
+    }
+
+    /// The ticket an attempt on `node` that started at `started_ns` ends, if any (see the
+    /// module docs); `None` means an untracked attempt.
+    pub fn take(&mut self, node: NodeId, started_ns: u64) -> Option<Ticket> {
+        let q = self.per_node.get_mut(node.index())?;
+        let end = q.partition_point(|o| o.picked_ns <= started_ns);
+        let oldest = started_ns.saturating_sub(self.match_window_ns);
+        let mut found = None;
+        for i in (0..end).rev().take(MAX_SCAN) {
+            let o = &q[i];
+            if o.picked_ns < oldest {
+                break;
+            }
+            if !o.ended {
+                found = Some(i);
+                break;
+            }
+        }
+        let i = found?;
+        q[i].ended = true;
+        self.open -= 1;
+        let ticket = q[i].ticket;
+        while q.front().is_some_and(|o| o.ended) {
+            q.pop_front();
+        }
+        Some(ticket)
+    }
+
+    /// Ends every ticket picked at or before `now_ns - ttl_ns`, handing each to `expired`.
+    pub fn expire(&mut self, now_ns: u64, mut expired: impl FnMut(Ticket)) {
+        let Some(limit) = now_ns.checked_sub(self.ttl_ns) else {
+            return;
+        };
+        for q in &mut self.per_node {
+            while let Some(o) = q.front() {
+                if !o.ended && o.picked_ns > limit {
+                    break;
+                }
+                let o = q.pop_front().expect("front exists");
+                if !o.ended {
+                    self.open -= 1;
+                    expired(o.ticket);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use runtime::ledger::Ledger;
+
+    const MS: u64 = 1_000_000;
+
+    fn setup() -> (Ledger, Tickets) {
+        (Ledger::new(), Tickets::new(1_000 * MS, 50 * MS, 1_000))
+    }
+
+    fn pick(l: &mut Ledger, t: &mut Tickets, node: u16, now: u64) -> Ticket {
+        let id = l.open();
+        let ticket = l.send(id, NodeId(node)).unwrap();
+        l.close(id);
+        assert!(t.opened(NodeId(node), ticket, now).is_none());
+        ticket
+    }
+
+    #[test]
+    fn an_attempt_ends_its_own_pick_and_a_lost_one_expires() {
+        let (mut l, mut t) = setup();
+        let leaked = pick(&mut l, &mut t, 0, 10 * MS); // no connection: never ends
+        let a = pick(&mut l, &mut t, 0, 20 * MS);
+        let b = pick(&mut l, &mut t, 0, 21 * MS);
+        // b's attempt started at 21 ms and ended at 30: it ends b, not the leaked one.
+        assert_eq!(t.take(NodeId(0), 21 * MS), Some(b));
+        assert_eq!(t.take(NodeId(0), 20 * MS), Some(a));
+        assert_eq!(t.open(), 1);
+        // A retry started at 500 ms has no ticket in its window: untracked.
+        assert_eq!(t.take(NodeId(0), 500 * MS), None);
+        // The leaked ticket expires after the TTL, exactly once.
+        let mut gone = Vec::new();
+        t.expire(1_009 * MS, |x| gone.push(x));
+        assert!(gone.is_empty(), "not yet");
+        t.expire(1_010 * MS, |x| gone.push(x));
+        assert_eq!(gone, [leaked]);
+        t.expire(5_000 * MS, |x| gone.push(x));
+        assert_eq!((gone.len(), t.open()), (1, 0));
+    }
+
+    #[test]
+    fn the_per_node_bound_pushes_out_the_oldest_open_ticket() {
+        let mut l = Ledger::new();
+        let mut t = Tickets::new(1_000 * MS, 50 * MS, 2);
+        let first = {
+            let id = l.open();
+            let x = l.send(id, NodeId(1)).unwrap();
+            assert!(t.opened(NodeId(1), x, 0).is_none());
+            x
+        };
+        let id = l.open();
+        let second = l.send(id, NodeId(1)).unwrap();
+        assert!(t.opened(NodeId(1), second, 1).is_none());
+        let id = l.open();
+        let third = l.send(id, NodeId(1)).unwrap();
+        assert_eq!(t.opened(NodeId(1), third, 2), Some(first));
+        assert_eq!(t.open_for(NodeId(1)), 2);
+        assert_eq!(t.take(NodeId(7), 2), None, "an unknown node has no tickets");
+    }
+}

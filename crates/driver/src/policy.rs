@@ -1,0 +1,300 @@
+//! [`ReplicaLbPolicy`]: the driver's `LoadBalancingPolicy` over a replica-lb policy.
+//!
+//! `pick` finds the request's candidates the way the driver's `DefaultPolicy` does, without
+//! allocating: for a request with a token (a prepared statement whose partition key is bound)
+//! the token's replicas from `ClusterState::replica_locator()` in the local datacenter, else
+//! (an unprepared or tokenless statement, or no live replica) up to 64 nodes of the local
+//! datacenter's ring (rotated per request when it has more). With no live node there, and
+//! `permit_dc_failover`, the same again over every datacenter. Live means `is_connected()`
+//! (the node is enabled and its pool has a connection), as in `DefaultPolicy`. The replica-lb
+//! policy then chooses among the live candidates, under a short lock (see [`crate::core`]).
+//!
+//! `fallback` (retries, speculative attempts, a `pick` of `None`) lists live replicas, then the
+//! other live nodes of the local datacenter, then (with failover) the rest, rotated per call;
+//! as a last resort the enabled nodes that are down. It does not ask the policy (asking would
+//! count a send the driver may never make); attempts on fallback targets reach the policy
+//! when they end, as sends ended at once ([`crate::inflight`]).
+
+use crate::builder::ReplicaLbPolicyBuilder;
+use crate::core::{AdapterStats, Core, Outcome};
+use crate::nodes::NodeKey;
+use policy::{Failure, MAX_REPLICAS};
+use rustc_hash::FxHashSet;
+use scylla::cluster::{ClusterState, Node, NodeRef};
+use scylla::errors::{DbError, RequestAttemptError};
+use scylla::policies::load_balancing::{FallbackPlan, LoadBalancingPolicy, RoutingInfo};
+use scylla::routing::Shard;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+/// Replicas of one token read per request at most (replication factors are far smaller).
+pub const MAX_TOKEN_REPLICAS: usize = 16;
+
+/// A replica-lb client-side policy as a scylla driver load-balancing policy. Build it with
+/// [`ReplicaLbPolicy::builder`] and put it in an execution profile.
+pub struct ReplicaLbPolicy {
+    core: Mutex<Core>,
+    label: String,
+    local_dc: Option<String>,
+    permit_dc_failover: bool,
+    epoch: Instant,
+    rotation: AtomicUsize,
+}
+
+impl std::fmt::Debug for ReplicaLbPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplicaLbPolicy")
+            .field("policy", &self.label)
+            .field("local_dc", &self.local_dc)
+            .field("permit_dc_failover", &self.permit_dc_failover)
+            .finish_non_exhaustive()
+    }
+}
+
+fn key(node: NodeRef<'_>) -> NodeKey<'_> {
+    NodeKey {
+        host_id: node.host_id,
+        datacenter: node.datacenter.as_deref(),
+        rack: node.rack.as_deref(),
+    }
+}
+
+fn live(node: &Node) -> bool {
+    node.is_connected()
+}
+
+fn ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// How an attempt's error counts for the policy: an answer about the request itself (bad
+/// syntax, not authorised, ...) is a reply from a healthy node; time-outs are time-outs; a
+/// broken connection is a lost connection; the rest (overloaded, unavailable, server errors,
+/// client-side errors) are errors.
+pub fn outcome_of(error: &RequestAttemptError) -> Outcome {
+    match error {
+        RequestAttemptError::DbError(db, _) => match db {
+            DbError::ReadTimeout { .. } | DbError::WriteTimeout { .. } => Outcome::Failed(Failure::Timeout),
+            DbError::SyntaxError
+            | DbError::Invalid
+            | DbError::AlreadyExists { .. }
+            | DbError::FunctionFailure { .. }
+            | DbError::AuthenticationError
+            | DbError::Unauthorized
+            | DbError::ConfigError
+            | DbError::Unprepared { .. } => Outcome::Reply,
+            _ => Outcome::Failed(Failure::Error),
+        },
+        RequestAttemptError::BrokenConnectionError(_) | RequestAttemptError::UnableToAllocStreamId => {
+            Outcome::Failed(Failure::ConnectionLost)
+        }
+        _ => Outcome::Failed(Failure::Error),
+    }
+}
+
+impl ReplicaLbPolicy {
+    /// Starts building the registered policy `name` (`replica-lb policies` lists them; the
+    /// client-side ones whose needs the driver meets work here).
+    pub fn builder(name: &str) -> ReplicaLbPolicyBuilder {
+        ReplicaLbPolicyBuilder::new(name)
+    }
+
+    pub(crate) fn new(core: Core, local_dc: Option<String>, permit_dc_failover: bool) -> Self {
+        ReplicaLbPolicy {
+            label: format!("replica-lb/{}", core.name()),
+            core: Mutex::new(core),
+            local_dc,
+            permit_dc_failover,
+            epoch: Instant::now(),
+            rotation: AtomicUsize::new(0),
+        }
+    }
+
+    fn now_ns(&self) -> u64 {
+        ns(self.epoch.elapsed())
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Core> {
+        // A panic inside a policy leaves its state as it was; keep serving.
+        self.core.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The replica-lb policy's registered name.
+    pub fn policy_name(&self) -> &'static str {
+        self.lock().name()
+    }
+
+    /// Counters: the runtime's, and the adapter's tickets.
+    pub fn stats(&self) -> AdapterStats {
+        self.lock().stats()
+    }
+
+    /// Requests in flight to the node with `host_id`, as the policy counts them.
+    pub fn in_flight(&self, host_id: uuid::Uuid) -> u32 {
+        self.lock().in_flight(host_id)
+    }
+
+    /// Sends the policy counts as out now, over all nodes.
+    pub fn outstanding(&self) -> u64 {
+        self.lock().outstanding()
+    }
+
+    /// Expires picks older than the ticket TTL, then checks that nothing is left open (call it
+    /// when no request is out: every pick matched or expired, the runtime quiescent).
+    pub fn check_quiescent(&self) -> Result<(), String> {
+        let now = self.now_ns();
+        let mut core = self.lock();
+        core.settle(now);
+        core.check_quiescent()
+    }
+
+    fn datacenter<'a>(&'a self, request: &'a RoutingInfo<'_>) -> Option<&'a str> {
+        self.local_dc.as_deref().or(request.node_location_preference.datacenter())
+    }
+
+    /// Token-aware choice among the token's replicas in `dc` (every datacenter if `None`).
+    fn pick_replica<'a>(
+        &'a self,
+        request: &'a RoutingInfo<'_>,
+        cluster: &'a ClusterState,
+        dc: Option<&'a str>,
+    ) -> Option<(NodeRef<'a>, Option<Shard>)> {
+        let (token, table) = (request.token?, request.table?);
+        let keyspace = cluster.get_keyspace(table.ks_name())?;
+        let set = cluster.replica_locator().replicas_for_token(token, &keyspace.strategy, dc, table);
+        let mut found: [Option<(NodeRef<'a>, Shard)>; MAX_TOKEN_REPLICAS] = [None; MAX_TOKEN_REPLICAS];
+        let mut alive = [false; MAX_TOKEN_REPLICAS];
+        let mut n = 0;
+        for (node, shard) in set.into_iter().take(MAX_TOKEN_REPLICAS) {
+            found[n] = Some((node, shard));
+            alive[n] = live(node);
+            n += 1;
+        }
+        if !alive[..n].contains(&true) {
+            return None;
+        }
+        let now = self.now_ns();
+        let seen = found[..n].iter().zip(alive).filter_map(|(f, a)| f.map(|(node, _)| (key(node), a)));
+        let pos = self.lock().pick(seen, true, now)?;
+        found[pos].map(|(node, shard)| (node, Some(shard)))
+    }
+
+    /// Token-unaware choice among up to [`MAX_REPLICAS`] nodes of `dc`'s ring (every node if
+    /// `None`), starting at a rotating offset when there are more.
+    fn pick_any<'a>(&'a self, cluster: &'a ClusterState, dc: Option<&'a str>) -> Option<(NodeRef<'a>, Option<Shard>)> {
+        let locator = cluster.replica_locator();
+        let nodes: &'a [Arc<Node>] = match dc {
+            Some(dc) => locator.unique_nodes_in_datacenter_ring(dc)?,
+            None => locator.unique_nodes_in_global_ring(),
+        };
+        let len = nodes.len();
+        let take = len.min(MAX_REPLICAS);
+        let start = if len > MAX_REPLICAS {
+            self.rotation.fetch_add(MAX_REPLICAS, Ordering::Relaxed) % len
+        } else {
+            0
+        };
+        let at = |i: usize| &nodes[(start + i) % len];
+        let mut alive = [false; MAX_REPLICAS];
+        for (i, a) in alive.iter_mut().enumerate().take(take) {
+            *a = live(at(i));
+        }
+        if !alive[..take].contains(&true) {
+            return None;
+        }
+        let now = self.now_ns();
+        let pos = self.lock().pick((0..take).map(|i| (key(at(i)), alive[i])), false, now)?;
+        Some((at(pos), None))
+    }
+
+    /// The fallback order (see the module docs).
+    fn fallback_order<'a>(&'a self, request: &'a RoutingInfo<'_>, cluster: &'a ClusterState) -> Vec<(NodeRef<'a>, Option<Shard>)> {
+        let dc = self.datacenter(request);
+        let locator = cluster.replica_locator();
+        let mut seen: FxHashSet<uuid::Uuid> = FxHashSet::default();
+        let mut out: Vec<(NodeRef<'a>, Option<Shard>)> = Vec::new();
+        let mut push = |node: NodeRef<'a>, shard: Option<Shard>, out: &mut Vec<_>| {
+            if seen.insert(node.host_id) {
+                out.push((node, shard));
+            }
+        };
+        let scopes: &[Option<&str>] = match dc {
+            Some(_) if self.permit_dc_failover => &[dc, None],
+            Some(_) => &[dc],
+            None => &[None],
+        };
+        let rotate = self.rotation.fetch_add(1, Ordering::Relaxed);
+        for &scope in scopes {
+            let from = out.len();
+            if let (Some(token), Some(table)) = (request.token, request.table) {
+                if let Some(ks) = cluster.get_keyspace(table.ks_name()) {
+                    for (node, shard) in locator.replicas_for_token(token, &ks.strategy, scope, table) {
+                        if live(node) {
+                            push(node, Some(shard), &mut out);
+                        }
+                    }
+                }
+            }
+            let replicas_end = out.len();
+            out[from..replicas_end].rotate_left(if replicas_end > from { rotate % (replicas_end - from) } else { 0 });
+            let ring: &'a [Arc<Node>] = match scope {
+                Some(dc) => locator.unique_nodes_in_datacenter_ring(dc).unwrap_or(&[]),
+                None => locator.unique_nodes_in_global_ring(),
+            };
+            for node in ring.iter().filter(|n| live(n)) {
+                push(node, None, &mut out);
+            }
+            let end = out.len();
+            out[replicas_end..end].rotate_left(if end > replicas_end { rotate % (end - replicas_end) } else { 0 });
+        }
+        if out.is_empty() {
+            // Nothing is connected: try the enabled nodes (their pools may reconnect).
+            for &scope in scopes {
+                let ring: &'a [Arc<Node>] = match scope {
+                    Some(dc) => locator.unique_nodes_in_datacenter_ring(dc).unwrap_or(&[]),
+                    None => locator.unique_nodes_in_global_ring(),
+                };
+                for node in ring.iter().filter(|n| n.is_enabled()) {
+                    push(node, None, &mut out);
+                }
+            }
+        }
+        out
+    }
+}
+
+impl LoadBalancingPolicy for ReplicaLbPolicy {
+    fn pick<'a>(&'a self, request: &'a RoutingInfo, cluster: &'a ClusterState) -> Option<(NodeRef<'a>, Option<Shard>)> {
+        let dc = self.datacenter(request);
+        let failover = dc.is_some() && self.permit_dc_failover;
+        self.pick_replica(request, cluster, dc)
+            .or_else(|| {
+                if failover {
+                    self.pick_replica(request, cluster, None)
+                } else {
+                    None
+                }
+            })
+            .or_else(|| self.pick_any(cluster, dc))
+            .or_else(|| if failover { self.pick_any(cluster, None) } else { None })
+    }
+
+    fn fallback<'a>(&'a self, request: &'a RoutingInfo, cluster: &'a ClusterState) -> FallbackPlan<'a> {
+        Box::new(self.fallback_order(request, cluster).into_iter())
+    }
+
+    fn on_request_success(&self, _request: &RoutingInfo, latency: Duration, node: NodeRef<'_>) {
+        let now = self.now_ns();
+        self.lock().complete(&key(node), ns(latency), Outcome::Reply, now);
+    }
+
+    fn on_request_failure(&self, _request: &RoutingInfo, latency: Duration, node: NodeRef<'_>, error: &RequestAttemptError) {
+        let now = self.now_ns();
+        self.lock().complete(&key(node), ns(latency), outcome_of(error), now);
+    }
+
+    fn name(&self) -> String {
+        self.label.clone()
+    }
+}
