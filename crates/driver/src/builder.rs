@@ -91,7 +91,11 @@ pub struct ReplicaLbPolicyBuilder {
     ticket_ttl: Duration,
     match_window: Duration,
     max_open_per_node: usize,
+    shards: Option<usize>,
 }
+
+/// Shards at most ([`ReplicaLbPolicyBuilder::shards`]).
+pub const MAX_SHARDS: usize = 256;
 
 impl ReplicaLbPolicyBuilder {
     pub(crate) fn new(name: &str) -> Self {
@@ -105,7 +109,16 @@ impl ReplicaLbPolicyBuilder {
             ticket_ttl: DEFAULT_TICKET_TTL,
             match_window: DEFAULT_MATCH_WINDOW,
             max_open_per_node: DEFAULT_MAX_OPEN_PER_NODE,
+            shards: None,
         }
+    }
+
+    /// Independent copies of the policy, one per core by default (see [`crate::policy`]):
+    /// threads pick without contending. `1` gives every request one shared view (exact
+    /// in-flight counts over the whole client) at the cost of a contended lock.
+    pub fn shards(mut self, shards: usize) -> Self {
+        self.shards = Some(shards);
+        self
     }
 
     /// Overrides one of the policy's parameters (`replica-lb policies` lists them with their
@@ -193,6 +206,10 @@ impl ReplicaLbPolicyBuilder {
         )?;
         check(self.match_window <= self.ticket_ttl, "match_window must not exceed ticket_ttl")?;
         check(self.max_open_per_node >= 1, "max_open_per_node must be at least 1")?;
+        let shards = self
+            .shards
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()).min(64));
+        check((1..=MAX_SHARDS).contains(&shards), "shards must be within 1..=256")?;
         check(
             self.local_dc.as_deref().is_none_or(|d| !d.is_empty()),
             "local_datacenter must not be empty",
@@ -201,18 +218,25 @@ impl ReplicaLbPolicyBuilder {
             self.local_rack.is_none() || self.local_dc.is_some(),
             "local_rack needs local_datacenter",
         )?;
-        let config = RuntimeConfig {
-            local: None,
-            seed: self.seed,
-            max_waiting: runtime::DEFAULT_MAX_WAITING,
-        };
-        let rt = Runtime::build(&self.name, Side::Client, &params, DRIVER, config).map_err(Error)?;
-        let tickets = Tickets::new(
-            self.ticket_ttl.as_nanos() as u64,
-            self.match_window.as_nanos() as u64,
-            self.max_open_per_node,
-        );
-        let core = Core::new(rt, NodeTable::new(self.local_dc.clone(), self.local_rack.clone()), tickets);
-        Ok(Arc::new(ReplicaLbPolicy::new(core, self.local_dc, self.permit_dc_failover)))
+        let mut cores = Vec::with_capacity(shards);
+        for shard in 0..shards as u64 {
+            let config = RuntimeConfig {
+                local: None,
+                seed: self.seed.wrapping_add(shard.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+                max_waiting: runtime::DEFAULT_MAX_WAITING,
+            };
+            let rt = Runtime::build(&self.name, Side::Client, &params, DRIVER, config).map_err(Error)?;
+            let tickets = Tickets::new(
+                self.ticket_ttl.as_nanos() as u64,
+                self.match_window.as_nanos() as u64,
+                self.max_open_per_node,
+            );
+            cores.push(Core::new(
+                rt,
+                NodeTable::new(self.local_dc.clone(), self.local_rack.clone()),
+                tickets,
+            ));
+        }
+        Ok(Arc::new(ReplicaLbPolicy::new(cores, self.local_dc, self.permit_dc_failover)))
     }
 }

@@ -10,7 +10,8 @@
 //!
 //! The rule here: every pick opens a ticket (a runtime send) stamped with the pick time. An
 //! attempt's end is matched to the node's latest open ticket picked no later than the attempt
-//! started (`now - latency`) and no earlier than [`Tickets::match_window_ns`] before it: the
+//! started (`now - latency`) and no earlier than [`Tickets::match_window_ns`] before it (else
+//! the first one picked up to 1 ms after it, for clock readings a little apart): the
 //! first attempt starts right after its pick, so it finds its own ticket (or an equivalent
 //! one of the same node picked at the same moment). An end that matches no ticket (a retry, a
 //! fallback or speculative attempt) is an *untracked* attempt: the caller counts it as a send
@@ -26,6 +27,8 @@ use std::collections::VecDeque;
 
 /// How far back from an attempt's start a ticket is searched (entries skipped), at most.
 const MAX_SCAN: usize = 64;
+/// A ticket picked at most this long after an attempt's computed start still matches it.
+const SKEW_NS: u64 = 1_000_000;
 
 #[derive(Clone, Copy, Debug)]
 struct Open {
@@ -103,16 +106,20 @@ impl Tickets {
         let q = self.per_node.get_mut(node.index())?;
         let end = q.partition_point(|o| o.picked_ns <= started_ns);
         let oldest = started_ns.saturating_sub(self.match_window_ns);
-        let mut found = None;
-        for i in (0..end).rev().take(MAX_SCAN) {
-            let o = &q[i];
-            if o.picked_ns < oldest {
-                break;
-            }
-            if !o.ended {
-                found = Some(i);
-                break;
-            }
+        // The latest open ticket picked before the attempt started, within the window...
+        let mut found = (0..end)
+            .rev()
+            .take(MAX_SCAN)
+            .take_while(|&i| q[i].picked_ns >= oldest)
+            .find(|&i| !q[i].ended);
+        if found.is_none() {
+            // ...else the first picked just after it (the caller's clock and the driver's
+            // differ by the few microseconds between a pick and its callback's reading).
+            let latest = started_ns.saturating_add(SKEW_NS);
+            found = (end..q.len())
+                .take(MAX_SCAN)
+                .take_while(|&i| q[i].picked_ns <= latest)
+                .find(|&i| !q[i].ended);
         }
         let i = found?;
         q[i].ended = true;
@@ -124,23 +131,30 @@ impl Tickets {
         Some(ticket)
     }
 
-    /// Ends every ticket picked at or before `now_ns - ttl_ns`, handing each to `expired`.
-    pub fn expire(&mut self, now_ns: u64, mut expired: impl FnMut(Ticket)) {
+    /// Ends the tickets picked at or before `now_ns - ttl_ns`, handing each to `expired`, at
+    /// most `max` of them; returns whether more are due.
+    pub fn expire(&mut self, now_ns: u64, max: usize, mut expired: impl FnMut(Ticket)) -> bool {
         let Some(limit) = now_ns.checked_sub(self.ttl_ns) else {
-            return;
+            return false;
         };
+        let mut handed = 0;
         for q in &mut self.per_node {
             while let Some(o) = q.front() {
                 if !o.ended && o.picked_ns > limit {
                     break;
                 }
+                if !o.ended && handed == max {
+                    return true;
+                }
                 let o = q.pop_front().expect("front exists");
                 if !o.ended {
                     self.open -= 1;
+                    handed += 1;
                     expired(o.ticket);
                 }
             }
         }
+        false
     }
 }
 
@@ -177,11 +191,11 @@ mod tests {
         assert_eq!(t.take(NodeId(0), 500 * MS), None);
         // The leaked ticket expires after the TTL, exactly once.
         let mut gone = Vec::new();
-        t.expire(1_009 * MS, |x| gone.push(x));
+        assert!(!t.expire(1_009 * MS, 8, |x| gone.push(x)));
         assert!(gone.is_empty(), "not yet");
-        t.expire(1_010 * MS, |x| gone.push(x));
+        assert!(!t.expire(1_010 * MS, 8, |x| gone.push(x)));
         assert_eq!(gone, [leaked]);
-        t.expire(5_000 * MS, |x| gone.push(x));
+        t.expire(5_000 * MS, 8, |x| gone.push(x));
         assert_eq!((gone.len(), t.open()), (1, 0));
     }
 

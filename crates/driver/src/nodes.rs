@@ -19,6 +19,9 @@ use uuid::Uuid;
 /// The most distinct hosts one policy instance maps over its lifetime.
 pub const MAX_NODES: usize = 4096;
 
+/// Entries of the object-address cache.
+const CACHE: usize = 64;
+
 /// What the driver says about a node, borrowed from its metadata.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NodeKey<'a> {
@@ -28,6 +31,10 @@ pub struct NodeKey<'a> {
     pub datacenter: Option<&'a str>,
     /// Its rack, when the driver knows it.
     pub rack: Option<&'a str>,
+    /// The address of the driver's node object (0: none): a cache key that spares hashing the
+    /// host id per request. An object lives as long as the cluster state that holds it and a
+    /// new one may reuse the address, so a hit is confirmed by the host id.
+    pub object: usize,
 }
 
 /// A change of a node's liveness, to tell the policy.
@@ -60,6 +67,8 @@ struct Entry {
 #[derive(Debug, Default)]
 pub struct NodeTable {
     ids: FxHashMap<Uuid, NodeId>,
+    /// Direct-mapped cache: object address -> (host id, id).
+    cache: Vec<(usize, Uuid, NodeId)>,
     nodes: Vec<Entry>,
     /// Distinct (datacenter, rack) pairs; the index is the zone number.
     zones: Vec<(String, String)>,
@@ -95,7 +104,18 @@ impl NodeTable {
     /// Maps `key` to its id, giving a new host the next free id, and records whether it is
     /// `live` now. `None` when the table is full ([`MAX_NODES`] hosts).
     pub fn map(&mut self, key: &NodeKey<'_>, live: bool) -> Option<Mapped> {
-        if let Some(&id) = self.ids.get(&key.host_id) {
+        let slot = (key.object >> 4) % CACHE;
+        let cached = match self.cache.get(slot) {
+            Some(&(o, h, id)) if key.object != 0 && o == key.object && h == key.host_id => Some(id),
+            _ => None,
+        };
+        if let Some(id) = cached.or_else(|| self.ids.get(&key.host_id).copied()) {
+            if key.object != 0 && cached.is_none() {
+                if self.cache.is_empty() {
+                    self.cache = vec![(0, Uuid::nil(), NodeId(0)); CACHE];
+                }
+                self.cache[slot] = (key.object, key.host_id, id);
+            }
             let e = &mut self.nodes[id.index()];
             let liveness = match (e.live, live) {
                 (true, false) => Some(Liveness::WentDown),
@@ -161,6 +181,7 @@ mod tests {
             host_id: Uuid::from_u128(n),
             datacenter: Some(dc),
             rack: Some(rack),
+            object: n as usize * 64,
         }
     }
 
@@ -192,6 +213,7 @@ mod tests {
             host_id: Uuid::from_u128(1),
             datacenter: None,
             rack: None,
+            object: 0,
         };
         let m = t.map(&k, true).unwrap();
         assert!(!m.new_zone_info);

@@ -9,6 +9,16 @@
 //! (the node is enabled and its pool has a connection), as in `DefaultPolicy`. The replica-lb
 //! policy then chooses among the live candidates, under a short lock (see [`crate::core`]).
 //!
+//! Concurrency: the driver calls the policy from every worker thread at once. The state is
+//! split into shards (default: one per core), each a whole policy in its runtime behind its own
+//! mutex; a thread always uses the same shard (assigned on its first call), so a lock is
+//! uncontended unless there are more threads than shards, and then another free shard is
+//! tried first. An attempt's end goes to the ending thread's shard, or to the shard that
+//! holds its pick (a task may move between threads), else it counts there as untracked. Each
+//! shard is an independent client of the cluster (its own in-flight counts and latency
+//! estimates), as separate application instances would be; `.shards(1)` gives one exact,
+//! shared view at the cost of contention (the benchmark measures both).
+//!
 //! `fallback` (retries, speculative attempts, a `pick` of `None`) lists live replicas, then the
 //! other live nodes of the local datacenter, then (with failover) the rest, rotated per call;
 //! as a last resort the enabled nodes that are down. It does not ask the policy (asking would
@@ -25,16 +35,28 @@ use scylla::errors::{DbError, RequestAttemptError};
 use scylla::policies::load_balancing::{FallbackPlan, LoadBalancingPolicy, RoutingInfo};
 use scylla::routing::Shard;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
 
 /// Replicas of one token read per request at most (replication factors are far smaller).
 pub const MAX_TOKEN_REPLICAS: usize = 16;
 
+/// One shard on its own cache lines.
+#[repr(align(128))]
+struct PolicyShard(Mutex<Core>);
+
+static NEXT_THREAD: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// This thread's number, given on its first call (picks its shard).
+    static THREAD: usize = NEXT_THREAD.fetch_add(1, Ordering::Relaxed);
+}
+
 /// A replica-lb client-side policy as a scylla driver load-balancing policy. Build it with
 /// [`ReplicaLbPolicy::builder`] and put it in an execution profile.
 pub struct ReplicaLbPolicy {
-    core: Mutex<Core>,
+    shards: Box<[PolicyShard]>,
+    name: &'static str,
     label: String,
     local_dc: Option<String>,
     permit_dc_failover: bool,
@@ -57,6 +79,7 @@ fn key(node: NodeRef<'_>) -> NodeKey<'_> {
         host_id: node.host_id,
         datacenter: node.datacenter.as_deref(),
         rack: node.rack.as_deref(),
+        object: Arc::as_ptr(node) as usize,
     }
 }
 
@@ -100,10 +123,12 @@ impl ReplicaLbPolicy {
         ReplicaLbPolicyBuilder::new(name)
     }
 
-    pub(crate) fn new(core: Core, local_dc: Option<String>, permit_dc_failover: bool) -> Self {
+    pub(crate) fn new(cores: Vec<Core>, local_dc: Option<String>, permit_dc_failover: bool) -> Self {
+        let name = cores.first().map_or("none", |c| c.name());
         ReplicaLbPolicy {
-            label: format!("replica-lb/{}", core.name()),
-            core: Mutex::new(core),
+            label: format!("replica-lb/{name}"),
+            name,
+            shards: cores.into_iter().map(|c| PolicyShard(Mutex::new(c))).collect(),
             local_dc,
             permit_dc_failover,
             epoch: Instant::now(),
@@ -115,38 +140,83 @@ impl ReplicaLbPolicy {
         ns(self.epoch.elapsed())
     }
 
-    fn lock(&self) -> MutexGuard<'_, Core> {
+    fn home(&self) -> usize {
+        THREAD.try_with(|t| *t).unwrap_or(0) % self.shards.len()
+    }
+
+    fn lock_shard(&self, i: usize) -> MutexGuard<'_, Core> {
         // A panic inside a policy leaves its state as it was; keep serving.
-        self.core.lock().unwrap_or_else(PoisonError::into_inner)
+        self.shards[i].0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// This thread's shard, or another free one when it is busy.
+    fn lock(&self) -> MutexGuard<'_, Core> {
+        let home = self.home();
+        let n = self.shards.len();
+        for k in 0..n {
+            match self.shards[(home + k) % n].0.try_lock() {
+                Ok(g) => return g,
+                Err(TryLockError::Poisoned(p)) => return p.into_inner(),
+                Err(TryLockError::WouldBlock) => {}
+            }
+        }
+        self.lock_shard(home)
+    }
+
+    /// Ends an attempt in the shard that holds its pick, else as untracked in this thread's.
+    fn complete(&self, node: NodeRef<'_>, latency: Duration, outcome: Outcome) {
+        let (key, latency) = (key(node), ns(latency));
+        let home = self.home();
+        let n = self.shards.len();
+        for k in 0..n {
+            let now = self.now_ns();
+            if self.lock_shard((home + k) % n).complete_matched(&key, latency, outcome, now) {
+                return;
+            }
+        }
+        let now = self.now_ns();
+        self.lock_shard(home).complete_untracked(&key, latency, outcome, now);
+    }
+
+    /// How many shards (independent copies of the policy) there are.
+    pub fn shards(&self) -> usize {
+        self.shards.len()
     }
 
     /// The replica-lb policy's registered name.
     pub fn policy_name(&self) -> &'static str {
-        self.lock().name()
+        self.name
     }
 
-    /// Counters: the runtime's, and the adapter's tickets.
+    /// Counters over every shard: the runtime's, and the adapter's tickets.
     pub fn stats(&self) -> AdapterStats {
-        self.lock().stats()
+        let mut total = AdapterStats::default();
+        for i in 0..self.shards.len() {
+            total += self.lock_shard(i).stats();
+        }
+        total
     }
 
-    /// Requests in flight to the node with `host_id`, as the policy counts them.
+    /// Requests in flight to the node with `host_id`, as the policy counts them (all shards).
     pub fn in_flight(&self, host_id: uuid::Uuid) -> u32 {
-        self.lock().in_flight(host_id)
+        (0..self.shards.len()).map(|i| self.lock_shard(i).in_flight(host_id)).sum()
     }
 
-    /// Sends the policy counts as out now, over all nodes.
+    /// Sends the policy counts as out now, over all nodes and shards.
     pub fn outstanding(&self) -> u64 {
-        self.lock().outstanding()
+        (0..self.shards.len()).map(|i| self.lock_shard(i).outstanding()).sum()
     }
 
     /// Expires picks older than the ticket TTL, then checks that nothing is left open (call it
-    /// when no request is out: every pick matched or expired, the runtime quiescent).
+    /// when no request is out: every pick matched or expired, every runtime quiescent).
     pub fn check_quiescent(&self) -> Result<(), String> {
-        let now = self.now_ns();
-        let mut core = self.lock();
-        core.settle(now);
-        core.check_quiescent()
+        for i in 0..self.shards.len() {
+            let now = self.now_ns();
+            let mut core = self.lock_shard(i);
+            core.settle(now);
+            core.check_quiescent().map_err(|e| format!("shard {i}: {e}"))?;
+        }
+        Ok(())
     }
 
     fn datacenter<'a>(&'a self, request: &'a RoutingInfo<'_>) -> Option<&'a str> {
@@ -285,13 +355,11 @@ impl LoadBalancingPolicy for ReplicaLbPolicy {
     }
 
     fn on_request_success(&self, _request: &RoutingInfo, latency: Duration, node: NodeRef<'_>) {
-        let now = self.now_ns();
-        self.lock().complete(&key(node), ns(latency), Outcome::Reply, now);
+        self.complete(node, latency, Outcome::Reply);
     }
 
     fn on_request_failure(&self, _request: &RoutingInfo, latency: Duration, node: NodeRef<'_>, error: &RequestAttemptError) {
-        let now = self.now_ns();
-        self.lock().complete(&key(node), ns(latency), outcome_of(error), now);
+        self.complete(node, latency, outcome_of(error));
     }
 
     fn name(&self) -> String {
