@@ -67,6 +67,8 @@ pub struct ClusterSecond {
     pub p50_ms: f64,
     /// 99th percentile.
     pub p99_ms: f64,
+    /// Requests that timed out in this second.
+    pub timeouts: u32,
 }
 
 /// Who did a replica read, as seen by the node serving it.
@@ -129,6 +131,8 @@ pub struct Recorder {
     cluster: Vec<ClusterSecond>,
     open_second: u32,
     second: SecondLatencies,
+    /// Time-outs in the open second.
+    second_timeouts: u32,
     overall: LatencyHistogram,
     phases: Vec<(PhaseSpec, LatencyHistogram)>,
     requests: u64,
@@ -257,6 +261,7 @@ impl Recorder {
             cluster: Vec::with_capacity(config.duration_s as usize),
             open_second: 0,
             second: SecondLatencies::default(),
+            second_timeouts: 0,
             overall: LatencyHistogram::new(),
             phases: config.phases.into_iter().map(|p| (p, LatencyHistogram::new())).collect(),
             requests: 0,
@@ -315,9 +320,15 @@ impl Recorder {
         self.requests += 1;
     }
 
-    /// A request timed out.
-    pub fn timeout(&mut self) {
+    /// A request timed out at `t_ns` (counted in the total whenever it happens, and in its
+    /// second's `timeouts` when that second is recorded).
+    pub fn timeout(&mut self, t_ns: u64) {
         self.timeouts += 1;
+        let second = t_ns / 1_000_000_000;
+        if second < self.duration_s as u64 {
+            self.close_until(second as u32);
+            self.second_timeouts += 1;
+        }
     }
 
     /// A request failed (no replica available).
@@ -359,6 +370,7 @@ impl Recorder {
                 mean_ms: round_us(s.mean_ms()),
                 p50_ms: round_us(s.quantile_ms(0.5, &self.overall)),
                 p99_ms: round_us(s.quantile_ms(0.99, &self.overall)),
+                timeouts: std::mem::take(&mut self.second_timeouts),
             });
             s.us.clear();
             s.sum_ns = 0;
@@ -443,6 +455,9 @@ mod tests {
         r.completed(10, 1_000_000);
         r.completed(S + 10, 3_000_000);
         r.completed(10 * S, 3_000_000); // after the end: ignored
+        r.timeout(2 * S + 5);
+        r.timeout(2 * S + 6);
+        r.timeout(9 * S); // after the end: in the total only
         r.issued();
         let m = r.finish("x".into(), None, 7, 0.0);
         assert_eq!(m.series.node(0, 0).local_reads, 1);
@@ -451,6 +466,8 @@ mod tests {
         assert_eq!(m.series.cluster.len(), 3);
         assert!((m.series.cluster[1].p50_ms - 3.0).abs() < 0.005);
         assert_eq!(m.summary.completed, 2);
+        let per_second: Vec<u32> = m.series.cluster.iter().map(|c| c.timeouts).collect();
+        assert_eq!((per_second, m.summary.timeouts), (vec![0, 0, 2], 3));
         assert_eq!(m.summary.latency_ms.mean, 2.0);
         assert_eq!(m.summary.phases[0].latency_ms.mean, 3.0);
         assert_eq!(m.summary.nodes[0].reads, 1);

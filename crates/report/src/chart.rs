@@ -33,10 +33,15 @@ pub struct Chart {
     pub markers: Vec<(f64, String)>,
     /// Shaded spans: (from, to, label).
     pub spans: Vec<(f64, f64, String)>,
+    /// Width and height in pixels ([`SMALL`] or [`WIDE`]).
+    pub size: (f64, f64),
 }
 
-const W: f64 = 380.0;
-const H: f64 = 190.0;
+/// A small multiple: one of many side by side.
+pub const SMALL: (f64, f64) = (380.0, 190.0);
+/// A chart of its own, one line per policy.
+pub const WIDE: (f64, f64) = (780.0, 260.0);
+
 const LEFT: f64 = 46.0;
 const RIGHT: f64 = 8.0;
 const TOP: f64 = 20.0;
@@ -65,7 +70,12 @@ pub fn nice_max(v: f64) -> f64 {
 
 fn fmt_tick(v: f64) -> String {
     if v >= 1000.0 {
-        format!("{:.0}k", v / 1000.0)
+        let k = v / 1000.0;
+        if (k - k.round()).abs() < 1e-9 {
+            format!("{k:.0}k")
+        } else {
+            format!("{k:.1}k")
+        }
     } else if v >= 10.0 || v == 0.0 {
         format!("{v:.0}")
     } else if v >= 1.0 {
@@ -77,7 +87,7 @@ fn fmt_tick(v: f64) -> String {
 
 impl Chart {
     fn y_of(&self, v: f64) -> f64 {
-        let plot_h = H - TOP - BOTTOM;
+        let plot_h = self.size.1 - TOP - BOTTOM;
         let frac = if self.log_y {
             let lo = self.y_min_log();
             let (a, b) = (lo.log10(), self.y_max.max(lo * 10.0).log10());
@@ -95,15 +105,16 @@ impl Chart {
     }
 
     fn x_of(&self, x: f64) -> f64 {
-        LEFT + (W - LEFT - RIGHT) * (x / self.x_max.max(1e-9)).clamp(0.0, 1.0)
+        LEFT + (self.size.0 - LEFT - RIGHT) * (x / self.x_max.max(1e-9)).clamp(0.0, 1.0)
     }
 
     /// The chart as an `<svg>` element.
     pub fn svg(&self) -> String {
+        let (w, h) = self.size;
         let mut s = String::new();
         let _ = write!(
             s,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" class="chart">"#
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" class="chart">"#
         );
         let _ = write!(s, r#"<text x="{LEFT}" y="13" class="title">{}</text>"#, esc(&self.title));
         for (from, to, label) in &self.spans {
@@ -112,7 +123,7 @@ impl Chart {
                 s,
                 r#"<rect x="{x0:.1}" y="{TOP}" width="{:.1}" height="{:.1}" class="span"><title>{}</title></rect>"#,
                 (x1 - x0).max(0.0),
-                H - TOP - BOTTOM,
+                h - TOP - BOTTOM,
                 esc(label)
             );
         }
@@ -134,7 +145,7 @@ impl Chart {
             let _ = write!(
                 s,
                 r#"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" class="grid"/><text x="{:.1}" y="{:.1}" class="tick" text-anchor="end">{}</text>"#,
-                W - RIGHT,
+                w - RIGHT,
                 LEFT - 4.0,
                 y + 3.0,
                 fmt_tick(t)
@@ -146,7 +157,7 @@ impl Chart {
                 s,
                 r#"<text x="{:.1}" y="{:.1}" class="tick" text-anchor="middle">{:.0}s</text>"#,
                 self.x_of(x),
-                H - 6.0,
+                h - 6.0,
                 x
             );
         }
@@ -155,7 +166,7 @@ impl Chart {
             let _ = write!(
                 s,
                 r#"<line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{:.1}" class="marker"><title>{}</title></line>"#,
-                H - BOTTOM,
+                h - BOTTOM,
                 esc(label)
             );
         }
@@ -189,8 +200,8 @@ impl Chart {
         let _ = write!(
             s,
             r#"<rect x="{LEFT}" y="{TOP}" width="{:.1}" height="{:.1}" class="frame"/></svg>"#,
-            W - LEFT - RIGHT,
-            H - TOP - BOTTOM
+            w - LEFT - RIGHT,
+            h - TOP - BOTTOM
         );
         s
     }
@@ -209,6 +220,14 @@ mod tests {
     }
 
     #[test]
+    fn ticks_keep_their_half_thousands() {
+        assert_eq!(
+            (fmt_tick(1500.0), fmt_tick(2000.0), fmt_tick(2.5), fmt_tick(0.25)),
+            ("1.5k".into(), "2k".into(), "2.5".into(), "0.25".into())
+        );
+    }
+
+    #[test]
     fn svg_is_well_formed_enough() {
         let c = Chart {
             title: "a<b".into(),
@@ -223,6 +242,7 @@ mod tests {
             }],
             markers: vec![(5.0, "down".into())],
             spans: vec![],
+            size: SMALL,
         };
         let s = c.svg();
         assert!(s.starts_with("<svg") && s.ends_with("</svg>"));

@@ -1,15 +1,16 @@
 //! replica-lb's report: one self-contained HTML file (inline SVG, inline CSS, no scripts, no
-//! network) comparing runs side by side — one column per policy, every chart of a row on the
-//! same axes — with a summary table on top.
-//!
-//! Charts per node over time: cache hit ratio, cache misses/s, local reads/s, remote reads/s,
-//! replica reads/s; and the cluster's p50/p99 latency over time. These are the seeds' graphs.
+//! network) comparing runs, with summary tables on top. Then the policies compared on shared
+//! axes (p99 and p50 latency over time, time-outs per second: one line per policy), and each
+//! node measure that has data (reads served, cache hit ratio, misses, local, remote and replica
+//! reads per second: the seeds' graphs) as one small chart per policy, wrapped across the page.
+//! The tournament's leaderboard is rendered here too ([`leaderboard`]).
 
 #![warn(missing_docs)]
 
 pub mod chart;
 pub mod html;
 pub mod leaderboard;
+mod panels;
 
 pub use html::{render, ReportInput};
 pub use leaderboard::{Entry, Leaderboard};

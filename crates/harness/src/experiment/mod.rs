@@ -394,7 +394,7 @@ pub fn run_real(plan: &RealPlan, run: &PolicyRun, opts: &mut RunOptions<'_>) -> 
         }
         match c.outcome {
             Outcome::Ok => recorder.completed(c.finished_ns, c.finished_ns.saturating_sub(c.intended_ns)),
-            Outcome::Timeout => recorder.timeout(),
+            Outcome::Timeout => recorder.timeout(c.finished_ns),
             Outcome::Error => recorder.error(),
         }
     }

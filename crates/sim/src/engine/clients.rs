@@ -83,7 +83,7 @@ impl Sim<'_> {
             };
             self.now = deadline;
             if req.measured {
-                self.rec.timeout();
+                self.rec.timeout(deadline.saturating_sub(self.measure_ns));
             }
             for &op_id in &req.ops[..req.n_ops as usize] {
                 // An op that ended was freed, and its slot may hold another request's op now.

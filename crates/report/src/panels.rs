@@ -1,0 +1,201 @@
+//! The report's charts, drawn for what the scenario exercises:
+//!
+//! - **Policies compared**: one wide chart per measure with one line per policy on the same
+//!   axes — p99 and p50 latency over time, and time-outs per second when any run had one;
+//! - **Per node**: for each node measure with data in some run (reads served, cache hit ratio,
+//!   misses, local, remote and replica reads), one small chart per policy with a line per node,
+//!   wrapped across the page (readable with any number of policies), all on the same y axis.
+//!
+//! A measure no run recorded (no cache, no remote reads, no time-outs) draws no panel.
+
+use crate::chart::{nice_max, Chart, Line, SMALL, WIDE};
+use crate::html::{esc, ReportInput};
+use metrics::{ClusterSecond, NodeSecond, RunMetrics};
+use std::fmt::Write as _;
+
+/// Node colours (the restarted node is drawn in [`HIGHLIGHT`], bold).
+const NODE_PALETTE: [&str; 10] = [
+    "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#7f7f7f", "#d62728", "#bcbd22", "#e377c2", "#ff7f0e",
+];
+const HIGHLIGHT: &str = "#e6a700";
+
+/// Policy colours: 16 well-separated hues, so 14 policies stay apart.
+const POLICY_PALETTE: [&str; 16] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#637939",
+    "#843c39", "#7b4173", "#3182bd", "#e6550d",
+];
+
+fn node_color(run: &RunMetrics, n: usize) -> (&'static str, bool) {
+    if run.series.highlight == Some(n) {
+        (HIGHLIGHT, true)
+    } else {
+        (NODE_PALETTE[n % NODE_PALETTE.len()], false)
+    }
+}
+
+fn policy_color(i: usize) -> &'static str {
+    POLICY_PALETTE[i % POLICY_PALETTE.len()]
+}
+
+fn markers(run: &RunMetrics) -> Vec<(f64, String)> {
+    run.series.markers.iter().map(|m| (m.t_s, m.label.clone())).collect()
+}
+
+fn spans(run: &RunMetrics) -> Vec<(f64, f64, String)> {
+    run.series
+        .phases
+        .iter()
+        .map(|p| (p.start_s as f64, p.end_s as f64, p.name.clone()))
+        .collect()
+}
+
+type NodeMeasure = fn(&NodeSecond) -> Option<f64>;
+
+/// The per-node measures: title, value, whether it is a ratio (y axis 0..1).
+const NODE_MEASURES: [(&str, NodeMeasure, bool); 6] = [
+    ("reads/s served (every replica read this node did)", |r| Some(r.reads as f64), false),
+    (
+        "cache hit ratio",
+        |r| (r.cache_hits + r.cache_misses > 0).then(|| r.hit_ratio()),
+        true,
+    ),
+    ("cache misses/s", |r| Some(r.cache_misses as f64), false),
+    ("local reads/s (coordinator reads on itself)", |r| Some(r.local_reads as f64), false),
+    ("remote reads/s (sent to other replicas)", |r| Some(r.remote_reads as f64), false),
+    (
+        "replica reads/s (done for other coordinators)",
+        |r| Some(r.replica_reads as f64),
+        false,
+    ),
+];
+
+type ClusterMeasure = fn(&ClusterSecond) -> Option<f64>;
+
+/// The compared measures: title, value, log axis.
+const CLUSTER_MEASURES: [(&str, ClusterMeasure, bool); 3] = [
+    ("p99 read latency, ms (log)", |c| (c.completed > 0).then_some(c.p99_ms), true),
+    ("p50 read latency, ms (log)", |c| (c.completed > 0).then_some(c.p50_ms), true),
+    ("time-outs/s", |c| Some(c.timeouts as f64), false),
+];
+
+/// Whether some run has a non-zero value of `measure`.
+fn any_node_data(input: &ReportInput<'_>, measure: NodeMeasure) -> bool {
+    input
+        .runs
+        .iter()
+        .any(|r| r.series.node_rows.iter().any(|row| measure(row).is_some_and(|v| v > 0.0)))
+}
+
+/// Policies compared: one wide chart per cluster measure, a line per policy.
+pub(crate) fn compared(h: &mut String, input: &ReportInput<'_>) {
+    let Some(first) = input.runs.first() else {
+        return;
+    };
+    h.push_str("<h2>Policies compared</h2>\n<p class=\"legend\">");
+    for (i, run) in input.runs.iter().enumerate() {
+        let _ = write!(
+            h,
+            "<span style=\"color:{}\">&#9632; {}</span> ",
+            policy_color(i),
+            esc(&run.summary.policy)
+        );
+    }
+    h.push_str("&nbsp; dashed lines: faults; shaded: named phases.</p>\n<div class=\"multiples\">");
+    for (title, measure, log_y) in CLUSTER_MEASURES {
+        let has_data = input
+            .runs
+            .iter()
+            .any(|r| r.series.cluster.iter().any(|c| measure(c).is_some_and(|v| v > 0.0)));
+        if !has_data {
+            continue;
+        }
+        let y_max = input
+            .runs
+            .iter()
+            .flat_map(|r| r.series.cluster.iter().filter_map(measure))
+            .fold(0.0, f64::max);
+        let lines = input
+            .runs
+            .iter()
+            .enumerate()
+            .map(|(i, run)| Line {
+                label: run.summary.policy.clone(),
+                color: policy_color(i).to_string(),
+                bold: false,
+                values: run.series.cluster.iter().map(measure).collect(),
+            })
+            .collect();
+        let chart = Chart {
+            title: title.to_string(),
+            x_max: first.series.seconds as f64,
+            y_max: nice_max(y_max),
+            log_y,
+            lines,
+            markers: markers(first),
+            spans: spans(first),
+            size: WIDE,
+        };
+        h.push_str(&chart.svg());
+    }
+    h.push_str("</div>\n");
+}
+
+/// Per node: for each measure with data, one small chart per policy, wrapped.
+pub(crate) fn per_node(h: &mut String, input: &ReportInput<'_>) {
+    let Some(first) = input.runs.first() else {
+        return;
+    };
+    h.push_str("<h2>Per node</h2>\n<p class=\"legend\">");
+    for n in 0..first.series.nodes.min(64) {
+        let (c, bold) = node_color(first, n);
+        let _ = write!(
+            h,
+            "<span style=\"color:{c}\">&#9632; node {n}{}</span> ",
+            if bold { " (restarted)" } else { "" }
+        );
+    }
+    h.push_str("</p>\n");
+    for (title, measure, ratio) in NODE_MEASURES {
+        if !any_node_data(input, measure) {
+            continue;
+        }
+        let y_max = if ratio {
+            1.0
+        } else {
+            nice_max(
+                input
+                    .runs
+                    .iter()
+                    .flat_map(|r| r.series.node_rows.iter().filter_map(measure))
+                    .fold(0.0, f64::max),
+            )
+        };
+        let _ = write!(h, "<h3>{}</h3>\n<div class=\"multiples\">", esc(title));
+        for run in input.runs {
+            let s = &run.series;
+            let lines = (0..s.nodes)
+                .map(|n| {
+                    let (color, bold) = node_color(run, n);
+                    Line {
+                        label: format!("node {n}"),
+                        color: color.to_string(),
+                        bold,
+                        values: (0..s.seconds).map(|t| measure(s.node(t, n))).collect(),
+                    }
+                })
+                .collect();
+            let chart = Chart {
+                title: run.summary.policy.clone(),
+                x_max: s.seconds as f64,
+                y_max,
+                log_y: false,
+                lines,
+                markers: markers(run),
+                spans: spans(run),
+                size: SMALL,
+            };
+            h.push_str(&chart.svg());
+        }
+        h.push_str("</div>\n");
+    }
+}
