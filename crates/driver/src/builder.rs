@@ -29,7 +29,7 @@ pub const DEFAULT_TICKET_TTL: Duration = Duration::from_secs(12);
 /// Default [`ReplicaLbPolicyBuilder::match_window`].
 pub const DEFAULT_MATCH_WINDOW: Duration = Duration::from_millis(50);
 /// Default [`ReplicaLbPolicyBuilder::max_open_per_node`].
-pub const DEFAULT_MAX_OPEN_PER_NODE: usize = 65_536;
+pub const DEFAULT_MAX_OPEN_PER_NODE: usize = 4_096;
 
 /// Why a policy could not be built: one line that names the policy, parameter or option.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -172,7 +172,8 @@ impl ReplicaLbPolicyBuilder {
         self
     }
 
-    /// Open picks per node at most (default 65,536); beyond it the oldest counts as timed out.
+    /// Open picks per node and shard at most (default 4,096; ended picks behind an open older
+    /// one count too, so this bounds memory); beyond it the oldest counts as timed out.
     pub fn max_open_per_node(mut self, max: usize) -> Self {
         self.max_open_per_node = max;
         self

@@ -184,7 +184,7 @@ impl Core {
     pub fn complete_matched(&mut self, key: &NodeKey<'_>, latency_ns: u64, outcome: Outcome, now_ns: u64) -> bool {
         let now = self.clock(now_ns);
         self.sweep(now);
-        let Some(node) = self.nodes.get(key.host_id) else {
+        let Some(node) = self.nodes.lookup(key) else {
             return false;
         };
         let Some(ticket) = self.tickets.take(node, now.saturating_sub(latency_ns)) else {

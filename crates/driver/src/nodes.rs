@@ -101,6 +101,14 @@ impl NodeTable {
         self.ids.get(&host_id).copied()
     }
 
+    /// The id of `key`'s host, if it has one, through the object cache first.
+    pub fn lookup(&self, key: &NodeKey<'_>) -> Option<NodeId> {
+        match self.cache.get((key.object >> 4) % CACHE) {
+            Some(&(o, h, id)) if key.object != 0 && o == key.object && h == key.host_id => Some(id),
+            _ => self.get(key.host_id),
+        }
+    }
+
     /// Maps `key` to its id, giving a new host the next free id, and records whether it is
     /// `live` now. `None` when the table is full ([`MAX_NODES`] hosts).
     pub fn map(&mut self, key: &NodeKey<'_>, live: bool) -> Option<Mapped> {

@@ -366,3 +366,34 @@ impl LoadBalancingPolicy for ReplicaLbPolicy {
         self.label.clone()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scylla::errors::{BrokenConnectionError, BrokenConnectionErrorKind};
+
+    #[test]
+    fn errors_count_as_the_node_answering_failing_or_gone() {
+        let db = |e: DbError| RequestAttemptError::DbError(e, "x".into());
+        assert_eq!(outcome_of(&db(DbError::Invalid)), Outcome::Reply, "an answer about the request");
+        assert_eq!(outcome_of(&db(DbError::SyntaxError)), Outcome::Reply);
+        assert_eq!(outcome_of(&db(DbError::Overloaded)), Outcome::Failed(Failure::Error));
+        assert_eq!(outcome_of(&db(DbError::ServerError)), Outcome::Failed(Failure::Error));
+        let timeout = DbError::ReadTimeout {
+            consistency: scylla::statement::Consistency::One,
+            received: 0,
+            required: 1,
+            data_present: false,
+        };
+        assert_eq!(outcome_of(&db(timeout)), Outcome::Failed(Failure::Timeout));
+        let broken = BrokenConnectionError::from(BrokenConnectionErrorKind::WriteError(std::io::Error::other("reset")));
+        assert_eq!(
+            outcome_of(&RequestAttemptError::BrokenConnectionError(broken)),
+            Outcome::Failed(Failure::ConnectionLost)
+        );
+        assert_eq!(
+            outcome_of(&RequestAttemptError::UnableToAllocStreamId),
+            Outcome::Failed(Failure::ConnectionLost)
+        );
+    }
+}
