@@ -17,7 +17,7 @@ use replica_lb_driver::{ReplicaLbPolicy, DRIVER};
 use scylla::client::session_builder::SessionBuilder;
 use scylla::cluster::ClusterState;
 use scylla::frame::response::result::TableSpec;
-use scylla::policies::load_balancing::{DefaultPolicy, LoadBalancingPolicy, RoutingInfo};
+use scylla::policies::load_balancing::{DefaultPolicy, LatencyAwarenessBuilder, LoadBalancingPolicy, RoutingInfo};
 use scylla::routing::Token;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -77,7 +77,15 @@ fn bench(c: &mut Criterion) {
     let infos = infos(&TableSpec::borrowed("ks", "t"));
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
 
-    let mut policies: Vec<(String, Arc<dyn LoadBalancingPolicy>)> = vec![("driver-default".into(), DefaultPolicy::builder().build())];
+    // The driver's latency awareness runs an updater task: build it inside the runtime.
+    let aware = {
+        let _guard = rt.enter();
+        DefaultPolicy::builder().latency_awareness(LatencyAwarenessBuilder::new()).build()
+    };
+    let mut policies: Vec<(String, Arc<dyn LoadBalancingPolicy>)> = vec![
+        ("driver-default".into(), DefaultPolicy::builder().build()),
+        ("driver-default + latency awareness".into(), aware),
+    ];
     for info in POLICIES.iter().filter(|p| p.side.serves(Side::Client)) {
         if info.needs.check(DRIVER.provides, info.name, DRIVER.name).is_ok() {
             let p: Arc<dyn LoadBalancingPolicy> = ReplicaLbPolicy::builder(info.name).seed(1).build().unwrap();
