@@ -71,8 +71,8 @@ async fn every_policy_the_driver_can_serve_reads_from_replicas() {
         served += 1;
     }
     // random, round-robin, least-outstanding, p2c, peak-ewma, dynamic-snitch, c3,
-    // datastax-default, weighted-least-loaded, latency-aware (not prequal, not oracle).
-    assert_eq!(served, 10);
+    // datastax-default, weighted-least-loaded, latency-aware, unified (not prequal, not oracle).
+    assert_eq!(served, 11);
 }
 
 /// An unprepared statement has no token: the policy chooses among every node.

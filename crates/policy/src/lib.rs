@@ -6,7 +6,7 @@
 //! name) and [`hwlb`] (heat-weighted load balancing). The field's other policies, one module
 //! each: [`baselines`] (random, round-robin, least-outstanding, p2c, oracle), [`peak_ewma`],
 //! [`dynamic_snitch`], [`c3`], [`datastax`], [`weighted_least_loaded`], [`latency_aware`] and
-//! [`prequal`]; shared pieces: [`nodes`] (per-node state), [`order`] (allocation-free ordering
+//! [`prequal`]; [`unified`] combines them (docs/unified.md); shared pieces: [`nodes`] (per-node state), [`order`] (allocation-free ordering
 //! helpers) and [`health`] (the Java driver's unhealthy-node rule).
 
 #![warn(missing_docs)]
@@ -29,6 +29,7 @@ pub mod prequal;
 pub mod registry;
 pub mod rng;
 pub mod types;
+pub mod unified;
 pub mod weighted_least_loaded;
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use crate::needs::{Need, Needs};
 use crate::params::{ParamSpec, ParamTable, PolicyError};
 use crate::policy::Policy;
 use crate::types::Side;
-use crate::{c3, datastax, dynamic_snitch, hwlb, latency_aware, naive, peak_ewma, prequal, weighted_least_loaded};
+use crate::{c3, datastax, dynamic_snitch, hwlb, latency_aware, naive, peak_ewma, prequal, unified, weighted_least_loaded};
 
 /// One registered policy.
 pub struct PolicyInfo {
@@ -135,6 +135,14 @@ pub static POLICIES: &[PolicyInfo] = &[
         build: |o| boxed(prequal::Prequal::new(o)),
     },
     PolicyInfo {
+        name: unified::NAME,
+        side: Side::Both,
+        description: "C3's estimators (own in-flight first with a service time, expected response time without), HWLB's shares at a coordinator, busy and silent nodes passed over",
+        params: &unified::PARAMS,
+        needs: Needs::of(&[Need::Feedback]),
+        build: |o| boxed(unified::Unified::new(o)),
+    },
+    PolicyInfo {
         name: oracle::NAME,
         side: Side::Both,
         description: "simulation only: lowest (1 + true queue) x true mean service time (model = expected-response: counts the free slots)",
@@ -209,6 +217,7 @@ mod tests {
                 "weighted-least-loaded",
                 "latency-aware",
                 "prequal",
+                "unified",
                 "oracle",
             ]
         );

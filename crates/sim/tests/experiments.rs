@@ -212,3 +212,57 @@ fn shadow_reads_load_the_other_replicas_and_feed_the_policy() {
     // Every shadow read is a counted send of the runtime, never an extra completed request.
     assert!(sends_with as f64 > 1.17 * req_with as f64);
 }
+
+/// `unified` against the best of the field where each part of it was chosen (docs/unified.md),
+/// shortened: in the textbook queue it matches least-outstanding and weighted-least-loaded; across
+/// zones through one GC pause it keeps the dynamic snitch's p99 without its time-outs, and beats
+/// peak-EWMA's p99.9; on the cold restart it has HWLB's after-restart latency and fewer time-outs.
+#[test]
+fn unified_keeps_up_with_the_best_of_the_field_in_each_scenario() {
+    let mut sc = scenario("queueing-16");
+    sc.run.duration_s = 30;
+    let runs = run(&sc, "unified,least-outstanding,weighted-least-loaded");
+    let p99: Vec<f64> = runs.iter().map(|r| r.summary.latency_ms.p99).collect();
+    assert!(p99[0] <= 1.05 * p99[1].min(p99[2]), "queueing-16 p99: unified / lo / wll {p99:?}");
+
+    let mut sc = scenario("zones-gc-pause");
+    sc.run.duration_s = 40;
+    let runs = run(&sc, "unified,dynamic-snitch,peak-ewma");
+    let (u, snitch, ewma) = (&runs[0].summary, &runs[1].summary, &runs[2].summary);
+    assert!(
+        u.latency_ms.p99 <= 1.05 * snitch.latency_ms.p99,
+        "zones p99: unified {} vs dynamic-snitch {}",
+        u.latency_ms.p99,
+        snitch.latency_ms.p99
+    );
+    assert!(
+        u.timeouts * 10 < snitch.timeouts,
+        "zones time-outs: unified {} vs dynamic-snitch {}",
+        u.timeouts,
+        snitch.timeouts
+    );
+    assert!(
+        u.latency_ms.p999 < ewma.latency_ms.p999,
+        "zones p99.9: unified {} vs peak-ewma {}",
+        u.latency_ms.p999,
+        ewma.latency_ms.p999
+    );
+
+    let sc = scenario_with("cold-restart", &["policy.params.hwlb.warmup_reads=1"]);
+    let runs = run(&sc, "unified,hwlb,c3");
+    let after = |m: &RunMetrics| phase(m, "after-restart").mean;
+    assert!(
+        after(&runs[0]) <= 1.02 * after(&runs[1]),
+        "after-restart mean: unified {} vs hwlb {}",
+        after(&runs[0]),
+        after(&runs[1])
+    );
+    assert!(
+        after(&runs[0]) < after(&runs[2]),
+        "after-restart mean: unified {} vs c3 {}",
+        after(&runs[0]),
+        after(&runs[2])
+    );
+    let timeouts: Vec<u64> = runs.iter().map(|r| r.summary.timeouts).collect();
+    assert!(timeouts[0] < timeouts[1] * 2 / 3, "time-outs: unified / hwlb / c3 {timeouts:?}");
+}

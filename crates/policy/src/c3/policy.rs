@@ -112,6 +112,18 @@ struct Server {
     estimate: ServerEstimate,
     outstanding: u32,
     limiter: Option<RateLimiter>,
+    /// Whether its replies carry a service time (a replica does; a coordinator answering a
+    /// client does not), which picks the ranking it is scored with.
+    timed: bool,
+}
+
+impl Server {
+    /// Its score: with `timed` ranking when its replies carry a service time, else `untimed`.
+    #[inline]
+    fn score(&self, timed: &Ranking, untimed: &Ranking) -> f64 {
+        let ranking = if self.timed { timed } else { untimed };
+        self.estimate.score(self.outstanding, ranking)
+    }
 }
 
 /// C3: replica ranking and rate control.
@@ -119,6 +131,8 @@ struct Server {
 pub struct C3 {
     params: Params,
     ranking: Ranking,
+    /// The ranking of servers whose replies carry no service time (the published C3: the same).
+    untimed_ranking: Ranking,
     rate_control: bool,
     rates: RateConfig,
     servers: NodeTable<Server>,
@@ -140,12 +154,14 @@ impl C3 {
             receive_rate_weight: params.f64("receive_rate_weight"),
             congestion_margin: params.f64("congestion_margin"),
         };
+        let ranking = Ranking {
+            concurrency_weight: params.f64("concurrency_weight"),
+            queue_exponent: params.f64("queue_exponent"),
+            ewma_new_weight: params.f64("ewma_new_weight"),
+        };
         Ok(C3 {
-            ranking: Ranking {
-                concurrency_weight: params.f64("concurrency_weight"),
-                queue_exponent: params.f64("queue_exponent"),
-                ewma_new_weight: params.f64("ewma_new_weight"),
-            },
+            ranking,
+            untimed_ranking: ranking,
             rate_control: params.bool("rate_control"),
             rates,
             servers: NodeTable::new(),
@@ -153,10 +169,17 @@ impl C3 {
         })
     }
 
+    /// Scores the servers whose replies carry no service time (coordinators answering a
+    /// client, or a driver that sees only latencies) with `ranking` instead of the published
+    /// one. `unified` uses it; `c3` itself scores every server alike.
+    pub fn with_untimed_ranking(mut self, ranking: Ranking) -> Self {
+        self.untimed_ranking = ranking;
+        self
+    }
+
     /// The current score of `node` (lower is better; 0 without feedback).
     pub fn score(&self, node: NodeId) -> f64 {
-        let s = self.servers.value(node);
-        s.estimate.score(s.outstanding, &self.ranking)
+        self.servers.value(node).score(&self.ranking, &self.untimed_ranking)
     }
 
     /// The sending rate to `node`, requests per interval (`None`: never sent to).
@@ -191,8 +214,9 @@ impl Policy for C3 {
         if !req.plannable() {
             return Decision::Unavailable;
         }
+        let (timed, untimed) = (&self.ranking, &self.untimed_ranking);
         let (mut order, mut scores, n) = scored_rotation(req.candidates, rng, |node| match self.servers.get(node) {
-            Some(server) => server.estimate.score(server.outstanding, &self.ranking),
+            Some(server) => server.score(timed, untimed),
             None => 0.0,
         });
         let (order, scores) = (&mut order[..n], &mut scores[..n]);
@@ -242,6 +266,7 @@ impl Policy for C3 {
         let (rates, weight) = (self.rates, self.ranking.ewma_new_weight);
         let s = self.servers.entry(reply.node);
         s.outstanding = s.outstanding.saturating_sub(1);
+        s.timed = reply.feedback.service_time_ns.is_some();
         let service_ns = reply.feedback.service_time_ns.unwrap_or(reply.latency_ns);
         let queue = reply.feedback.queue_len.unwrap_or(0) as f64;
         s.estimate.observe(reply.latency_ns as f64, service_ns as f64, queue, weight);

@@ -1,0 +1,28 @@
+//! `unified`: one policy for every scenario, assembled from the field's parts where the
+//! simulator showed each part to help (docs/unified.md gives the experiments):
+//!
+//! - **Ranking by expected cost, C3's estimators** ([`crate::c3`]): per node, EWMAs of the
+//!   reported queue, the service time and the response time. Where replies carry a service
+//!   time (a replica answering), our own outstanding requests weigh first
+//!   (`concurrency_weight` 1,000: a node without one of ours in flight beats any node with
+//!   one), then C3's cubic queue score; that is what wins under time-varying service rates and
+//!   in the textbook queue. Where replies carry none (a coordinator answering a client, or a
+//!   driver that sees only latencies), the score is the expected response time of one more
+//!   request, `(1 + outstanding) x R` (linear, `n` = 1): zone latency counts in full, so reads
+//!   stay in the near zone unless the near node is actually slower.
+//! - **C3's rate control and per-group backlog** stay available (`rate_control`), off by
+//!   default: no scenario measured a gain from them once own outstanding requests rank first.
+//! - **HWLB's shares at a coordinator** ([`crate::hwlb`]): with hit rates known, a coordinator
+//!   draws its replicas with HWLB's miss-equalising shares and exact systematic sampling, and a
+//!   restarted replica warms from background reads (`warmup_reads`) instead of serving cold.
+//! - **Health, from the Java driver**: a drawn replica that is busy and not answering (at
+//!   least `in_flight_threshold` of ours in flight, fewer than `min_responses` answers in
+//!   `response_window_ms`: a killed or paused node) is moved behind the healthy ones, so HWLB
+//!   does not keep drawing a dead node until the failure detector notices it.
+//!
+//! It needs only what `c3` and `hwlb` need (feedback) and works wherever they do: in the
+//! simulator, on the node cluster (both sides) and in the driver (client side, latencies only).
+
+pub mod policy;
+
+pub use policy::{Unified, NAME, PARAMS};

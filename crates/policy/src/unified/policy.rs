@@ -1,0 +1,329 @@
+//! The `unified` policy: [`crate::c3::C3`] for ranking, rate control and backlog everywhere;
+//! at a coordinator with hit rates, [`crate::hwlb::Hwlb`]'s draw instead, with busy and silent
+//! replicas moved behind the healthy ones ([`crate::health`]). See the [module docs](super).
+
+use crate::c3::{Ranking, C3};
+use crate::health::{DriverView, HealthRule, MAX_MIN_RESPONSES};
+use crate::hwlb::Hwlb;
+use crate::order::partition_stable;
+use crate::params::{ParamDefault as D, ParamSpec, ParamTable, ParamValue, Params, PolicyError};
+use crate::policy::Policy;
+use crate::rng::Rng;
+use crate::types::{Decision, Failure, Feedback, NodeCaps, NodeId, Plan, Reply, Request, Side, MAX_REPLICAS};
+
+/// The name it is registered under.
+pub const NAME: &str = "unified";
+
+const fn float(name: &'static str, value: f64, min: f64, max: f64, description: &'static str) -> ParamSpec {
+    ParamSpec {
+        name,
+        default: D::Float { value, min, max },
+        description,
+    }
+}
+
+/// Its parameters, with the defaults the tournament chose (docs/unified.md).
+pub static PARAMS: [ParamSpec; 9] = [
+    float(
+        "concurrency_weight",
+        1000.0,
+        0.0,
+        1e6,
+        "C3's n for nodes that report a service time: large = a node without one of our requests in flight ranks first",
+    ),
+    float(
+        "untimed_concurrency_weight",
+        1.0,
+        0.0,
+        1e6,
+        "n for nodes that report no service time (coordinators, driver latencies)",
+    ),
+    float(
+        "untimed_queue_exponent",
+        1.0,
+        0.0,
+        16.0,
+        "b for nodes that report no service time: 1 = expected response time (1 + outstanding) x R",
+    ),
+    ParamSpec {
+        name: "rate_control",
+        default: D::Bool(false),
+        description: "C3's cubic rate control and per-group backlog (off: no scenario measured a gain, see docs/unified.md)",
+    },
+    ParamSpec {
+        name: "heat",
+        default: D::Bool(true),
+        description: "at a coordinator, draw replicas with HWLB's shares (false = C3's ranking there too)",
+    },
+    float(
+        "warmup_reads",
+        1.0,
+        0.0,
+        1.0,
+        "HWLB warm-up reads: share of reads that send a background read to a cold restarted replica",
+    ),
+    ParamSpec {
+        name: "in_flight_threshold",
+        default: D::Int {
+            value: 10,
+            min: 1,
+            max: 1_000_000,
+        },
+        description: "a drawn replica with this many of our requests in flight and too few answers is passed over",
+    },
+    ParamSpec {
+        name: "min_responses",
+        default: D::Int {
+            value: 2,
+            min: 1,
+            max: MAX_MIN_RESPONSES as i64,
+        },
+        description: "answers needed within the window for a busy replica to count as healthy",
+    },
+    float("response_window_ms", 200.0, 0.001, 3_600_000.0, "the window for min_responses"),
+];
+
+/// One policy for every scenario: C3's ranking (two rankings: with and without a service
+/// time), HWLB's shares at a coordinator, and the unhealthy-node rule.
+#[derive(Debug)]
+pub struct Unified {
+    params: Params,
+    c3: C3,
+    hwlb: Hwlb,
+    heat: bool,
+    view: DriverView,
+}
+
+impl Unified {
+    /// Builds it from parameter overrides.
+    pub fn new(overrides: &ParamTable) -> Result<Self, PolicyError> {
+        let params = Params::resolve(NAME, &PARAMS, overrides)?;
+        let mut c3_params = ParamTable::new();
+        c3_params.insert("concurrency_weight".into(), ParamValue::Float(params.f64("concurrency_weight")));
+        c3_params.insert("rate_control".into(), ParamValue::Bool(params.bool("rate_control")));
+        let c3 = C3::new(&c3_params)?;
+        let untimed = Ranking {
+            concurrency_weight: params.f64("untimed_concurrency_weight"),
+            queue_exponent: params.f64("untimed_queue_exponent"),
+            ewma_new_weight: c3.params().f64("ewma_new_weight"),
+        };
+        let mut hwlb_params = ParamTable::new();
+        hwlb_params.insert("warmup_reads".into(), ParamValue::Float(params.f64("warmup_reads")));
+        let rule = HealthRule {
+            in_flight_threshold: params.i64("in_flight_threshold") as u32,
+            min_responses: params.i64("min_responses") as usize,
+            response_window_ns: (params.f64("response_window_ms") * 1e6) as u64,
+        };
+        Ok(Unified {
+            c3: c3.with_untimed_ranking(untimed),
+            hwlb: Hwlb::new(&hwlb_params)?,
+            heat: params.bool("heat"),
+            view: DriverView::new(rule),
+            params,
+        })
+    }
+
+    /// HWLB's draw for a coordinator's read, then every candidate not drawn as a fallback, and
+    /// the busy and silent ones moved behind the others (targets included).
+    fn plan_with_heat(&mut self, req: &Request<'_>, now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
+        let decision = self.hwlb.plan(req, now_ns, rng, out);
+        if decision != Decision::Send {
+            return decision;
+        }
+        let mut order = [NodeId(0); MAX_REPLICAS];
+        let drawn = out.all();
+        let mut n = drawn.len();
+        order[..n].copy_from_slice(drawn);
+        for &c in req.candidates {
+            if !order[..n].contains(&c) {
+                order[n] = c;
+                n += 1;
+            }
+        }
+        let view = &self.view;
+        partition_stable(&mut order[..n], |node| view.is_unhealthy(node, now_ns));
+        out.set_order(&order[..n], req.count);
+        Decision::Send
+    }
+}
+
+impl Policy for Unified {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn side(&self) -> Side {
+        Side::Both
+    }
+
+    fn params(&self) -> &Params {
+        &self.params
+    }
+
+    fn plan(&mut self, req: &Request<'_>, now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
+        if !req.plannable() {
+            return Decision::Unavailable;
+        }
+        if self.heat && req.local.is_some() {
+            return self.plan_with_heat(req, now_ns, rng, out);
+        }
+        self.c3.plan(req, now_ns, rng, out)
+    }
+
+    fn on_send(&mut self, node: NodeId, now_ns: u64) {
+        self.view.sent(node);
+        self.c3.on_send(node, now_ns);
+        self.hwlb.on_send(node, now_ns);
+    }
+
+    fn on_reply(&mut self, reply: &Reply, now_ns: u64) {
+        self.view.replied(reply.node, now_ns);
+        self.c3.on_reply(reply, now_ns);
+        self.hwlb.on_reply(reply, now_ns);
+    }
+
+    fn on_failure(&mut self, node: NodeId, failure: Failure, now_ns: u64) {
+        self.view.failed(node, failure, now_ns);
+        self.c3.on_failure(node, failure, now_ns);
+        self.hwlb.on_failure(node, failure, now_ns);
+    }
+
+    fn on_info(&mut self, node: NodeId, info: &Feedback, now_ns: u64) {
+        self.hwlb.on_info(node, info, now_ns);
+    }
+
+    fn on_node_up(&mut self, node: NodeId, caps: NodeCaps, now_ns: u64) {
+        self.view.came_up(node, now_ns);
+        self.hwlb.on_node_up(node, caps, now_ns);
+    }
+
+    fn on_node_down(&mut self, node: NodeId, now_ns: u64) {
+        self.hwlb.on_node_down(node, now_ns);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::*;
+
+    fn timed_reply(node: u16, latency_ms: f64, service_ms: f64, queue: u32) -> Reply {
+        Reply {
+            node: NodeId(node),
+            latency_ns: (latency_ms * 1e6) as u64,
+            feedback: Feedback {
+                queue_len: Some(queue),
+                service_time_ns: Some((service_ms * 1e6) as u64),
+                ..Feedback::default()
+            },
+        }
+    }
+
+    fn hit_rate_reply(node: u16, hit_rate: f64) -> Reply {
+        Reply {
+            node: NodeId(node),
+            latency_ns: MS,
+            feedback: Feedback {
+                hit_rate: Some(hit_rate),
+                service_time_ns: Some(MS / 2),
+                queue_len: Some(0),
+                ..Feedback::default()
+            },
+        }
+    }
+
+    fn defaults() -> Unified {
+        Unified::new(&ParamTable::new()).unwrap()
+    }
+
+    #[test]
+    fn without_a_service_time_the_near_node_keeps_the_read_despite_one_outstanding() {
+        // A client choosing coordinators: node 0 answers in 0.5 ms (same zone), node 1 in
+        // 1.4 ms (far zone). With one of ours in flight at node 0, (1 + 1) x 0.5 = 1.0 < 1.4: the
+        // read stays near. C3's cubic score (here with n = 1000 as for replicas) would send it far.
+        let mut p = defaults();
+        let nodes = ids(2);
+        let mut rng = Rng::seed_from_u64(1);
+        let mut plan = Plan::new();
+        for (node, ms) in [(0, 0.5), (1, 1.4)] {
+            p.on_send(NodeId(node), 0);
+            p.on_reply(&reply(node, (ms * 1e6) as u64), MS);
+        }
+        p.on_send(NodeId(0), 2 * MS);
+        p.plan(&req(&nodes, 1), 2 * MS, &mut rng, &mut plan);
+        assert_eq!(plan.targets(), &[NodeId(0)]);
+        // Two in flight: 3 x 0.5 = 1.5 > 1.4, now the far node is cheaper.
+        p.on_send(NodeId(0), 2 * MS);
+        p.plan(&req(&nodes, 1), 2 * MS, &mut rng, &mut plan);
+        assert_eq!(plan.targets(), &[NodeId(1)]);
+    }
+
+    #[test]
+    fn with_a_service_time_our_outstanding_requests_rank_first() {
+        // Replicas reporting service times: node 0 is four times faster and its queue shorter,
+        // but one of our requests is in flight there; node 1 has none of ours.
+        let mut p = defaults();
+        let nodes = ids(2);
+        let mut rng = Rng::seed_from_u64(2);
+        let mut plan = Plan::new();
+        p.on_send(NodeId(0), 0);
+        p.on_reply(&timed_reply(0, 1.0, 1.0, 0), MS);
+        p.on_send(NodeId(1), 0);
+        p.on_reply(&timed_reply(1, 4.0, 4.0, 3), MS);
+        p.plan(&req(&nodes, 1), 2 * MS, &mut rng, &mut plan);
+        assert_eq!(plan.targets(), &[NodeId(0)], "nothing in flight: the fast node");
+        p.on_send(NodeId(0), 2 * MS);
+        p.plan(&req(&nodes, 1), 2 * MS, &mut rng, &mut plan);
+        assert_eq!(plan.targets(), &[NodeId(1)], "one of ours in flight at the fast node");
+    }
+
+    /// A coordinator's QUORUM read over three replicas, node 0 local.
+    fn coordinator_req(nodes: &[NodeId]) -> Request<'_> {
+        Request {
+            candidates: nodes,
+            replicas: None,
+            count: 2,
+            local: Some(NodeId(0)),
+            group: 7,
+        }
+    }
+
+    #[test]
+    fn a_coordinator_draws_hwlb_shares_and_passes_over_a_silent_replica() {
+        let mut p = Unified::new(&table(&[("warmup_reads", ParamValue::Float(0.0))])).unwrap();
+        let nodes = ids(3);
+        let mut rng = Rng::seed_from_u64(3);
+        let mut plan = Plan::new();
+        // Node 2 is cold (hit rate 0.5 against 0.9): HWLB gives it a smaller share.
+        for (node, rate) in [(0, 0.9), (1, 0.9), (2, 0.5)] {
+            p.on_send(NodeId(node), 0);
+            p.on_reply(&hit_rate_reply(node, rate), MS);
+        }
+        let mut hits = [0u32; 3];
+        let mut t = 2 * MS;
+        for _ in 0..3_000 {
+            t += MS;
+            assert_eq!(p.plan(&coordinator_req(&nodes), t, &mut rng, &mut plan), Decision::Send);
+            let targets = plan.targets();
+            assert_eq!(targets.len(), 2);
+            assert_ne!(targets[0], targets[1], "distinct replicas");
+            for &n in targets {
+                hits[n.index()] += 1;
+                p.on_send(n, t);
+                p.on_reply(&hit_rate_reply(n.0, [0.9, 0.9, 0.5][n.index()]), t);
+            }
+        }
+        assert!(hits[2] < hits[1] && hits[2] > 0, "cold replica gets a smaller share: {hits:?}");
+        // Node 1 stops answering: after 10 of ours in flight and no answer for 200 ms it is
+        // passed over, whatever HWLB draws.
+        for _ in 0..10 {
+            p.on_send(NodeId(1), t);
+        }
+        t += 300 * MS;
+        for _ in 0..200 {
+            p.plan(&coordinator_req(&nodes), t, &mut rng, &mut plan);
+            assert!(!plan.targets().contains(&NodeId(1)), "{:?}", plan.targets());
+            assert_eq!(plan.fallbacks().last(), Some(&NodeId(1)), "the silent replica is the last resort");
+        }
+    }
+}
