@@ -1,9 +1,11 @@
 //! `replica-lb cluster up|status|down|restart|pause|delay|slow-disk|signal`: a local cluster of
 //! node processes and the faults an experiment injects into it.
 
+use crate::cassandra_cmd;
 use crate::error::{CliError, CliResult};
 use crate::node_cmd::{node_error, parse_params};
 use clap::{Args, Subcommand};
+use harness::cassandra::{self, Engine};
 use harness::launcher::{self, NodeCommand, Signal, UpOptions};
 use node::proto::FaultsRequest;
 use node::NodeConfig;
@@ -31,33 +33,58 @@ pub enum ClusterCommand {
     SlowDisk(SlowDiskArgs),
     /// Send a signal to one node: kill (kill -9), term, stop (pause), cont (resume).
     Signal(SignalArgs),
+    /// The delay proxy in front of a Cassandra cluster's CQL ports (started by `cluster up
+    /// --engine cassandra`; not for direct use).
+    #[command(hide = true)]
+    Proxy(ProxyArgs),
+}
+
+/// `cluster proxy` arguments.
+#[derive(Args, Debug)]
+pub struct ProxyArgs {
+    /// The cluster directory.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dir: PathBuf,
+    /// How many nodes.
+    #[arg(long)]
+    pub(crate) nodes: u32,
 }
 
 /// `cluster up` arguments.
 #[derive(Args, Debug)]
 pub struct UpArgs {
-    /// How many nodes (1..64).
+    /// How many nodes (1..64; 1..5 with --engine cassandra).
     #[arg(long)]
-    nodes: u32,
+    pub(crate) nodes: u32,
+    /// `node` (the project's own storage nodes) or `cassandra` (Apache Cassandra 5.0, its jars
+    /// fetched with Maven on first use).
+    #[arg(long, default_value = "node")]
+    pub(crate) engine: String,
+    /// JVM heap of each Cassandra node, MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 768)]
+    pub(crate) heap_mb: u32,
+    /// How long one Cassandra node may take to answer CQL, seconds.
+    #[arg(long, value_name = "S", default_value_t = 180)]
+    pub(crate) node_timeout_s: u64,
     /// The cluster directory (node configs, logs, data, cluster.json).
     #[arg(long, value_name = "DIR")]
-    dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// A node TOML config whose settings every node shares (addresses, ids, dirs and seeds are set by the launcher).
     #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// Coordinator-side policy of every node.
     #[arg(long, value_name = "NAME")]
-    policy: Option<String>,
+    pub(crate) policy: Option<String>,
     /// A policy parameter override, NAME=VALUE (repeatable).
     #[arg(long = "policy-param", value_name = "NAME=VALUE")]
-    policy_params: Vec<String>,
+    pub(crate) policy_params: Vec<String>,
     /// How long to wait for the nodes to see each other, seconds.
     #[arg(long, default_value_t = 60)]
-    wait_timeout_s: u64,
+    pub(crate) wait_timeout_s: u64,
     /// Spread the nodes over this many zones (node i in zone i mod ZONES); zone-aware policies
     /// (weighted-least-loaded) weigh them.
     #[arg(long, value_name = "ZONES", default_value_t = 1)]
-    zones: u32,
+    pub(crate) zones: u32,
 }
 
 /// Arguments naming the cluster directory.
@@ -65,10 +92,10 @@ pub struct UpArgs {
 pub struct DirArgs {
     /// The cluster directory.
     #[arg(long, value_name = "DIR")]
-    dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// Print JSON instead of a table (status only).
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
 }
 
 /// `cluster restart` arguments.
@@ -76,16 +103,16 @@ pub struct DirArgs {
 pub struct RestartArgs {
     /// The cluster directory.
     #[arg(long, value_name = "DIR")]
-    dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// The node id.
     #[arg(long, visible_alias = "id", value_name = "ID")]
-    node: u32,
+    pub(crate) node: u32,
     /// Seconds the node stays down between the kill and the new start.
     #[arg(long, value_name = "S", default_value_t = 0.0, allow_hyphen_values = true)]
-    down_s: f64,
+    pub(crate) down_s: f64,
     /// How long to wait for the node to come back and see every node live, seconds.
     #[arg(long, value_name = "S", default_value_t = 30)]
-    up_timeout_s: u64,
+    pub(crate) up_timeout_s: u64,
 }
 
 /// `cluster pause` arguments.
@@ -93,13 +120,13 @@ pub struct RestartArgs {
 pub struct PauseArgs {
     /// The cluster directory.
     #[arg(long, value_name = "DIR")]
-    dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// The node id.
     #[arg(long, visible_alias = "id", value_name = "ID")]
-    node: u32,
+    pub(crate) node: u32,
     /// Seconds the node stays stopped.
     #[arg(long, value_name = "S", allow_hyphen_values = true)]
-    for_s: f64,
+    pub(crate) for_s: f64,
 }
 
 /// `cluster delay` arguments.
@@ -107,13 +134,13 @@ pub struct PauseArgs {
 pub struct DelayArgs {
     /// The cluster directory.
     #[arg(long, value_name = "DIR")]
-    dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// The node id.
     #[arg(long, visible_alias = "id", value_name = "ID")]
-    node: u32,
+    pub(crate) node: u32,
     /// Milliseconds added to each replica read reply (0 clears).
     #[arg(long, value_name = "M")]
-    ms: u32,
+    pub(crate) ms: u32,
 }
 
 /// `cluster slow-disk` arguments.
@@ -121,20 +148,20 @@ pub struct DelayArgs {
 pub struct SlowDiskArgs {
     /// The cluster directory.
     #[arg(long, value_name = "DIR")]
-    dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// The node id.
     #[arg(long, visible_alias = "id", value_name = "ID")]
-    node: u32,
+    pub(crate) node: u32,
     /// Multiply the emulated disk's service times by F (0.01..1000; 1 = as configured). Also
     /// switches the emulated disk on, unless --off is given.
     #[arg(long, value_name = "F", allow_hyphen_values = true)]
-    factor: Option<f64>,
+    pub(crate) factor: Option<f64>,
     /// Switch the emulated disk on (its configured shape).
     #[arg(long, conflicts_with = "off")]
-    on: bool,
+    pub(crate) on: bool,
     /// Switch the emulated disk off (real reads only).
     #[arg(long)]
-    off: bool,
+    pub(crate) off: bool,
 }
 
 /// `cluster signal` arguments.
@@ -142,19 +169,25 @@ pub struct SlowDiskArgs {
 pub struct SignalArgs {
     /// The cluster directory.
     #[arg(long, value_name = "DIR")]
-    dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// The node id.
     #[arg(long, visible_alias = "node", value_name = "ID")]
-    id: u32,
+    pub(crate) id: u32,
     /// kill, term, stop or cont.
     #[arg(long)]
-    signal: String,
+    pub(crate) signal: String,
 }
 
 /// Runs a `cluster` subcommand.
 pub fn run(cmd: ClusterCommand) -> CliResult {
+    if let Some(dir) = cassandra_dir(&cmd) {
+        if cassandra::engine_of(dir).map_err(CliError::failed)? == Engine::Cassandra {
+            return cassandra_cmd::run(cmd);
+        }
+    }
     match cmd {
         ClusterCommand::Up(a) => up(a),
+        ClusterCommand::Proxy(a) => cassandra_cmd::proxy(a.dir, a.nodes),
         ClusterCommand::Status(a) => status(a),
         ClusterCommand::Down(a) => {
             let n = launcher::down(&a.dir, Duration::from_secs(5)).map_err(node_error)?;
@@ -202,6 +235,21 @@ pub fn run(cmd: ClusterCommand) -> CliResult {
     }
 }
 
+/// The directory of a command that acts on a running cluster, when it has a cluster file (its
+/// engine then decides who handles it).
+fn cassandra_dir(cmd: &ClusterCommand) -> Option<&std::path::Path> {
+    let dir = match cmd {
+        ClusterCommand::Up(_) | ClusterCommand::Proxy(_) => return None,
+        ClusterCommand::Status(a) | ClusterCommand::Down(a) => &a.dir,
+        ClusterCommand::Restart(a) => &a.dir,
+        ClusterCommand::Pause(a) => &a.dir,
+        ClusterCommand::Delay(a) => &a.dir,
+        ClusterCommand::SlowDisk(a) => &a.dir,
+        ClusterCommand::Signal(a) => &a.dir,
+    };
+    dir.join(launcher::CLUSTER_FILE).exists().then_some(dir.as_path())
+}
+
 fn slow_disk(a: SlowDiskArgs) -> CliResult {
     if a.factor.is_none() && !a.on && !a.off {
         return Err(CliError::usage("cluster slow-disk: give --factor F, --on or --off"));
@@ -227,6 +275,10 @@ fn slow_disk(a: SlowDiskArgs) -> CliResult {
 }
 
 fn up(a: UpArgs) -> CliResult {
+    match Engine::parse(&a.engine).map_err(CliError::usage)? {
+        Engine::Cassandra => return cassandra_cmd::up(&a.dir, a.nodes, a.heap_mb, a.node_timeout_s, a.policy.is_some()),
+        Engine::Node => {}
+    }
     let mut base = match &a.config {
         Some(p) => NodeConfig::from_file(p).map_err(node_error)?,
         None => NodeConfig::default(),

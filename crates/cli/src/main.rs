@@ -1,5 +1,6 @@
 //! `replica-lb`: the one binary. Thin: parses arguments and calls the crates.
 
+mod cassandra_cmd;
 mod cluster_cmd;
 mod error;
 mod experiment_cmd;

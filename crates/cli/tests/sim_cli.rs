@@ -90,13 +90,18 @@ fn run_writes_the_contracted_outputs() {
     assert_eq!(runs[0]["phases"][0]["name"], "steady");
     assert!(runs[0]["nodes"][0]["replica_reads"].is_number());
     assert!(runs[0]["sim"]["events"].as_u64().unwrap() > 0);
+    for key in ["client_bytes", "internode_bytes"] {
+        assert!(runs[0]["network"][key].as_u64().unwrap() > 0, "network.{key}");
+    }
+    assert_eq!(runs[0]["network"]["nic_peak_utilization"], 0.0, "no NIC modelled");
+    assert!(runs[0].get("multi").is_none(), "no multi-key requests in this scenario");
     let file: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(file, v);
     let csv = std::fs::read_to_string(out.join("random+hwlb").join("timeseries.csv")).unwrap();
     let mut lines = csv.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "t_s,node,reads,cache_hits,cache_misses,hit_ratio,local_reads,remote_reads,replica_reads,disk_queue,p50_ms,p99_ms"
+        "t_s,node,reads,cache_hits,cache_misses,hit_ratio,local_reads,remote_reads,replica_reads,disk_queue,p50_ms,p99_ms,nic_out_bytes,nic_in_bytes,internode_out_bytes"
     );
     assert_eq!(csv.lines().count(), 1 + 6 * 4);
     assert!(out.join("naive").join("timeseries.csv").exists());

@@ -4,10 +4,12 @@
 //! ([`loadgen`]), and a runner for the simulator's scenarios on real processes
 //! ([`experiment`]). The `replica-lb` binary's `cluster`, `load`, `bench` and `experiment`
 //! commands are thin wrappers over this crate; the `replica-lb-node` binary (a node on its own)
-//! is here so that its integration tests can start node processes.
+//! is here so that its integration tests can start node processes. [`cassandra`] starts and
+//! faults a real Apache Cassandra cluster the same way.
 
 #![warn(missing_docs)]
 
+pub mod cassandra;
 pub mod experiment;
 pub mod launcher;
 pub mod loadgen;

@@ -5,7 +5,7 @@ use crate::recorder::Series;
 use std::fmt::Write as _;
 
 /// The exact header line.
-pub const HEADER: &str = "t_s,node,reads,cache_hits,cache_misses,hit_ratio,local_reads,remote_reads,replica_reads,disk_queue,p50_ms,p99_ms";
+pub const HEADER: &str = "t_s,node,reads,cache_hits,cache_misses,hit_ratio,local_reads,remote_reads,replica_reads,disk_queue,p50_ms,p99_ms,nic_out_bytes,nic_in_bytes,internode_out_bytes";
 
 /// The whole CSV as text.
 pub fn timeseries_csv(series: &Series) -> String {
@@ -18,7 +18,7 @@ pub fn timeseries_csv(series: &Series) -> String {
             // Writing into a String cannot fail.
             let _ = writeln!(
                 out,
-                "{t},{n},{},{},{},{:.4},{},{},{},{},,",
+                "{t},{n},{},{},{},{:.4},{},{},{},{},,,{},{},{}",
                 r.reads,
                 r.cache_hits,
                 r.cache_misses,
@@ -26,14 +26,17 @@ pub fn timeseries_csv(series: &Series) -> String {
                 r.local_reads,
                 r.remote_reads,
                 r.replica_reads,
-                r.disk_queue
+                r.disk_queue,
+                r.nic_out_bytes,
+                r.nic_in_bytes,
+                r.internode_out_bytes
             );
         }
         let a = series.all(t);
         let c = series.cluster.get(t as usize).copied().unwrap_or_default();
         let _ = writeln!(
             out,
-            "{t},all,{},{},{},{:.4},{},{},{},{},{:.3},{:.3}",
+            "{t},all,{},{},{},{:.4},{},{},{},{},{:.3},{:.3},{},{},{}",
             a.reads,
             a.cache_hits,
             a.cache_misses,
@@ -43,7 +46,10 @@ pub fn timeseries_csv(series: &Series) -> String {
             a.replica_reads,
             a.disk_queue,
             c.p50_ms,
-            c.p99_ms
+            c.p99_ms,
+            a.nic_out_bytes,
+            a.nic_in_bytes,
+            a.internode_out_bytes
         );
     }
     out
@@ -69,8 +75,8 @@ mod tests {
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines[0], HEADER);
         assert_eq!(lines.len(), 1 + 2 * 3);
-        assert_eq!(lines[2], "0,1,1,1,0,1.0000,0,0,1,0,,");
-        assert_eq!(lines[3], "0,all,1,1,0,1.0000,0,0,1,0,2.000,2.000");
-        assert!(lines.iter().all(|l| l.split(',').count() == 12));
+        assert_eq!(lines[2], "0,1,1,1,0,1.0000,0,0,1,0,,,0,0,0");
+        assert_eq!(lines[3], "0,all,1,1,0,1.0000,0,0,1,0,2.000,2.000,0,0,0");
+        assert!(lines.iter().all(|l| l.split(',').count() == 15));
     }
 }

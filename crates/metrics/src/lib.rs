@@ -21,4 +21,4 @@ pub mod warmup;
 
 pub use latency::{LatencyHistogram, LatencyStats};
 pub use recorder::{CacheOutcome, ClusterSecond, Marker, NodeSecond, PhaseSpec, ReadKind, Recorder, RecorderConfig, RunMetrics, Series};
-pub use summary::{NodeTotals, PhaseSummary, RealStats, RunStats, RunSummary, SimStats, Summary};
+pub use summary::{MultiSummary, NetworkSummary, NodeTotals, PhaseSummary, RealStats, RunStats, RunSummary, SimStats, Summary};

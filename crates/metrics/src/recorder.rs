@@ -7,7 +7,7 @@
 //! closes and is reduced to p50/p99/mean, never one histogram per second.
 
 use crate::latency::{recorded_us, round_us, LatencyHistogram};
-use crate::summary::{NodeTotals, PhaseSummary, RunStats, RunSummary, SimStats};
+use crate::summary::{MultiSummary, NetworkSummary, NodeTotals, PhaseSummary, RunStats, RunSummary, SimStats};
 use crate::warmup::warmup_seconds;
 
 /// The most nodes a recorder tracks.
@@ -32,6 +32,12 @@ pub struct NodeSecond {
     pub replica_reads: u32,
     /// Reads waiting for the disk (not in service) at the end of the second.
     pub disk_queue: u32,
+    /// Bytes the node's NIC sent (to clients and to other nodes).
+    pub nic_out_bytes: u64,
+    /// Bytes the node's NIC received (from clients and from other nodes).
+    pub nic_in_bytes: u64,
+    /// Of `nic_out_bytes`, those sent to other nodes.
+    pub internode_out_bytes: u64,
 }
 
 impl NodeSecond {
@@ -53,6 +59,9 @@ impl NodeSecond {
         self.remote_reads += o.remote_reads;
         self.replica_reads += o.replica_reads;
         self.disk_queue += o.disk_queue;
+        self.nic_out_bytes += o.nic_out_bytes;
+        self.nic_in_bytes += o.nic_in_bytes;
+        self.internode_out_bytes += o.internode_out_bytes;
     }
 }
 
@@ -140,6 +149,11 @@ pub struct Recorder {
     timeouts: u64,
     errors: u64,
     markers: Vec<Marker>,
+    /// Multi-key requests: (issued, completed, latency), when the run has them.
+    multi: Option<(u64, u64, LatencyHistogram)>,
+    /// `Some` when bytes are summarised: each node's NIC, bits per second (`None` inside:
+    /// unlimited).
+    network: Option<Option<f64>>,
 }
 
 /// The latencies completed in the open second, as recorded (us) plus their exact sum. Its
@@ -210,6 +224,8 @@ pub struct Series {
     pub highlight: Option<usize>,
     /// The phases, for shading.
     pub phases: Vec<PhaseSpec>,
+    /// Each node's NIC, bits per second, when NICs were modelled (for utilisation).
+    pub nic_bits_per_s: Option<f64>,
 }
 
 impl Series {
@@ -269,6 +285,8 @@ impl Recorder {
             timeouts: 0,
             errors: 0,
             markers: Vec::new(),
+            multi: None,
+            network: None,
         })
     }
 
@@ -304,6 +322,51 @@ impl Recorder {
     pub fn remote_read(&mut self, t_ns: u64, node: usize) {
         if let Some(r) = self.row(t_ns, node) {
             r.remote_reads += 1;
+        }
+    }
+
+    /// Summarises multi-key requests in this run ([`RunSummary::multi`]).
+    pub fn track_multi(&mut self) {
+        self.multi.get_or_insert_with(|| (0, 0, LatencyHistogram::new()));
+    }
+
+    /// A multi-key request was issued (during measurement).
+    pub fn multi_issued(&mut self) {
+        if let Some(m) = &mut self.multi {
+            m.0 += 1;
+        }
+    }
+
+    /// A multi-key request issued during measurement was answered in full after `latency_ns`.
+    pub fn multi_completed(&mut self, latency_ns: u64) {
+        if let Some(m) = &mut self.multi {
+            m.1 += 1;
+            m.2.record_ns(latency_ns);
+        }
+    }
+
+    /// Summarises the bytes sent ([`RunSummary::network`]) for NICs of `nic_bits_per_s` each
+    /// (`None`: unlimited, utilisation 0).
+    pub fn track_network(&mut self, nic_bits_per_s: Option<f64>) {
+        self.network = Some(nic_bits_per_s);
+    }
+
+    /// `bytes` left `node`'s NIC at `t_ns`, to another node when `internode` (else to a client).
+    #[inline]
+    pub fn sent_bytes(&mut self, t_ns: u64, node: usize, bytes: u64, internode: bool) {
+        if let Some(r) = self.row(t_ns, node) {
+            r.nic_out_bytes += bytes;
+            if internode {
+                r.internode_out_bytes += bytes;
+            }
+        }
+    }
+
+    /// `bytes` arrived at `node`'s NIC at `t_ns`.
+    #[inline]
+    pub fn received_bytes(&mut self, t_ns: u64, node: usize, bytes: u64) {
+        if let Some(r) = self.row(t_ns, node) {
+            r.nic_in_bytes += bytes;
         }
     }
 
@@ -390,6 +453,7 @@ impl Recorder {
             markers: self.markers,
             highlight: restart.map(|(n, _)| n),
             phases: self.phases.iter().map(|(p, _)| p.clone()).collect(),
+            nic_bits_per_s: self.network.flatten(),
         };
         let nodes = (0..series.nodes)
             .map(|n| {
@@ -425,9 +489,32 @@ impl Recorder {
                 .collect(),
             nodes,
             warmup_s,
+            multi: self.multi.as_ref().map(|(issued, completed, h)| MultiSummary {
+                requests: *issued,
+                completed: *completed,
+                latency_ms: h.stats(),
+            }),
+            network: self.network.map(|nic| network_summary(&series, nic)),
             run: RunStats::Sim(SimStats { events, wall_s }),
         };
         RunMetrics { summary, series }
+    }
+}
+
+/// The run's bytes: every internode byte is counted once leaving and once arriving, every
+/// client byte once (at the node's end), so client bytes = out + in - 2 x internode.
+fn network_summary(series: &Series, nic_bits_per_s: Option<f64>) -> NetworkSummary {
+    let (mut out, mut inb, mut internode, mut peak_bytes) = (0u64, 0u64, 0u64, 0u64);
+    for row in &series.node_rows {
+        out += row.nic_out_bytes;
+        inb += row.nic_in_bytes;
+        internode += row.internode_out_bytes;
+        peak_bytes = peak_bytes.max(row.nic_out_bytes.max(row.nic_in_bytes));
+    }
+    NetworkSummary {
+        client_bytes: (out + inb).saturating_sub(2 * internode),
+        internode_bytes: internode,
+        nic_peak_utilization: nic_bits_per_s.map_or(0.0, |bps| (peak_bytes as f64 * 8.0 / bps).min(1.0)),
     }
 }
 

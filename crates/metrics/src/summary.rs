@@ -37,6 +37,13 @@ pub struct RunSummary {
     /// Seconds from a restarted node's return until its hit ratio is within 0.05 of its
     /// peers' mean; `None` without a restart (or if it never got there).
     pub warmup_s: Option<f64>,
+    /// Multi-key requests (a request for many partitions), apart from the single reads above;
+    /// present when the scenario sends them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multi: Option<MultiSummary>,
+    /// Bytes on the network; present for a simulation (the real cluster does not count them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkSummary>,
     /// The run itself, as a computation: `"sim": {events, wall_s}` for a simulation,
     /// `"real": {wall_s}` for a run on a real cluster.
     #[serde(flatten)]
@@ -102,6 +109,29 @@ pub struct NodeTotals {
     pub remote_reads: u64,
     /// Reads done for other coordinators (or clients reading directly).
     pub replica_reads: u64,
+}
+
+/// Multi-key requests of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct MultiSummary {
+    /// Multi-key requests issued during measurement.
+    pub requests: u64,
+    /// Of those, answered in full (every key).
+    pub completed: u64,
+    /// Latency of the completed ones, from the client's send until its last key's answer.
+    pub latency_ms: LatencyStats,
+}
+
+/// Bytes on the network over the measured run.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct NetworkSummary {
+    /// Bytes between clients and nodes, both directions.
+    pub client_bytes: u64,
+    /// Bytes between nodes (coordinators and replicas).
+    pub internode_bytes: u64,
+    /// The busiest node's busiest second: the larger of its sent and received bits over its
+    /// NIC's bits per second, in [0, 1] (0 when NICs are not modelled).
+    pub nic_peak_utilization: f64,
 }
 
 /// How a simulation went as a computation.

@@ -21,6 +21,12 @@ pub struct PolicyInfo {
     pub params: &'static [ParamSpec],
     /// What it needs from its caller beyond the plain contract ([`crate::needs`]).
     pub needs: Needs,
+    /// Whether, as a client policy, it ranks a driver's whole token-aware query plan (the
+    /// key's replicas, then the other nodes) and so may choose a coordinator that is not a
+    /// replica (the Java driver's default, weighted-least-loaded, latency-aware). A caller
+    /// that offers non-replica coordinators offers them only to these; the others choose among
+    /// the replicas, as token-aware wrappers do.
+    pub plans_beyond_replicas: bool,
     build: fn(&ParamTable) -> Result<Box<dyn Policy>, PolicyError>,
 }
 
@@ -36,6 +42,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         description: "pre-HWLB coordinator: read locally if a replica, the other CL-1 replicas uniformly at random",
         params: &naive::PARAMS,
         needs: Needs::NONE,
+        plans_beyond_replicas: false,
         build: |o| boxed(naive::Naive::new(o)),
     },
     PolicyInfo {
@@ -44,6 +51,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         description: "heat-weighted load balancing: equal cache misses per replica, local work kept, exact systematic sampling",
         params: &hwlb::policy::PARAMS,
         needs: Needs::of(&[Need::Feedback]),
+        plans_beyond_replicas: false,
         build: |o| boxed(hwlb::Hwlb::new(o)),
     },
     PolicyInfo {
@@ -52,6 +60,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         description: "uniformly random targets among the candidates",
         params: &random::PARAMS,
         needs: Needs::NONE,
+        plans_beyond_replicas: false,
         build: |o| boxed(random::Random::new(o)),
     },
     PolicyInfo {
@@ -60,6 +69,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         description: "candidates in topology order, rotated by one position per request",
         params: &round_robin::PARAMS,
         needs: Needs::NONE,
+        plans_beyond_replicas: false,
         build: |o| boxed(round_robin::RoundRobin::new(o)),
     },
     PolicyInfo {
@@ -68,6 +78,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         description: "fewest requests in flight from this sender (full scan, random tie-break)",
         params: &least_outstanding::PARAMS,
         needs: Needs::NONE,
+        plans_beyond_replicas: false,
         build: |o| boxed(least_outstanding::LeastOutstanding::new(o)),
     },
     PolicyInfo {
@@ -76,6 +87,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         description: "power of two choices: two random candidates, the one with fewer requests in flight",
         params: &p2c::PARAMS,
         needs: Needs::NONE,
+        plans_beyond_replicas: false,
         build: |o| boxed(p2c::P2c::new(o)),
     },
     PolicyInfo {
@@ -84,6 +96,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         description: "power of two choices on peak-EWMA round-trip time x (pending + 1) (Finagle, tower/Linkerd)",
         params: &peak_ewma::PARAMS,
         needs: Needs::NONE,
+        plans_beyond_replicas: false,
         build: |o| boxed(peak_ewma::PeakEwma::new(o)),
     },
     PolicyInfo {
@@ -92,6 +105,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         description: "Cassandra dynamic snitch: median latency scores, topology order unless 10% worse than sorted",
         params: &dynamic_snitch::policy::PARAMS,
         needs: Needs::NONE,
+        plans_beyond_replicas: false,
         build: |o| boxed(dynamic_snitch::DynamicSnitch::new(o)),
     },
     PolicyInfo {
@@ -100,6 +114,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         description: "C3: rank by (R - 1/mu) + (1 + os*n + q)^3/mu, cubic rate control per server, per-group backlog",
         params: &c3::policy::PARAMS,
         needs: Needs::of(&[Need::Feedback]),
+        plans_beyond_replicas: false,
         build: |o| boxed(c3::C3::new(o)),
     },
     PolicyInfo {
@@ -108,6 +123,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         description: "Java driver 4 default: shuffled replicas, newly-up and unhealthy replicas demoted, p2c on the first two",
         params: &datastax::PARAMS,
         needs: Needs::NONE,
+        plans_beyond_replicas: true,
         build: |o| boxed(datastax::DataStaxDefault::new(o)),
     },
     PolicyInfo {
@@ -116,6 +132,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         description: "(Un)Balance talk: up to 8 nodes scored by in-flight x zone, replica, unhealthy and start-up weights",
         params: &weighted_least_loaded::PARAMS,
         needs: Needs::of(&[Need::Topology]),
+        plans_beyond_replicas: true,
         build: |o| boxed(weighted_least_loaded::WeightedLeastLoaded::new(o)),
     },
     PolicyInfo {
@@ -124,6 +141,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         description: "Scylla Rust driver with latency awareness: nodes averaging > 2x the best are moved to the back",
         params: &latency_aware::PARAMS,
         needs: Needs::NONE,
+        plans_beyond_replicas: true,
         build: |o| boxed(latency_aware::LatencyAware::new(o)),
     },
     PolicyInfo {
@@ -132,6 +150,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         description: "Prequal: pool of <= 16 probed (RIF, latency), hot-cold rule: coldest lowest latency, else lowest RIF",
         params: &prequal::policy::PARAMS,
         needs: Needs::of(&[Need::Probes]),
+        plans_beyond_replicas: false,
         build: |o| boxed(prequal::Prequal::new(o)),
     },
     PolicyInfo {
@@ -140,6 +159,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         description: "C3's estimators (own in-flight first with a service time, expected response time without), HWLB's shares at a coordinator, busy and silent nodes passed over",
         params: &unified::PARAMS,
         needs: Needs::of(&[Need::Feedback]),
+        plans_beyond_replicas: false,
         build: |o| boxed(unified::Unified::new(o)),
     },
     PolicyInfo {
@@ -148,6 +168,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         description: "simulation only: lowest (1 + true queue) x true mean service time (model = expected-response: counts the free slots)",
         params: &oracle::PARAMS,
         needs: Needs::of(&[Need::Truth]),
+        plans_beyond_replicas: false,
         build: |o| boxed(oracle::Oracle::new(o)),
     },
 ];

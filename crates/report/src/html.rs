@@ -42,6 +42,7 @@ pub fn render(input: &ReportInput<'_>) -> String {
         input.seed
     );
     summary_table(&mut h, input);
+    network_table(&mut h, input);
     phase_table(&mut h, input);
     crate::panels::compared(&mut h, input);
     crate::panels::per_node(&mut h, input);
@@ -69,6 +70,47 @@ fn summary_table(h: &mut String, input: &ReportInput<'_>) {
             l.p999,
             fmt_opt(s.warmup_s)
         );
+    }
+    h.push_str("</table>\n");
+}
+
+/// Multi-key requests and bytes on the network, when some run has NICs modelled or multi-key
+/// requests.
+fn network_table(h: &mut String, input: &ReportInput<'_>) {
+    let shown = input
+        .runs
+        .iter()
+        .any(|r| r.summary.multi.is_some() || r.series.nic_bits_per_s.is_some());
+    if !shown {
+        return;
+    }
+    h.push_str("<h2>Network and multi-key requests</h2>\n<table><tr><th>policy</th><th>multi requests</th><th>multi completed</th><th>multi p50 ms</th><th>multi p99 ms</th><th>multi p99.9 ms</th><th>client GB</th><th>internode GB</th><th>busiest NIC second</th></tr>\n");
+    for run in input.runs {
+        let s = &run.summary;
+        let _ = write!(h, "<tr><td>{}</td>", esc(&s.policy));
+        match &s.multi {
+            Some(m) => {
+                let l = &m.latency_ms;
+                let _ = write!(
+                    h,
+                    "<td>{}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td>",
+                    m.requests, m.completed, l.p50, l.p99, l.p999
+                );
+            }
+            None => h.push_str("<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td>"),
+        }
+        match &s.network {
+            Some(n) => {
+                let _ = writeln!(
+                    h,
+                    "<td>{:.2}</td><td>{:.2}</td><td>{:.0}%</td></tr>",
+                    n.client_bytes as f64 / 1e9,
+                    n.internode_bytes as f64 / 1e9,
+                    n.nic_peak_utilization * 100.0
+                );
+            }
+            None => h.push_str("<td>-</td><td>-</td><td>-</td></tr>\n"),
+        }
     }
     h.push_str("</table>\n");
 }

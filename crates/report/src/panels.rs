@@ -10,7 +10,7 @@
 
 use crate::chart::{nice_max, Chart, Line, SMALL, WIDE};
 use crate::html::{esc, ReportInput};
-use metrics::{ClusterSecond, NodeSecond, RunMetrics};
+use metrics::{ClusterSecond, NodeSecond, RunMetrics, Series};
 use std::fmt::Write as _;
 
 /// Node colours (the restarted node is drawn in [`HIGHLIGHT`], bold).
@@ -49,22 +49,52 @@ fn spans(run: &RunMetrics) -> Vec<(f64, f64, String)> {
         .collect()
 }
 
-type NodeMeasure = fn(&NodeSecond) -> Option<f64>;
+/// A per-node value for one second, given the run's series (for its NIC rate).
+type NodeMeasure = fn(&Series, &NodeSecond) -> Option<f64>;
+
+const MB: f64 = 1e6;
 
 /// The per-node measures: title, value, whether it is a ratio (y axis 0..1).
-const NODE_MEASURES: [(&str, NodeMeasure, bool); 6] = [
-    ("reads/s served (every replica read this node did)", |r| Some(r.reads as f64), false),
+const NODE_MEASURES: [(&str, NodeMeasure, bool); 10] = [
+    (
+        "reads/s served (every replica read this node did)",
+        |_, r| Some(r.reads as f64),
+        false,
+    ),
     (
         "cache hit ratio",
-        |r| (r.cache_hits + r.cache_misses > 0).then(|| r.hit_ratio()),
+        |_, r| (r.cache_hits + r.cache_misses > 0).then(|| r.hit_ratio()),
         true,
     ),
-    ("cache misses/s", |r| Some(r.cache_misses as f64), false),
-    ("local reads/s (coordinator reads on itself)", |r| Some(r.local_reads as f64), false),
-    ("remote reads/s (sent to other replicas)", |r| Some(r.remote_reads as f64), false),
+    ("cache misses/s", |_, r| Some(r.cache_misses as f64), false),
+    (
+        "local reads/s (coordinator reads on itself)",
+        |_, r| Some(r.local_reads as f64),
+        false,
+    ),
+    ("remote reads/s (sent to other replicas)", |_, r| Some(r.remote_reads as f64), false),
     (
         "replica reads/s (done for other coordinators)",
-        |r| Some(r.replica_reads as f64),
+        |_, r| Some(r.replica_reads as f64),
+        false,
+    ),
+    (
+        "NIC utilisation (busier direction, share of its bits per second)",
+        |s, r| {
+            s.nic_bits_per_s
+                .map(|bps| (r.nic_out_bytes.max(r.nic_in_bytes) as f64 * 8.0 / bps).min(1.0))
+        },
+        true,
+    ),
+    (
+        "NIC sent, MB/s (to clients and nodes)",
+        |_, r| Some(r.nic_out_bytes as f64 / MB),
+        false,
+    ),
+    ("NIC received, MB/s", |_, r| Some(r.nic_in_bytes as f64 / MB), false),
+    (
+        "internode sent, MB/s (to other nodes)",
+        |_, r| Some(r.internode_out_bytes as f64 / MB),
         false,
     ),
 ];
@@ -80,10 +110,12 @@ const CLUSTER_MEASURES: [(&str, ClusterMeasure, bool); 3] = [
 
 /// Whether some run has a non-zero value of `measure`.
 fn any_node_data(input: &ReportInput<'_>, measure: NodeMeasure) -> bool {
-    input
-        .runs
-        .iter()
-        .any(|r| r.series.node_rows.iter().any(|row| measure(row).is_some_and(|v| v > 0.0)))
+    input.runs.iter().any(|r| {
+        r.series
+            .node_rows
+            .iter()
+            .any(|row| measure(&r.series, row).is_some_and(|v| v > 0.0))
+    })
 }
 
 /// Policies compared: one wide chart per cluster measure, a line per policy.
@@ -166,7 +198,7 @@ pub(crate) fn per_node(h: &mut String, input: &ReportInput<'_>) {
                 input
                     .runs
                     .iter()
-                    .flat_map(|r| r.series.node_rows.iter().filter_map(measure))
+                    .flat_map(|r| r.series.node_rows.iter().filter_map(|row| measure(&r.series, row)))
                     .fold(0.0, f64::max),
             )
         };
@@ -180,7 +212,7 @@ pub(crate) fn per_node(h: &mut String, input: &ReportInput<'_>) {
                         label: format!("node {n}"),
                         color: color.to_string(),
                         bold,
-                        values: (0..s.seconds).map(|t| measure(s.node(t, n))).collect(),
+                        values: (0..s.seconds).map(|t| measure(s, s.node(t, n))).collect(),
                     }
                 })
                 .collect();

@@ -574,6 +574,7 @@ mod tests {
             remote_reads: 5,
             replica_reads: 6,
             disk_queue: 2,
+            ..NodeSecond::default()
         };
         feed_second(&mut rec, 1, 1, &s);
         let m = rec.finish("x".into(), None, 0, 0.0);

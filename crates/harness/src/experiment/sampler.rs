@@ -100,6 +100,8 @@ fn delta(now: &Counts, before: Option<&Counts>) -> NodeSecond {
         remote_reads: d(now.remote_reads, b.remote_reads),
         replica_reads: d(now.replica_reads, b.replica_reads),
         disk_queue: now.disk_queue,
+        // The node cluster does not count bytes yet.
+        ..NodeSecond::default()
     }
 }
 

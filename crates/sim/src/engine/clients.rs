@@ -9,19 +9,28 @@ impl Sim<'_> {
         let key = cl.keys.next(&mut cl.rng);
         let write = self.sc.clients.write_fraction > 0.0 && cl.rng.chance(self.sc.clients.write_fraction);
         if let Arrival::Poisson { .. } | Arrival::Fixed { .. } = self.sc.clients.arrival {
-            let gap = if cl.fixed { cl.gap_ns } else { cl.rng.exponential(cl.gap_ns) };
+            let mut gap = if cl.fixed { cl.gap_ns } else { cl.rng.exponential(cl.gap_ns) };
+            if let Some(b) = self.sc.clients.bursts {
+                gap /= b.factor_at(now);
+            }
             self.q.push(now + gap.max(1.0) as u64, Event::Arrival { client: c });
         }
         let measured = now >= self.measure_ns;
-        if measured {
-            self.rec.issued();
-        }
         let cl_level = if measured {
             self.sc.requests.consistency
         } else {
             self.sc.requests.warmup_consistency
         };
         let rf = self.topo.replicas(0).len();
+        if let Some(m) = self.sc.requests.multi {
+            if !write && self.multi_rng.chance(m.fraction) {
+                self.issue_multi(c, key, m, measured, required(cl_level, rf) as u8);
+                return;
+            }
+        }
+        if measured {
+            self.rec.issued();
+        }
         let group = self.topo.group_of(key);
         let req = Req {
             client: c,
@@ -47,6 +56,7 @@ impl Sim<'_> {
         if req.measured {
             self.rec.error();
         }
+        self.partition_done(&req, false);
         self.finish_request(id, req);
     }
 
@@ -67,7 +77,8 @@ impl Sim<'_> {
             self.requesters[req.client as usize].rt.close(d);
         }
         self.reqs.remove(id);
-        if let Arrival::Closed { think_time_ns, .. } = self.sc.clients.arrival {
+        if let (Arrival::Closed { think_time_ns, .. }, NO_PARENT) = (self.sc.clients.arrival, req.parent) {
+            // A multi-key request's client goes on when its last partition is done.
             self.q.push(self.now + think_time_ns, Event::Arrival { client: req.client });
         }
     }
@@ -99,6 +110,7 @@ impl Sim<'_> {
                 self.requesters[req.client as usize].rt.abandon(d, Failure::Timeout, deadline);
                 self.pump(req.client);
             }
+            self.partition_done(&req, false);
             self.finish_request(id, req);
         }
     }
@@ -137,6 +149,7 @@ impl Sim<'_> {
                 self.rec.completed(t, self.now - req.issued_ns);
             }
         }
+        self.partition_done(&req, true);
         self.finish_request(id, req);
     }
 

@@ -14,6 +14,8 @@
 mod clients;
 mod control;
 
+mod multi;
+mod network;
 mod node;
 mod replicas;
 mod requesters;
@@ -27,6 +29,8 @@ use crate::queue::{Event, Queue, Ref, StageKind};
 use crate::runs::RunSpec;
 use crate::scenario::{Arrival, Routing, Scenario, Speculative};
 use metrics::{CacheOutcome, LatencyHistogram, ReadKind, Recorder, RecorderConfig, RunMetrics};
+use multi::{Multi, NO_PARENT};
+use network::{End, Nics};
 use node::{Node, Stage};
 use policy::hwlb::{HitRateTracker, RatePublisher};
 use policy::{
@@ -110,7 +114,7 @@ impl Slot for Op {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 struct Req {
     gen: u32,
     client: u32,
@@ -133,6 +137,36 @@ struct Req {
     dispatch_gen: u32,
     /// The client's choice of coordinator, in the client's runtime (coordinator routing).
     client_dispatch: Option<DispatchId>,
+    /// The multi-key request this is one partition of (`NO_PARENT`: a single read), and its
+    /// generation.
+    parent: u32,
+    parent_gen: u32,
+}
+
+impl Default for Req {
+    fn default() -> Self {
+        Req {
+            gen: 0,
+            client: 0,
+            key: 0,
+            group: 0,
+            write: false,
+            measured: false,
+            needed: 0,
+            replies: 0,
+            answered: false,
+            coord: NO_NODE,
+            issued_ns: 0,
+            n_ops: 0,
+            ops: [0; crate::scenario::MAX_OPS_PER_REQUEST],
+            fallback: NO_NODE,
+            dispatch: None,
+            dispatch_gen: 0,
+            client_dispatch: None,
+            parent: NO_PARENT,
+            parent_gen: 0,
+        }
+    }
 }
 
 impl Slot for Req {
@@ -161,6 +195,9 @@ struct Requester {
     /// The seed its runtime started from; a restarted coordinator's new runtime derives its
     /// seed from it, so no other random stream moves.
     seed: u64,
+    /// A client whose candidates go beyond the key's replicas (`clients.candidates` and a
+    /// policy that ranks the whole plan).
+    beyond_replicas: bool,
 }
 
 struct Client {
@@ -209,12 +246,17 @@ pub struct Sim<'s> {
     requesters: Vec<Requester>,
     reqs: Slab<Req>,
     ops: Slab<Op>,
+    multis: Slab<Multi>,
     deadlines: VecDeque<(u64, u32, u32)>,
     net_rng: Rng,
+    nics: Nics,
     fault_rng: Rng,
     /// Draws which reads send shadow reads (its own stream: without shadow reads the other
     /// streams, and so every result, stay as they were).
     shadow_rng: Rng,
+    /// Draws which requests are multi-key and an IN query's coordinator (its own stream, as
+    /// `shadow_rng`).
+    multi_rng: Rng,
     faults: FaultPlan,
     events: u64,
     restart: Option<(usize, f64)>,
@@ -274,6 +316,9 @@ impl<'s> Sim<'s> {
                 timer_at: u64::MAX,
                 gen: 0,
                 seed: policy_seed,
+                beyond_replicas: sc.clients.beyond_replicas
+                    && !ideal
+                    && policy::registry::find(&spec.client).is_ok_and(|p| p.plans_beyond_replicas),
             });
         }
         let mut nodes = Vec::with_capacity(n_nodes);
@@ -316,6 +361,7 @@ impl<'s> Sim<'s> {
                     timer_at: u64::MAX,
                     gen: 0,
                     seed: policy_seed,
+                    beyond_replicas: false,
                 });
             }
         }
@@ -327,6 +373,7 @@ impl<'s> Sim<'s> {
         let net_rng = master.fork();
         let fault_rng = master.fork();
         let shadow_rng = master.fork();
+        let multi_rng = master.fork();
         let measure_ns = sc.run.warmup_ns;
         let end_ns = measure_ns + sc.run.duration_s as u64 * SECOND_NS;
         let faults = if ideal {
@@ -334,11 +381,15 @@ impl<'s> Sim<'s> {
         } else {
             FaultPlan::new(sc, measure_ns, end_ns)
         };
-        let rec = Recorder::new(RecorderConfig {
+        let mut rec = Recorder::new(RecorderConfig {
             nodes: n_nodes,
             duration_s: sc.run.duration_s,
             phases: sc.phases.clone(),
         })?;
+        rec.track_network(sc.network.nic_bits_per_s);
+        if sc.requests.multi.is_some() {
+            rec.track_multi();
+        }
         Ok(Sim {
             sc,
             spec: spec.clone(),
@@ -354,10 +405,13 @@ impl<'s> Sim<'s> {
             requesters,
             reqs: Slab::new(),
             ops: Slab::new(),
+            multis: Slab::new(),
             deadlines: VecDeque::new(),
             net_rng,
+            nics: Nics::new(n_nodes, sc.network.nic_bits_per_s),
             fault_rng,
             shadow_rng,
+            multi_rng,
             faults,
             events: 0,
             restart: None,
@@ -556,6 +610,24 @@ impl<'s> Sim<'s> {
         let mut n = 0;
         for &id in self.topo.replicas(group) {
             if self.seen_up[id.index()] || Some(id.0) == local {
+                out[n] = id;
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// A driver's token-aware query plan: the live replicas of `group`, then every other live
+    /// node (up to [`MAX_REPLICAS`] in all).
+    pub(super) fn replicas_then_others(&self, group: u32, out: &mut [NodeId; MAX_REPLICAS]) -> usize {
+        let mut n = self.live_replicas(group, None, out);
+        let replicas = self.topo.replicas(group);
+        for i in 0..self.nodes.len() {
+            if n == MAX_REPLICAS {
+                break;
+            }
+            let id = NodeId(i as u16);
+            if self.seen_up[i] && !replicas.contains(&id) {
                 out[n] = id;
                 n += 1;
             }

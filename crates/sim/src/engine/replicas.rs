@@ -215,7 +215,6 @@ impl Sim<'_> {
             -1.0
         };
         let (queue_len, in_flight) = (node.queued(), node.in_flight);
-        let zone = node.zone;
         let o = self.ops.at_mut(op_id);
         o.fb_hit_rate = hit_rate;
         o.fb_queue_len = queue_len;
@@ -223,8 +222,12 @@ impl Sim<'_> {
         if op.local {
             self.at_requester(op_id);
         } else {
-            let to = self.requesters[op.requester as usize].zone;
-            let d = self.delay(zone, to, op.node);
+            let requester = &self.requesters[op.requester as usize];
+            let to = match requester.local {
+                Some(l) => End::Node(l.0),
+                None => End::Client { zone: requester.zone },
+            };
+            let d = self.transmit(End::Node(op.node), to, self.reply_bytes(op.key));
             self.q.push(
                 now + d,
                 Event::ReplyArrives {

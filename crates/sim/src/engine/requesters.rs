@@ -41,6 +41,8 @@ impl Sim<'_> {
         let mut cand = [NodeId(0); MAX_REPLICAS];
         let n = if choose_coordinator && !self.sc.clients.token_aware {
             self.live_nodes(&mut cand)
+        } else if choose_coordinator && self.requesters[r as usize].beyond_replicas {
+            self.replicas_then_others(req.group, &mut cand)
         } else {
             self.live_replicas(req.group, local, &mut cand)
         };
@@ -132,7 +134,10 @@ impl Sim<'_> {
         let req = *self.reqs.at(id);
         if self.is_client(r) && self.sc.cluster.routing == Routing::Coordinator {
             let coord = d.plan.targets()[0];
-            let delay = self.delay(self.clients[r as usize].zone, self.nodes[coord.index()].zone, NO_NODE);
+            let client = End::Client {
+                zone: self.clients[r as usize].zone,
+            };
+            let delay = self.transmit(client, End::Node(coord.0), self.sc.requests.request_bytes);
             let rq = self.reqs.at_mut(id);
             rq.coord = coord.0;
             rq.client_dispatch = Some(d.id);
@@ -248,8 +253,13 @@ impl Sim<'_> {
                     self.rec.remote_read(t, l.index());
                 }
             }
-            let from = self.requesters[r as usize].zone;
-            let d = self.delay(from, self.nodes[node as usize].zone, local.map_or(NO_NODE, |l| l.0));
+            let from = match local {
+                Some(l) => End::Node(l.0),
+                None => End::Client {
+                    zone: self.requesters[r as usize].zone,
+                },
+            };
+            let d = self.transmit(from, End::Node(node), self.sc.requests.request_bytes);
             self.q.push(
                 now + d,
                 Event::AtReplica {
@@ -338,9 +348,13 @@ impl Sim<'_> {
                 let req = *req;
                 if self.is_client(op.requester) {
                     self.complete(op.req, req);
+                } else if req.parent != NO_PARENT && req.client_dispatch.is_none() {
+                    self.in_partition_answered(op.req, req);
                 } else {
-                    let coord = req.coord;
-                    let d = self.delay(self.nodes[coord as usize].zone, self.clients[req.client as usize].zone, coord);
+                    let client = End::Client {
+                        zone: self.clients[req.client as usize].zone,
+                    };
+                    let d = self.transmit(End::Node(req.coord), client, self.reply_bytes(req.key));
                     self.q.push(
                         self.now + d,
                         Event::AtClient {

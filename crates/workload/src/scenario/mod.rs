@@ -123,6 +123,38 @@ pub struct NetworkModel {
     pub zones: usize,
     /// Mean of the exponential jitter added to each message, ns (0 = none).
     pub jitter_mean_ns: f64,
+    /// Each node's NIC, bits per second in each direction (`None`: unlimited, no NIC queue).
+    pub nic_bits_per_s: Option<f64>,
+    /// Compression of every message, client-server and server-server (`None`: off).
+    pub compression: Option<Compression>,
+}
+
+/// Message compression (LZ4 in the proof of concept): fewer bytes on the wire for CPU time at
+/// both ends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Compression {
+    /// Compressed size / original size, in (0, 1].
+    pub ratio: f64,
+    /// Time to compress (sender) and again to decompress (receiver), ns per original byte.
+    pub cpu_ns_per_byte: f64,
+}
+
+/// The size of a value, bytes: a [`Dist`] whose samples are read as bytes, not ns.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SizeDist(pub Dist);
+
+impl SizeDist {
+    /// The size of key `key`'s value, bytes (at least 1): the same key has the same size in every
+    /// reply and every run, drawn from the distribution with a generator seeded by the key.
+    pub fn bytes_of(&self, key: u64) -> u32 {
+        match self.0 {
+            Dist::Constant { mean_ns } => mean_ns.max(1.0) as u32,
+            d => {
+                let mut rng = policy::Rng::seed_from_u64(key ^ 0x5eed_5123_a1b2_c3d4);
+                d.sample_ns(&mut rng).clamp(1.0, u32::MAX as f64) as u32
+            }
+        }
+    }
 }
 
 /// How clients issue requests.
@@ -164,6 +196,37 @@ pub struct ClientModel {
     pub keys: KeySpec,
     /// Fraction of requests that are writes.
     pub write_fraction: f64,
+    /// Token-aware clients choosing a coordinator see the key's replicas, then every other live
+    /// node (a driver's token-aware query plan), so that a policy that ranks that plan
+    /// (`plans_beyond_replicas` in the policy registry) can pick a coordinator that is not a
+    /// replica, which then forwards the read. `false`: the replicas only.
+    pub beyond_replicas: bool,
+    /// Bursts of load (`None`: a steady rate).
+    pub bursts: Option<Bursts>,
+}
+
+/// Bursts of load: every `every_ns`, for `duration_ns`, open-loop clients send `factor` times
+/// their rate (the proof of concept's usage bursts that filled the network for tens of ms).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bursts {
+    /// Period, ns (a burst starts at every multiple of it).
+    pub every_ns: u64,
+    /// Length of a burst, ns (shorter than the period).
+    pub duration_ns: u64,
+    /// Rate multiplier during a burst (> 1).
+    pub factor: f64,
+}
+
+impl Bursts {
+    /// The rate multiplier at `t_ns`.
+    #[inline]
+    pub fn factor_at(&self, t_ns: u64) -> f64 {
+        if t_ns % self.every_ns < self.duration_ns {
+            self.factor
+        } else {
+            1.0
+        }
+    }
 }
 
 /// Speculative retry at the coordinator (or the direct client).
@@ -198,7 +261,40 @@ pub struct RequestModel {
     /// authors' simulator: 10%). A shadow read loads its replica like any read and its reply
     /// feeds the policy, but the request never waits for it.
     pub shadow_read_fraction: f64,
+    /// Size of a request message (client to coordinator, coordinator to replica), bytes.
+    pub request_bytes: u32,
+    /// Size of each key's value; a reply carries the value plus [`REPLY_HEADER_BYTES`].
+    pub value_bytes: SizeDist,
+    /// Multi-key requests (`None`: every request reads one key).
+    pub multi: Option<MultiModel>,
 }
+
+/// Requests for many partitions at once ("multi" requests in the proof of concept).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MultiModel {
+    /// Share of requests that are multi-key.
+    pub fraction: f64,
+    /// Partitions per multi-key request.
+    pub keys: u32,
+    /// How the client sends one.
+    pub mode: MultiMode,
+}
+
+/// How a client sends a multi-key request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MultiMode {
+    /// One `IN` query to one coordinator (not token-aware: the keys have different tokens),
+    /// which reads every partition from its replicas and answers once with all of them.
+    In,
+    /// One token-aware single read per partition, all at once; done when the last answers.
+    Parallel,
+}
+
+/// Most partitions in one multi-key request.
+pub const MAX_MULTI_KEYS: u32 = 10_000;
+
+/// The bytes of a reply besides its value (frame and result metadata).
+pub const REPLY_HEADER_BYTES: u32 = 50;
 
 /// Run length and failure detection.
 #[derive(Clone, Copy, Debug)]

@@ -78,8 +78,26 @@ pub struct RawNetwork {
     pub same_zone_us: Option<Spanned<f64>>,
     pub cross_zone_us: Option<Spanned<f64>>,
     pub jitter_us: Option<Spanned<f64>>,
+    pub nic_gbps: Option<Spanned<f64>>,
+    pub compression: Option<Spanned<RawCompression>>,
     #[serde(default)]
     pub link: Vec<Spanned<RawLink>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCompression {
+    pub ratio: f64,
+    pub cpu_us_per_kb: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSize {
+    pub dist: String,
+    pub mean_bytes: f64,
+    pub sigma: Option<f64>,
+    pub shape: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -103,6 +121,16 @@ pub struct RawClients {
     pub demand_skew: Option<Spanned<RawSkew>>,
     pub keys: Spanned<RawKeys>,
     pub write_fraction: Option<Spanned<f64>>,
+    pub candidates: Option<Spanned<String>>,
+    pub bursts: Option<Spanned<RawBursts>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBursts {
+    pub every_s: f64,
+    pub duration_ms: f64,
+    pub factor: f64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -130,6 +158,17 @@ pub struct RawRequests {
     pub read_timeout_ms: Option<Spanned<f64>>,
     pub speculative_retry: Option<Spanned<String>>,
     pub shadow_read_fraction: Option<Spanned<f64>>,
+    pub request_bytes: Option<Spanned<f64>>,
+    pub value_bytes: Option<Spanned<RawSize>>,
+    pub multi: Option<Spanned<RawMulti>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMulti {
+    pub fraction: f64,
+    pub keys: i64,
+    pub mode: String,
 }
 
 #[derive(Debug, Deserialize)]

@@ -141,6 +141,28 @@ pub(super) fn network(cx: &Ctx, raw: &RawScenario, cluster: &Cluster) -> Res<Net
         }
         None => (100.0, 100.0, 0.0, &[][..]),
     };
+    let raw_net = raw.network.as_ref().map(|n| n.get_ref());
+    let nic_bits_per_s = match raw_net.and_then(|n| n.nic_gbps.as_ref()) {
+        Some(g) => Some(cx.num(g, "network.nic_gbps", 0.000_001, 10_000.0)? * 1e9),
+        None => None,
+    };
+    let compression = match raw_net.and_then(|n| n.compression.as_ref()) {
+        None => None,
+        Some(c) => {
+            let v = c.get_ref();
+            if !(v.ratio.is_finite() && v.ratio > 0.0 && v.ratio <= 1.0) {
+                return cx.err(c.span(), format!("network.compression ratio = {}: must be in (0, 1]", v.ratio));
+            }
+            let cpu = v.cpu_us_per_kb.unwrap_or(0.0);
+            if !(cpu.is_finite() && (0.0..=1e4).contains(&cpu)) {
+                return cx.err(c.span(), format!("network.compression cpu_us_per_kb = {cpu}: must be in [0, 1e4]"));
+            }
+            Some(Compression {
+                ratio: v.ratio,
+                cpu_ns_per_byte: cpu * 1000.0 / 1024.0,
+            })
+        }
+    };
     let mut one_way_ns = vec![(cross * US) as u64; zones * zones];
     for z in 0..zones {
         one_way_ns[z * zones + z] = (same * US) as u64;
@@ -171,5 +193,7 @@ pub(super) fn network(cx: &Ctx, raw: &RawScenario, cluster: &Cluster) -> Res<Net
         one_way_ns,
         zones,
         jitter_mean_ns: jitter * US,
+        nic_bits_per_s,
+        compression,
     })
 }

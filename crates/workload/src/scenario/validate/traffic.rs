@@ -128,6 +128,56 @@ pub(super) fn clients(cx: &Ctx, c: &RawClients, cluster: &Cluster) -> Res<Client
             count: key_count as u64,
         },
         write_fraction,
+        bursts: match &c.bursts {
+            None => None,
+            Some(b) => {
+                let v = b.get_ref();
+                if matches!(arrival, Arrival::Closed { .. }) {
+                    return cx.err(b.span(), "clients.bursts needs an open-loop arrival (poisson or fixed)");
+                }
+                if !(v.every_s.is_finite() && v.every_s > 0.0 && v.every_s <= 3600.0) {
+                    return cx.err(b.span(), format!("clients.bursts every_s = {}: must be in (0, 3600]", v.every_s));
+                }
+                if !(v.duration_ms.is_finite() && v.duration_ms > 0.0 && v.duration_ms < v.every_s * 1000.0) {
+                    return cx.err(
+                        b.span(),
+                        format!(
+                            "clients.bursts duration_ms = {}: must be positive and shorter than every_s",
+                            v.duration_ms
+                        ),
+                    );
+                }
+                if !(v.factor.is_finite() && v.factor > 1.0 && v.factor <= 1000.0) {
+                    return cx.err(b.span(), format!("clients.bursts factor = {}: must be in (1, 1000]", v.factor));
+                }
+                Some(Bursts {
+                    every_ns: (v.every_s * S) as u64,
+                    duration_ns: (v.duration_ms * MS) as u64,
+                    factor: v.factor,
+                })
+            }
+        },
+        beyond_replicas: match &c.candidates {
+            None => false,
+            Some(v) => match v.get_ref().as_str() {
+                "replicas" => false,
+                "replicas-then-others" => {
+                    if !c.token_aware.unwrap_or(true) || cluster.routing != Routing::Coordinator {
+                        return Err(cx.at(
+                            v,
+                            "clients.candidates = \"replicas-then-others\" needs token_aware clients and routing = \"coordinator\"",
+                        ));
+                    }
+                    true
+                }
+                other => {
+                    return Err(cx.at(
+                        v,
+                        format!("clients.candidates = \"{other}\": must be \"replicas\" or \"replicas-then-others\""),
+                    ))
+                }
+            },
+        },
     })
 }
 
@@ -138,6 +188,9 @@ pub(super) fn requests(cx: &Ctx, raw: &RawScenario, cluster: &Cluster, _clients:
         read_timeout_ms: None,
         speculative_retry: None,
         shadow_read_fraction: None,
+        request_bytes: None,
+        value_bytes: None,
+        multi: None,
     };
     let r = raw.requests.as_ref().map(|r| r.get_ref()).unwrap_or(&default);
     let consistency = cx.cl(&r.consistency, ConsistencyLevel::One)?;
@@ -193,12 +246,66 @@ pub(super) fn requests(cx: &Ctx, raw: &RawScenario, cluster: &Cluster, _clients:
             ),
         });
     }
+    let request_bytes = cx.opt_num(&r.request_bytes, "requests.request_bytes", 1.0, 1e8, 100.0)? as u32;
+    let value_bytes = match &r.value_bytes {
+        None => SizeDist(Dist::Constant { mean_ns: 1000.0 }),
+        Some(v) => {
+            let d = v.get_ref();
+            if !(d.mean_bytes.is_finite() && (1.0..=1e8).contains(&d.mean_bytes)) {
+                return cx.err(
+                    v.span(),
+                    format!("requests.value_bytes mean_bytes = {}: must be in [1, 1e8]", d.mean_bytes),
+                );
+            }
+            // A distribution of sizes reuses the duration distributions, one "ns" per byte.
+            SizeDist(cx.dist(v.span(), "requests.value_bytes", &d.dist, d.mean_bytes / 1000.0, d.sigma, d.shape)?)
+        }
+    };
+    let multi = match &r.multi {
+        None => None,
+        Some(m) => {
+            let v = m.get_ref();
+            if !(v.fraction.is_finite() && v.fraction > 0.0 && v.fraction <= 1.0) {
+                return cx.err(m.span(), format!("requests.multi fraction = {}: must be in (0, 1]", v.fraction));
+            }
+            if !(2..=MAX_MULTI_KEYS as i64).contains(&v.keys) {
+                return cx.err(
+                    m.span(),
+                    format!("requests.multi keys = {}: must be an integer in [2, {MAX_MULTI_KEYS}]", v.keys),
+                );
+            }
+            let mode = match v.mode.as_str() {
+                "in" => MultiMode::In,
+                "parallel" => MultiMode::Parallel,
+                other => {
+                    return cx.err(
+                        m.span(),
+                        format!("requests.multi mode = \"{other}\": must be \"in\" or \"parallel\""),
+                    )
+                }
+            };
+            if mode == MultiMode::In && cluster.routing != Routing::Coordinator {
+                return cx.err(
+                    m.span(),
+                    "requests.multi mode = \"in\" needs routing = \"coordinator\" (a coordinator answers an IN query)",
+                );
+            }
+            Some(MultiModel {
+                fraction: v.fraction,
+                keys: v.keys as u32,
+                mode,
+            })
+        }
+    };
     Ok(RequestModel {
         consistency,
         warmup_consistency,
         read_timeout_ns: (read_timeout_ms * MS) as u64,
         speculative,
         shadow_read_fraction,
+        request_bytes,
+        value_bytes,
+        multi,
     })
 }
 

@@ -1,0 +1,473 @@
+//! A Cassandra cluster's file (`DIR/cluster.json` with `"engine": "cassandra"`) and its
+//! lifecycle: start the nodes one after another and wait until each answers CQL, report their
+//! state, stop them, and the faults (pause, restart, delay).
+
+use super::config::{self, client_addr, node_cql_addr, node_dir, NodeSettings};
+use super::cql::answers_cql;
+use super::{dist, proxy};
+use crate::launcher::{process_state, send_signal, Signal, CLUSTER_FILE};
+use serde::{Deserialize, Serialize};
+use std::net::{IpAddr, SocketAddr};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Which kind of cluster a directory holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// The project's own storage nodes (`replica-lb node`).
+    Node,
+    /// Apache Cassandra.
+    Cassandra,
+}
+
+impl Engine {
+    /// Parses `node` or `cassandra`.
+    pub fn parse(text: &str) -> Result<Engine, String> {
+        match text {
+            "node" => Ok(Engine::Node),
+            "cassandra" => Ok(Engine::Cassandra),
+            other => Err(format!("--engine {other}: must be node or cassandra")),
+        }
+    }
+
+    /// Its name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Engine::Node => "node",
+            Engine::Cassandra => "cassandra",
+        }
+    }
+}
+
+/// The engine of the cluster in `dir` (a cluster file without `engine` is a node cluster).
+pub fn engine_of(dir: &Path) -> Result<Engine, String> {
+    let path = dir.join(CLUSTER_FILE);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}; is a cluster up in {}?", path.display(), dir.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{} is not a cluster file: {e}", path.display()))?;
+    match v.get("engine").and_then(|e| e.as_str()) {
+        None => Ok(Engine::Node),
+        Some(e) => Engine::parse(e).map_err(|_| format!("{}: unknown engine '{e}'", path.display())),
+    }
+}
+
+/// One Cassandra node of a launched cluster.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CassandraNode {
+    /// Node id (0-based; it listens on 127.0.0.(id+1)).
+    pub id: u32,
+    /// Its own address.
+    pub address: IpAddr,
+    /// Where clients reach its CQL port (its delay proxy; the address it advertises).
+    pub cql: SocketAddr,
+    /// Its own CQL port, behind the proxy.
+    pub node_cql: SocketAddr,
+    /// Process id of its JVM.
+    pub pid: u32,
+    /// Its directory (configuration, data, logs).
+    pub dir: PathBuf,
+    /// Its log.
+    pub log: PathBuf,
+}
+
+/// `DIR/cluster.json` of a Cassandra cluster.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CassandraCluster {
+    /// Always `cassandra`.
+    pub engine: String,
+    /// Cassandra's version.
+    pub version: String,
+    /// Every node.
+    pub nodes: Vec<CassandraNode>,
+    /// The delay proxy's process id.
+    pub proxy_pid: Option<u32>,
+    /// The JVM heap of each node, MiB.
+    pub heap_mb: u32,
+    /// The snitch every node runs.
+    pub snitch: String,
+    /// Extra classpath entries (a snitch plug-in).
+    #[serde(default)]
+    pub extra_classpath: Vec<PathBuf>,
+    /// Extra JVM system properties.
+    #[serde(default)]
+    pub system_properties: Vec<String>,
+    /// Cassandra's jars.
+    pub lib: PathBuf,
+}
+
+impl CassandraCluster {
+    /// Reads `dir/cluster.json`; an error unless it is a Cassandra cluster.
+    pub fn load(dir: &Path) -> Result<CassandraCluster, String> {
+        if engine_of(dir)? != Engine::Cassandra {
+            return Err(format!("{} holds a node cluster, not a Cassandra one", dir.display()));
+        }
+        let path = dir.join(CLUSTER_FILE);
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        serde_json::from_str(&text).map_err(|e| format!("{} is not a Cassandra cluster file: {e}", path.display()))
+    }
+
+    fn save(&self, dir: &Path) -> Result<(), String> {
+        let path = dir.join(CLUSTER_FILE);
+        let tmp = dir.join(format!("{CLUSTER_FILE}.tmp"));
+        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
+        std::fs::write(&tmp, text + "\n")
+            .and_then(|_| std::fs::rename(&tmp, &path))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+
+    /// The CQL contact points of every node (through their proxies).
+    pub fn contact_points(&self) -> Vec<SocketAddr> {
+        self.nodes.iter().map(|n| n.cql).collect()
+    }
+
+    /// Node `id`'s entry.
+    pub fn node(&self, id: u32) -> Result<&CassandraNode, String> {
+        self.nodes.iter().find(|n| n.id == id).ok_or_else(|| {
+            format!(
+                "node {id} is not in the cluster; its nodes are 0..{}",
+                self.nodes.len().saturating_sub(1)
+            )
+        })
+    }
+
+    fn settings(&self) -> NodeSettings {
+        NodeSettings {
+            heap_mb: self.heap_mb,
+            snitch: self.snitch.clone(),
+            extra_classpath: self.extra_classpath.clone(),
+            system_properties: self.system_properties.clone(),
+        }
+    }
+}
+
+/// Most Cassandra nodes on this machine (each takes about 1 GB).
+pub const MAX_NODES: u32 = 5;
+
+/// How to start a cluster.
+#[derive(Clone, Debug)]
+pub struct CassandraUp {
+    /// Nodes, 1..=[`MAX_NODES`].
+    pub nodes: u32,
+    /// The cluster directory (must not hold a running cluster).
+    pub dir: PathBuf,
+    /// What every node runs with.
+    pub settings: NodeSettings,
+    /// The program that runs the delay proxy (`PROGRAM cluster proxy --dir DIR --nodes N`).
+    pub proxy_program: PathBuf,
+    /// How long one node may take to answer CQL.
+    pub node_timeout: Duration,
+}
+
+fn alive(pid: u32) -> bool {
+    reap(pid);
+    process_state(pid).is_some_and(|s| s != 'Z' && s != 'X')
+}
+
+/// Collects `pid` if it is a child of this process that ended (no zombie left behind).
+fn reap(pid: u32) {
+    // SAFETY: waitpid with WNOHANG on a pid only inspects or collects that child; it fails
+    // harmlessly (ECHILD) for a process that is not ours.
+    unsafe {
+        libc::waitpid(pid as libc::pid_t, std::ptr::null_mut(), libc::WNOHANG);
+    }
+}
+
+fn log_tail(path: &Path) -> String {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .rev()
+                .find(|l| l.starts_with("ERROR") || l.contains("Exception"))
+                .or_else(|| t.lines().rev().find(|l| !l.trim().is_empty()))
+                .map(|l| l.chars().take(300).collect())
+        })
+        .unwrap_or_else(|| "(no log)".into())
+}
+
+/// Starts node `id`'s JVM; returns its pid.
+fn spawn_node(dir: &Path, id: u32, lib: &Path, settings: &NodeSettings) -> Result<u32, String> {
+    let nd = node_dir(dir, id);
+    let out_path = nd.join("stdout.log");
+    let out = std::fs::File::create(&out_path).map_err(|e| format!("cannot create {}: {e}", out_path.display()))?;
+    let err = out.try_clone().map_err(|e| e.to_string())?;
+    let child = Command::new("java")
+        .args(config::java_args(&nd, id, lib, settings))
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot start java for node {id} (Java 17 is needed): {e}"))?;
+    Ok(child.id())
+}
+
+/// Waits until node `id` (process `pid`) answers CQL on its own port.
+fn wait_cql(dir: &Path, id: u32, pid: u32, timeout: Duration) -> Result<(), String> {
+    let start = Instant::now();
+    loop {
+        if answers_cql(node_cql_addr(id), Duration::from_secs(1)) {
+            return Ok(());
+        }
+        let log = node_dir(dir, id).join("system.log");
+        if !alive(pid) {
+            return Err(format!("node {id} exited during start-up: {}", log_tail(&log)));
+        }
+        if start.elapsed() > timeout {
+            return Err(format!(
+                "node {id} did not answer CQL on {} within {} s: {}",
+                node_cql_addr(id),
+                timeout.as_secs(),
+                log_tail(&log)
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// Starts the cluster: fetches Cassandra's jars on first use, writes every node's
+/// configuration, starts the delay proxy, then the nodes one after another, each once the
+/// previous one answers CQL; writes `DIR/cluster.json`. On failure every process it started is
+/// stopped.
+pub fn up(opts: &CassandraUp, progress: &mut dyn FnMut(&str)) -> Result<CassandraCluster, String> {
+    if !(1..=MAX_NODES).contains(&opts.nodes) {
+        return Err(format!(
+            "--nodes {}: a Cassandra cluster here has 1 to {MAX_NODES} nodes",
+            opts.nodes
+        ));
+    }
+    if !(256..=16_384).contains(&opts.settings.heap_mb) {
+        return Err(format!("--heap-mb {}: must be in [256, 16384]", opts.settings.heap_mb));
+    }
+    let dir = &opts.dir;
+    if dir.join(CLUSTER_FILE).exists() {
+        if let Ok(old) = CassandraCluster::load(dir) {
+            if old.nodes.iter().any(|n| alive(n.pid)) {
+                return Err(format!(
+                    "a Cassandra cluster is running in {}; `cluster down` it first",
+                    dir.display()
+                ));
+            }
+        } else if engine_of(dir) == Ok(Engine::Node) {
+            return Err(format!("{} holds a node cluster; use another directory", dir.display()));
+        }
+    }
+    for id in 0..opts.nodes {
+        for addr in [node_cql_addr(id), client_addr(id)] {
+            if answers_cql(addr, Duration::from_millis(300)) {
+                return Err(format!("{addr} already answers CQL (another Cassandra is running); stop it first"));
+            }
+        }
+    }
+    let lib = dist::classpath_dir(progress)?;
+    let version = dist::version()?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let dir = dir.canonicalize().map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut cluster = CassandraCluster {
+        engine: Engine::Cassandra.as_str().into(),
+        version: version.clone(),
+        nodes: Vec::new(),
+        proxy_pid: None,
+        heap_mb: opts.settings.heap_mb,
+        snitch: opts.settings.snitch.clone(),
+        extra_classpath: opts.settings.extra_classpath.clone(),
+        system_properties: opts.settings.system_properties.clone(),
+        lib: lib.clone(),
+    };
+    let result = start_all(&dir, opts, &lib, &mut cluster, progress);
+    if let Err(e) = result {
+        let _ = stop_processes(&cluster, Duration::from_secs(5));
+        let _ = std::fs::remove_file(dir.join(CLUSTER_FILE));
+        return Err(e);
+    }
+    progress(&format!("Cassandra {version}: {} node(s) answer CQL", cluster.nodes.len()));
+    Ok(cluster)
+}
+
+fn start_all(
+    dir: &Path,
+    opts: &CassandraUp,
+    lib: &Path,
+    cluster: &mut CassandraCluster,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), String> {
+    for id in 0..opts.nodes {
+        let nd = node_dir(dir, id);
+        let _ = std::fs::remove_dir_all(&nd);
+        config::write_node_config(&nd, id, &opts.settings)?;
+        proxy::write_delay(dir, id, 0)?;
+    }
+    let proxy = Command::new(&opts.proxy_program)
+        .args(["cluster", "proxy", "--dir"])
+        .arg(dir)
+        .arg("--nodes")
+        .arg(opts.nodes.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("proxy.log")).map_err(|e| e.to_string())?)
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot start the delay proxy ({}): {e}", opts.proxy_program.display()))?;
+    cluster.proxy_pid = Some(proxy.id());
+    cluster.save(dir)?;
+    for id in 0..opts.nodes {
+        let started = Instant::now();
+        let pid = spawn_node(dir, id, lib, &opts.settings)?;
+        let nd = node_dir(dir, id);
+        cluster.nodes.push(CassandraNode {
+            id,
+            address: config::node_ip(id),
+            cql: client_addr(id),
+            node_cql: node_cql_addr(id),
+            pid,
+            dir: nd.clone(),
+            log: nd.join("system.log"),
+        });
+        cluster.save(dir)?;
+        wait_cql(dir, id, pid, opts.node_timeout)?;
+        progress(&format!(
+            "node {id}: {} up in {:.0} s (pid {pid}), clients reach it at {}",
+            node_cql_addr(id),
+            started.elapsed().as_secs_f64(),
+            client_addr(id)
+        ));
+    }
+    for id in 0..opts.nodes {
+        if !answers_cql(client_addr(id), Duration::from_secs(2)) {
+            return Err(format!(
+                "node {id} answers CQL but not through its proxy at {}; see {}/proxy.log",
+                client_addr(id),
+                dir.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One node's state as `cluster status` reports it.
+#[derive(Clone, Debug, Serialize)]
+pub struct NodeState {
+    /// Node id.
+    pub id: u32,
+    /// Process id.
+    pub pid: u32,
+    /// `running`, `paused` or `down`.
+    pub state: String,
+    /// Whether it answers CQL (through its proxy).
+    pub cql: bool,
+    /// Where clients reach it.
+    pub address: SocketAddr,
+    /// Its current added delay, ms.
+    pub delay_ms: u64,
+}
+
+/// Every node's state.
+pub fn status(dir: &Path) -> Result<Vec<NodeState>, String> {
+    let c = CassandraCluster::load(dir)?;
+    Ok(c.nodes
+        .iter()
+        .map(|n| {
+            let state = match process_state(n.pid) {
+                Some('T') | Some('t') => "paused",
+                Some('Z') | Some('X') | None => "down",
+                Some(_) => "running",
+            };
+            NodeState {
+                id: n.id,
+                pid: n.pid,
+                state: state.into(),
+                cql: state == "running" && answers_cql(n.cql, Duration::from_secs(1)),
+                address: n.cql,
+                delay_ms: std::fs::read_to_string(proxy::delay_file(dir, n.id))
+                    .ok()
+                    .and_then(|t| t.trim().parse().ok())
+                    .unwrap_or(0),
+            }
+        })
+        .collect())
+}
+
+fn stop_processes(c: &CassandraCluster, grace: Duration) -> usize {
+    let mut stopped = 0;
+    for n in &c.nodes {
+        if alive(n.pid) {
+            let _ = send_signal(n.pid, Signal::Cont);
+            let _ = send_signal(n.pid, Signal::Term);
+            stopped += 1;
+        }
+    }
+    let start = Instant::now();
+    while c.nodes.iter().any(|n| alive(n.pid)) && start.elapsed() < grace {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    for n in &c.nodes {
+        if alive(n.pid) {
+            let _ = send_signal(n.pid, Signal::Kill);
+        }
+    }
+    if let Some(p) = c.proxy_pid {
+        if alive(p) {
+            let _ = send_signal(p, Signal::Kill);
+        }
+        reap(p);
+    }
+    let start = Instant::now();
+    while c.nodes.iter().any(|n| alive(n.pid)) && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    stopped
+}
+
+/// Stops every node (SIGTERM, SIGKILL after `grace`) and the proxy; returns how many nodes were
+/// running.
+pub fn down(dir: &Path, grace: Duration) -> Result<usize, String> {
+    let c = CassandraCluster::load(dir)?;
+    Ok(stop_processes(&c, grace))
+}
+
+/// Stops node `id` (SIGSTOP) for `pause`, then continues it (SIGCONT): a stop-the-world pause.
+pub fn pause(dir: &Path, id: u32, pause: Duration) -> Result<(), String> {
+    let c = CassandraCluster::load(dir)?;
+    let n = c.node(id)?;
+    if !alive(n.pid) {
+        return Err(format!("node {id} (pid {}) is not running", n.pid));
+    }
+    send_signal(n.pid, Signal::Stop).map_err(|e| e.to_string())?;
+    std::thread::sleep(pause);
+    send_signal(n.pid, Signal::Cont).map_err(|e| e.to_string())
+}
+
+/// Kills node `id` (kill -9), keeps it down for `down_for`, starts it again on the same data
+/// and waits until it answers CQL. Returns the new pid.
+pub fn restart(dir: &Path, id: u32, down_for: Duration, timeout: Duration) -> Result<u32, String> {
+    let mut c = CassandraCluster::load(dir)?;
+    let old = c.node(id)?.pid;
+    if alive(old) {
+        let _ = send_signal(old, Signal::Cont);
+        send_signal(old, Signal::Kill).map_err(|e| e.to_string())?;
+        let start = Instant::now();
+        while alive(old) && start.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    std::thread::sleep(down_for);
+    let pid = spawn_node(dir, id, &c.lib, &c.settings())?;
+    if let Some(n) = c.nodes.iter_mut().find(|n| n.id == id) {
+        n.pid = pid;
+    }
+    c.save(dir)?;
+    wait_cql(dir, id, pid, timeout)?;
+    Ok(pid)
+}
+
+/// Sets node `id`'s added delay on everything it sends its clients (0 clears).
+pub fn set_delay(dir: &Path, id: u32, delay_ms: u32) -> Result<(), String> {
+    let c = CassandraCluster::load(dir)?;
+    c.node(id)?;
+    if !c.proxy_pid.is_some_and(alive) {
+        return Err(format!("the delay proxy of {} is not running", dir.display()));
+    }
+    proxy::write_delay(dir, id, delay_ms)
+}

@@ -1,0 +1,218 @@
+//! What each node runs with: its cassandra.yaml, rack file and log configuration (the jar
+//! ships no `conf/`), its addresses, and the JVM command line for Java 17.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+
+/// The CQL port every node listens on (each at its own loopback address).
+pub const CQL_PORT: u16 = 9042;
+/// The internode (gossip and messaging) port.
+pub const STORAGE_PORT: u16 = 7000;
+/// The first node's JMX port; node I uses `JMX_BASE_PORT + I`.
+pub const JMX_BASE_PORT: u16 = 7199;
+
+/// Where node `id` (0-based) listens: 127.0.0.(id+1).
+pub fn node_ip(id: u32) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::new(127, 0, 0, (id + 1) as u8))
+}
+
+/// Where clients reach node `id`: its proxy at 127.0.1.(id+1), the address the node
+/// advertises (`broadcast_rpc_address`), so a driver discovers every node behind its proxy.
+pub fn client_ip(id: u32) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::new(127, 0, 1, (id + 1) as u8))
+}
+
+/// Node `id`'s CQL address as clients use it (through its proxy).
+pub fn client_addr(id: u32) -> SocketAddr {
+    SocketAddr::new(client_ip(id), CQL_PORT)
+}
+
+/// Node `id`'s own CQL address (behind the proxy).
+pub fn node_cql_addr(id: u32) -> SocketAddr {
+    SocketAddr::new(node_ip(id), CQL_PORT)
+}
+
+/// The directory of node `id` in cluster directory `dir`.
+pub fn node_dir(dir: &Path, id: u32) -> PathBuf {
+    dir.join(format!("node-{id}"))
+}
+
+/// The settings every node shares.
+#[derive(Clone, Debug)]
+pub struct NodeSettings {
+    /// JVM heap, MiB (-Xms and -Xmx).
+    pub heap_mb: u32,
+    /// The snitch class (`endpoint_snitch`).
+    pub snitch: String,
+    /// Extra jar directories or files on the classpath (a snitch plug-in).
+    pub extra_classpath: Vec<PathBuf>,
+    /// Extra JVM system properties, `name=value`.
+    pub system_properties: Vec<String>,
+}
+
+impl Default for NodeSettings {
+    fn default() -> Self {
+        NodeSettings {
+            heap_mb: 768,
+            snitch: "GossipingPropertyFileSnitch".into(),
+            extra_classpath: Vec::new(),
+            system_properties: Vec::new(),
+        }
+    }
+}
+
+/// Writes node `id`'s configuration under `node_dir` for a cluster whose seed is node 0.
+pub fn write_node_config(node_dir: &Path, id: u32, settings: &NodeSettings) -> Result<(), String> {
+    let conf = node_dir.join("conf");
+    for d in ["conf", "data", "commitlog", "saved_caches", "hints", "cdc"] {
+        let p = node_dir.join(d);
+        std::fs::create_dir_all(&p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+    }
+    let nd = node_dir.display();
+    let yaml = format!(
+        "# Written by replica-lb for node {id}.\n\
+cluster_name: replica-lb\n\
+num_tokens: 16\n\
+allocate_tokens_for_local_replication_factor: 3\n\
+partitioner: org.apache.cassandra.dht.Murmur3Partitioner\n\
+seed_provider:\n  - class_name: org.apache.cassandra.locator.SimpleSeedProvider\n    parameters:\n      - seeds: \"{seed}:{STORAGE_PORT}\"\n\
+listen_address: {ip}\n\
+rpc_address: {ip}\n\
+broadcast_rpc_address: {client_ip}\n\
+storage_port: {STORAGE_PORT}\n\
+native_transport_port: {CQL_PORT}\n\
+endpoint_snitch: {snitch}\n\
+dynamic_snitch: false\n\
+data_file_directories:\n  - {nd}/data\n\
+commitlog_directory: {nd}/commitlog\n\
+saved_caches_directory: {nd}/saved_caches\n\
+hints_directory: {nd}/hints\n\
+cdc_raw_directory: {nd}/cdc\n\
+commitlog_sync: periodic\n\
+commitlog_sync_period: 10000ms\n\
+concurrent_reads: 8\n\
+concurrent_writes: 8\n\
+concurrent_counter_writes: 4\n\
+memtable_heap_space: 64MiB\n\
+memtable_offheap_space: 64MiB\n\
+key_cache_size: 16MiB\n\
+row_cache_size: 0MiB\n\
+file_cache_enabled: true\n\
+file_cache_size: 64MiB\n\
+read_request_timeout: 5000ms\n\
+write_request_timeout: 2000ms\n\
+auto_snapshot: false\n\
+start_native_transport: true\n",
+        seed = node_ip(0),
+        ip = node_ip(id),
+        client_ip = client_ip(id),
+        snitch = settings.snitch,
+    );
+    write(&conf.join("cassandra.yaml"), &yaml)?;
+    write(&conf.join("cassandra-rackdc.properties"), &format!("dc=dc1\nrack=rack{}\n", id + 1))?;
+    write(
+        &conf.join("logback.xml"),
+        "<configuration scan=\"false\">\n  <appender name=\"FILE\" class=\"ch.qos.logback.core.FileAppender\">\n    <file>${cassandra.logdir}/system.log</file>\n    <encoder><pattern>%-5level [%thread] %date{ISO8601} %F:%L - %msg%n</pattern></encoder>\n  </appender>\n  <root level=\"INFO\"><appender-ref ref=\"FILE\"/></root>\n</configuration>\n",
+    )
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// The module exports and opens Cassandra needs on Java 17 (as its `jvm17-server.options`).
+const JAVA17_FLAGS: &[&str] = &[
+    "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED",
+    "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED",
+    "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-exports=java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED",
+    "--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED",
+    "--add-exports=java.rmi/sun.rmi.server=ALL-UNNAMED",
+    "--add-exports=java.sql/java.sql=ALL-UNNAMED",
+    "--add-exports=java.base/java.lang.ref=ALL-UNNAMED",
+    "--add-exports=jdk.unsupported/sun.misc=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang.module=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.loader=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.reflect=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.math=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.module=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.util.jar=ALL-UNNAMED",
+    "--add-opens=jdk.management/com.sun.management.internal=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+    "--add-opens=java.base/java.util=ALL-UNNAMED",
+    "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+    "--add-opens=java.base/java.math=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+    "--add-opens=java.base/java.net=ALL-UNNAMED",
+];
+
+/// The `java` arguments that run node `id` from `node_dir` with the jars in `lib`.
+pub fn java_args(node_dir: &Path, id: u32, lib: &Path, settings: &NodeSettings) -> Vec<String> {
+    let nd = node_dir.display();
+    let mut args = vec![
+        format!("-Xms{}m", settings.heap_mb),
+        format!("-Xmx{}m", settings.heap_mb),
+        "-Xss256k".into(),
+        "-XX:+UseG1GC".into(),
+        "-XX:+ExitOnOutOfMemoryError".into(),
+        "-Djdk.attach.allowAttachSelf=true".into(),
+        "-Dio.netty.tryReflectionSetAccessible=true".into(),
+    ];
+    args.extend(JAVA17_FLAGS.iter().map(|s| s.to_string()));
+    args.extend([
+        format!("-Dcassandra.config=file://{nd}/conf/cassandra.yaml"),
+        format!("-Dcassandra-rackdc.properties=file://{nd}/conf/cassandra-rackdc.properties"),
+        format!("-Dlogback.configurationFile=file://{nd}/conf/logback.xml"),
+        format!("-Dcassandra.logdir={nd}"),
+        format!("-Dcassandra.storagedir={nd}"),
+        format!("-Dcassandra.jmx.local.port={}", JMX_BASE_PORT as u32 + id),
+        "-Dcassandra-foreground=yes".into(),
+        "-Dcassandra.skip_wait_for_gossip_to_settle=0".into(),
+        "-Dcassandra.ring_delay_ms=1000".into(),
+    ]);
+    args.extend(settings.system_properties.iter().map(|p| format!("-D{p}")));
+    let mut cp = format!("{nd}/conf:{}/*", lib.display());
+    for extra in &settings.extra_classpath {
+        cp.push(':');
+        cp.push_str(&extra.display().to_string());
+    }
+    args.extend(["-cp".into(), cp, "org.apache.cassandra.service.CassandraDaemon".into()]);
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_node_gets_its_addresses_and_the_client_policy_settings() {
+        let dir = std::env::temp_dir().join(format!("rlb-cass-conf-{}", std::process::id()));
+        write_node_config(&dir, 2, &NodeSettings::default()).unwrap();
+        let yaml = std::fs::read_to_string(dir.join("conf/cassandra.yaml")).unwrap();
+        for line in [
+            "listen_address: 127.0.0.3",
+            "rpc_address: 127.0.0.3",
+            "broadcast_rpc_address: 127.0.1.3",
+            "seeds: \"127.0.0.1:7000\"",
+            "endpoint_snitch: GossipingPropertyFileSnitch",
+            "dynamic_snitch: false",
+        ] {
+            assert!(
+                yaml.lines().any(|l| l.trim() == line || l.trim().ends_with(line)),
+                "{line} in\n{yaml}"
+            );
+        }
+        let rack = std::fs::read_to_string(dir.join("conf/cassandra-rackdc.properties")).unwrap();
+        assert_eq!(rack, "dc=dc1\nrack=rack3\n");
+        let args = java_args(&dir, 2, Path::new("/lib"), &NodeSettings::default());
+        assert!(args.contains(&"-Xmx768m".to_string()));
+        assert!(args.contains(&"-Dcassandra.jmx.local.port=7201".to_string()));
+        assert_eq!(args.last().unwrap(), "org.apache.cassandra.service.CassandraDaemon");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
