@@ -4,19 +4,35 @@
 use crate::error::{CliError, CliResult};
 use crate::node_cmd::parse_params;
 use clap::Args;
+use harness::cassandra::{self, Engine};
 use harness::launcher::ClusterFile;
+use harness::loadgen::cql;
 use harness::loadgen::keys::key_spec;
 use harness::loadgen::{self, Arrivals, BenchOptions, ClientPolicy, LoadOptions};
 use node::client::ClusterClient;
 use policy::{ConsistencyLevel, ParamTable};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 /// `load` arguments.
 #[derive(Args, Debug)]
 pub struct LoadArgs {
-    /// The cluster directory (with cluster.json).
-    #[arg(long, value_name = "DIR")]
-    cluster: PathBuf,
+    /// The cluster directory (with cluster.json): a node cluster, or a Cassandra one (through
+    /// the scylla driver).
+    #[arg(
+        long,
+        value_name = "DIR",
+        required_unless_present = "contact_points",
+        conflicts_with = "contact_points"
+    )]
+    cluster: Option<PathBuf>,
+    /// An existing Cassandra or ScyllaDB cluster: HOST:PORT[,HOST:PORT...] (through the scylla
+    /// driver; keyspace `replica_lb`, table `kv`).
+    #[arg(long, value_name = "ADDRS")]
+    contact_points: Option<String>,
+    /// Replication factor of the keyspace `load` creates on a Cassandra or ScyllaDB cluster.
+    #[arg(long, default_value_t = 3, value_name = "RF")]
+    replication_factor: u32,
     /// Keys 0..N-1 are written.
     #[arg(long, value_name = "N")]
     keys: u64,
@@ -40,9 +56,19 @@ pub struct LoadArgs {
 /// `bench` arguments.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// The cluster directory (with cluster.json).
-    #[arg(long, value_name = "DIR")]
-    cluster: PathBuf,
+    /// The cluster directory (with cluster.json): a node cluster, or a Cassandra one (through
+    /// the scylla driver).
+    #[arg(
+        long,
+        value_name = "DIR",
+        required_unless_present = "contact_points",
+        conflicts_with = "contact_points"
+    )]
+    cluster: Option<PathBuf>,
+    /// An existing Cassandra or ScyllaDB cluster: HOST:PORT[,HOST:PORT...] (through the scylla
+    /// driver, after `load --contact-points`).
+    #[arg(long, value_name = "ADDRS")]
+    contact_points: Option<String>,
     /// Target rate, requests per second.
     #[arg(long, value_name = "R")]
     rate: f64,
@@ -73,7 +99,8 @@ pub struct BenchArgs {
     /// Per-request time-out, ms.
     #[arg(long, default_value_t = 5000)]
     timeout_ms: u32,
-    /// Client-side policy choosing the coordinator (default: uniform among the key's replicas).
+    /// Client-side policy choosing the coordinator (default: uniform among the key's replicas;
+    /// through the driver, `driver-default`, the driver's own token-aware DefaultPolicy).
     #[arg(long, value_name = "NAME")]
     client_policy: Option<String>,
     /// A client-policy parameter override, NAME=VALUE (repeatable).
@@ -107,6 +134,25 @@ fn parse_cl(text: &str) -> Result<ConsistencyLevel, CliError> {
     ConsistencyLevel::parse(text).map_err(|e| CliError::usage(format!("--cl: {e}")))
 }
 
+/// Where `load` or `bench` goes: a node cluster over gRPC, or a CQL cluster through the driver.
+enum Target {
+    Node(PathBuf),
+    Cql(Vec<SocketAddr>),
+}
+
+fn target(cluster: Option<&PathBuf>, contact_points: Option<&str>) -> Result<Target, CliError> {
+    match (cluster, contact_points) {
+        (_, Some(cp)) => Ok(Target::Cql(cql::parse_contact_points(cp).map_err(CliError::usage)?)),
+        (Some(dir), None) => match cassandra::engine_of(dir).map_err(CliError::failed)? {
+            Engine::Node => Ok(Target::Node(dir.clone())),
+            Engine::Cassandra => Ok(Target::Cql(
+                cassandra::CassandraCluster::load(dir).map_err(CliError::failed)?.contact_points(),
+            )),
+        },
+        (None, None) => Err(CliError::usage("give --cluster DIR or --contact-points HOST:PORT")),
+    }
+}
+
 fn connect(dir: &std::path::Path, threads: usize) -> Result<(harness::loadgen::ClientRuntime, ClusterClient), CliError> {
     let file = ClusterFile::load(dir).map_err(|e| CliError::failed(e.to_string()))?;
     let rt = loadgen::client_runtime(threads).map_err(CliError::failed)?;
@@ -120,7 +166,6 @@ pub fn load(a: LoadArgs) -> CliResult {
     if a.keys == 0 {
         return Err(CliError::usage("--keys must be at least 1"));
     }
-    let (rt, client) = connect(&a.cluster, a.threads)?;
     let opts = LoadOptions {
         keys: a.keys,
         value_bytes: a.value_bytes,
@@ -128,7 +173,23 @@ pub fn load(a: LoadArgs) -> CliResult {
         concurrency: a.concurrency,
         timeout_ms: a.timeout_ms,
     };
-    let out = rt.block_on(loadgen::load(&client, &opts));
+    let out = match target(a.cluster.as_ref(), a.contact_points.as_deref())? {
+        Target::Node(dir) => {
+            let (rt, client) = connect(&dir, a.threads)?;
+            rt.block_on(loadgen::load(&client, &opts))
+        }
+        Target::Cql(contact_points) => {
+            let rt = loadgen::client_runtime(a.threads).map_err(CliError::failed)?;
+            let t = cql::CqlTarget {
+                contact_points,
+                policy: cql::DRIVER_DEFAULT.into(),
+                params: ParamTable::new(),
+                seed: 1,
+                replication_factor: a.replication_factor,
+            };
+            rt.block_on(cql::load(&t, &opts)).map_err(CliError::failed)?
+        }
+    };
     let secs = out.elapsed.as_secs_f64();
     println!(
         "wrote {} of {} keys at CL {} in {:.1} s ({:.0} writes/s)",
@@ -155,7 +216,6 @@ pub fn bench(a: BenchArgs) -> CliResult {
     };
     let mut params = ParamTable::new();
     parse_params("--client-param", &a.client_params, &mut params)?;
-    let mut choice = ClientPolicy::new(a.client_policy.as_deref(), &params, a.seed).map_err(CliError::usage)?;
     let opts = BenchOptions {
         rate: a.rate,
         duration_s: a.duration_s,
@@ -171,16 +231,46 @@ pub fn bench(a: BenchArgs) -> CliResult {
         zone: a.zone,
     };
     loadgen::check_bench_options(&opts).map_err(CliError::usage)?;
-    let (rt, client) = connect(&a.cluster, a.threads)?;
-    let report = loadgen::bench(rt.handle(), &client, &mut choice, &opts, &mut |s| println!("{}", s.text())).map_err(CliError::usage)?;
+    let json = match target(a.cluster.as_ref(), a.contact_points.as_deref())? {
+        Target::Node(dir) => {
+            if a.client_policy.as_deref() == Some(cql::DRIVER_DEFAULT) {
+                return Err(CliError::usage(
+                    "--client-policy driver-default is the scylla driver's own policy: bench a Cassandra cluster (--cluster on one from cluster up --engine cassandra, or --contact-points)",
+                ));
+            }
+            let mut choice = ClientPolicy::new(a.client_policy.as_deref(), &params, a.seed).map_err(CliError::usage)?;
+            let (rt, client) = connect(&dir, a.threads)?;
+            let report = loadgen::bench(rt.handle(), &client, &mut choice, &opts, &mut |s| println!("{}", s.text())).map_err(CliError::usage)?;
+            print_summary(&report);
+            serde_json::to_string_pretty(&report)
+        }
+        Target::Cql(contact_points) => {
+            let rt = loadgen::client_runtime(a.threads).map_err(CliError::failed)?;
+            let t = cql::CqlTarget {
+                contact_points,
+                policy: a.client_policy.clone().unwrap_or_else(|| cql::DRIVER_DEFAULT.into()),
+                params,
+                seed: a.seed,
+                replication_factor: 3,
+            };
+            let report = cql::bench(rt.handle(), &t, &opts, &mut |s| println!("{}", s.text())).map_err(CliError::failed)?;
+            print_summary(&report.report);
+            let nodes: Vec<String> = report.coordinators.iter().map(|(a, n)| format!("{a}={n}")).collect();
+            println!("coordinators: {}", nodes.join(" "));
+            serde_json::to_string_pretty(&report)
+        }
+    }
+    .map_err(|e| CliError::failed(e.to_string()))?;
+    if let Some(path) = &a.out {
+        std::fs::write(path, json + "\n").map_err(|e| CliError::failed(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+fn print_summary(report: &harness::loadgen::report::BenchReport) {
     let l = &report.latency_ms;
     println!(
         "requests={} completed={} errors={} timeouts={} rate={:.0}/s latency ms: mean={:.3} p50={:.3} p95={:.3} p99={:.3} p999={:.3}",
         report.requests, report.completed, report.errors, report.timeouts, report.achieved_rate, l.mean, l.p50, l.p95, l.p99, l.p999
     );
-    if let Some(path) = &a.out {
-        let json = serde_json::to_string_pretty(&report).map_err(|e| CliError::failed(e.to_string()))?;
-        std::fs::write(path, json + "\n").map_err(|e| CliError::failed(format!("cannot write {}: {e}", path.display())))?;
-    }
-    Ok(())
 }

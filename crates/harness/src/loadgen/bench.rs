@@ -7,11 +7,11 @@
 use super::client_policy::{ClientPolicy, Pending};
 use super::keys::{key_bytes, value_for};
 use super::report::{self, BenchReport, LatencySummary, SecondReport};
-use super::{check_bench_options, Arrivals, BenchHooks, BenchOptions, Completion, Outcome};
+use super::{check_bench_options, BenchHooks, BenchOptions, Completion, Outcome, Schedule};
 use metrics::LatencyHistogram;
 use node::client::ClusterClient;
 use node::replica::feedback_from_proto;
-use policy::{Failure, Feedback, NodeCaps, NodeId, ProbeReply, Request, Rng};
+use policy::{Failure, Feedback, NodeCaps, NodeId, ProbeReply, Request};
 use runtime::{Dispatch, Released, Submitted, Ticket};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
@@ -90,28 +90,15 @@ pub fn bench_with(
         errors: 0,
         timeouts: 0,
     };
-    let mut rng = Rng::seed_from_u64(opts.seed);
-    let mut keygen = workload::KeyGen::new(opts.keys, 0, 1);
-    let send_end = start + Duration::from_secs_f64(opts.duration_s);
-    let hard_end = send_end + Duration::from_millis(opts.timeout_ms as u64 + 2000);
-    let mean_gap_s = 1.0 / opts.rate;
-    let mut next_at = start;
+    let mut schedule = Schedule::new(opts, start);
+    let hard_end = schedule.send_end() + Duration::from_millis(opts.timeout_ms as u64 + 2000);
     let mut requests = 0u64;
     let mut reported = 0usize;
     loop {
         let now = Instant::now();
         d.follow_down_mask();
         // Issue every request whose intended time has come.
-        while next_at <= now && next_at < send_end {
-            let pending = Pending {
-                key: keygen.next(&mut rng),
-                intended: next_at,
-                read: rng.chance(opts.read_fraction),
-            };
-            next_at += Duration::from_secs_f64(match opts.arrivals {
-                Arrivals::Poisson => rng.exponential(mean_gap_s),
-                Arrivals::Uniform => mean_gap_s,
-            });
+        while let Some(pending) = schedule.due(now) {
             requests += 1;
             d.issue(pending, now);
         }
@@ -128,7 +115,7 @@ pub fn bench_with(
             on_second(&report::second_line(reported, s.completed, s.errors, s.timeouts, s.hist.as_ref()));
             reported += 1;
         }
-        if next_at >= send_end && d.in_flight == 0 && d.policy.rt.waiting() == 0 {
+        if schedule.done() && d.in_flight == 0 && d.policy.rt.waiting() == 0 {
             break;
         }
         if now >= hard_end {
@@ -137,11 +124,7 @@ pub fn bench_with(
             break;
         }
         // Sleep until the next send, the policy's timer, or briefly while draining.
-        let mut wake = if next_at < send_end {
-            next_at
-        } else {
-            now + Duration::from_millis(1)
-        };
+        let mut wake = schedule.next_at().unwrap_or(now + Duration::from_millis(1));
         if let Some(at_ns) = d.policy.rt.poll_timeout() {
             wake = wake.min(start + Duration::from_nanos(at_ns));
         }

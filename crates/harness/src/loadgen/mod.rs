@@ -14,6 +14,7 @@
 
 mod bench;
 pub mod client_policy;
+pub mod cql;
 pub mod keys;
 pub mod report;
 
@@ -107,6 +108,66 @@ pub async fn load(client: &ClusterClient, opts: &LoadOptions) -> LoadOutcome {
     }
     out.elapsed = start.elapsed();
     out
+}
+
+/// The open-loop schedule both `bench` paths follow (the node cluster's and the driver's):
+/// each request's intended send time (latency is measured from it, so a slow cluster does not
+/// slow the load: no coordinated omission), key and kind, from one seeded generator.
+pub struct Schedule {
+    rng: policy::Rng,
+    keygen: workload::KeyGen,
+    next_at: Instant,
+    send_end: Instant,
+    mean_gap_s: f64,
+    arrivals: Arrivals,
+    read_fraction: f64,
+}
+
+impl Schedule {
+    /// The schedule of `opts` starting at `start`.
+    pub fn new(opts: &BenchOptions, start: Instant) -> Schedule {
+        Schedule {
+            rng: policy::Rng::seed_from_u64(opts.seed),
+            keygen: workload::KeyGen::new(opts.keys, 0, 1),
+            next_at: start,
+            send_end: start + Duration::from_secs_f64(opts.duration_s),
+            mean_gap_s: 1.0 / opts.rate,
+            arrivals: opts.arrivals,
+            read_fraction: opts.read_fraction,
+        }
+    }
+
+    /// The next request if its intended time has come by `now`.
+    pub fn due(&mut self, now: Instant) -> Option<client_policy::Pending> {
+        if self.next_at > now || self.next_at >= self.send_end {
+            return None;
+        }
+        let pending = client_policy::Pending {
+            key: self.keygen.next(&mut self.rng),
+            intended: self.next_at,
+            read: self.rng.chance(self.read_fraction),
+        };
+        self.next_at += Duration::from_secs_f64(match self.arrivals {
+            Arrivals::Poisson => self.rng.exponential(self.mean_gap_s),
+            Arrivals::Uniform => self.mean_gap_s,
+        });
+        Some(pending)
+    }
+
+    /// When the next request is due (`None`: every request was issued).
+    pub fn next_at(&self) -> Option<Instant> {
+        (self.next_at < self.send_end).then_some(self.next_at)
+    }
+
+    /// Whether every request was issued.
+    pub fn done(&self) -> bool {
+        self.next_at >= self.send_end
+    }
+
+    /// When sending stops.
+    pub fn send_end(&self) -> Instant {
+        self.send_end
+    }
 }
 
 /// Inter-arrival times.

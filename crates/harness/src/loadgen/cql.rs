@@ -1,0 +1,427 @@
+//! `load` and `bench` through the real scylla Rust driver, for Apache Cassandra and ScyllaDB
+//! (`--contact-points`, or `--cluster D` on a cluster from `cluster up --engine cassandra`).
+//!
+//! The driver chooses each request's coordinator with the load-balancing policy of the
+//! session: any client-side policy of the project through [`replica_lb_driver::ReplicaLbPolicy`],
+//! or the driver's own token-aware `DefaultPolicy` ([`DRIVER_DEFAULT`], the baseline). Reads and
+//! writes are prepared statements (the only ones that carry a token). The method is the node
+//! cluster's: an open-loop schedule of intended send times ([`super::Schedule`]), latency from
+//! the intended send time, per-second lines and the same JSON report, plus which node
+//! coordinated how many requests and the adapter's counters.
+
+use super::keys::{key_bytes, value_for};
+use super::report::{self, BenchReport, LatencySummary, SecondReport};
+use super::{check_bench_options, BenchOptions, LoadOptions, LoadOutcome, Outcome, Schedule};
+use metrics::LatencyHistogram;
+use policy::{ConsistencyLevel, ParamTable, ParamValue};
+use replica_lb_driver::{AdapterStats, ReplicaLbPolicy};
+use scylla::client::execution_profile::ExecutionProfile;
+use scylla::client::session::Session;
+use scylla::client::session_builder::SessionBuilder;
+use scylla::policies::load_balancing::DefaultPolicy;
+use scylla::statement::prepared::PreparedStatement;
+use scylla::statement::Consistency;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+/// The `--client-policy` name of the driver's own token-aware `DefaultPolicy`.
+pub const DRIVER_DEFAULT: &str = "driver-default";
+/// The keyspace `load` and `bench` use.
+pub const KEYSPACE: &str = "replica_lb";
+/// How long connecting to a cluster may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Where the cluster is and how the session chooses coordinators.
+#[derive(Clone, Debug)]
+pub struct CqlTarget {
+    /// Contact points (at least one).
+    pub contact_points: Vec<SocketAddr>,
+    /// The client policy: a project policy name, or [`DRIVER_DEFAULT`].
+    pub policy: String,
+    /// Its parameter overrides.
+    pub params: ParamTable,
+    /// Seed of the policy's random choices.
+    pub seed: u64,
+    /// Replication factor of the keyspace `load` creates.
+    pub replication_factor: u32,
+}
+
+/// A connected session with its policy.
+pub struct CqlSession {
+    session: Session,
+    adapter: Option<Arc<ReplicaLbPolicy>>,
+    policy: String,
+}
+
+fn consistency(cl: ConsistencyLevel) -> Consistency {
+    match cl {
+        ConsistencyLevel::One => Consistency::One,
+        ConsistencyLevel::Two => Consistency::Two,
+        ConsistencyLevel::Quorum => Consistency::Quorum,
+        ConsistencyLevel::All => Consistency::All,
+    }
+}
+
+/// Connects to `target` with its policy at consistency `cl` and request time-out `timeout`.
+pub async fn connect(target: &CqlTarget, cl: ConsistencyLevel, timeout: Duration) -> Result<CqlSession, String> {
+    if target.contact_points.is_empty() {
+        return Err("no contact points".into());
+    }
+    let (profile, adapter) = if target.policy == DRIVER_DEFAULT {
+        if !target.params.is_empty() {
+            return Err(format!("--client-param: {DRIVER_DEFAULT} takes no parameters"));
+        }
+        let p = DefaultPolicy::builder().token_aware(true).build();
+        (ExecutionProfile::builder().load_balancing_policy(p), None)
+    } else {
+        let mut b = ReplicaLbPolicy::builder(&target.policy).seed(target.seed);
+        for (name, value) in &target.params {
+            b = match value {
+                ParamValue::Int(v) => b.param(name, *v),
+                ParamValue::Float(v) => b.param(name, *v),
+                ParamValue::Bool(v) => b.param(name, *v),
+                ParamValue::Text(v) => b.param(name, v.as_str()),
+            };
+        }
+        let p = b.build().map_err(|e| e.to_string())?;
+        (ExecutionProfile::builder().load_balancing_policy(p.clone()), Some(p))
+    };
+    let profile = profile.consistency(consistency(cl)).request_timeout(Some(timeout)).build();
+    let mut builder = SessionBuilder::new().default_execution_profile_handle(profile.into_handle());
+    for cp in &target.contact_points {
+        builder = builder.known_node_addr(*cp);
+    }
+    let session = tokio::time::timeout(CONNECT_TIMEOUT, builder.build())
+        .await
+        .map_err(|_| {
+            format!(
+                "no answer from {} within {} s",
+                list(&target.contact_points),
+                CONNECT_TIMEOUT.as_secs()
+            )
+        })?
+        .map_err(|e| format!("cannot connect to {}: {e}", list(&target.contact_points)))?;
+    Ok(CqlSession {
+        session,
+        adapter,
+        policy: target.policy.clone(),
+    })
+}
+
+fn list(addrs: &[SocketAddr]) -> String {
+    addrs.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// Parses `HOST:PORT[,HOST:PORT...]` (each an IP address and port).
+pub fn parse_contact_points(text: &str) -> Result<Vec<SocketAddr>, String> {
+    let mut out = Vec::new();
+    for item in text.split(',').map(str::trim) {
+        let addr: SocketAddr = item
+            .parse()
+            .map_err(|_| format!("--contact-points: '{item}' is not IP:PORT (for example 127.0.0.1:9042)"))?;
+        out.push(addr);
+    }
+    Ok(out)
+}
+
+async fn prepare(s: &Session, cql: &str) -> Result<PreparedStatement, String> {
+    s.prepare(cql).await.map_err(|e| format!("cannot prepare '{cql}': {e}"))
+}
+
+/// Creates the keyspace and table if absent.
+async fn schema(s: &Session, rf: u32) -> Result<(), String> {
+    let ks =
+        format!("CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = {{'class': 'SimpleStrategy', 'replication_factor': {rf}}}");
+    s.query_unpaged(ks, &[])
+        .await
+        .map_err(|e| format!("cannot create keyspace {KEYSPACE}: {e}"))?;
+    s.query_unpaged(
+        format!("CREATE TABLE IF NOT EXISTS {KEYSPACE}.kv (k blob PRIMARY KEY, v blob)"),
+        &[],
+    )
+    .await
+    .map_err(|e| format!("cannot create table {KEYSPACE}.kv: {e}"))?;
+    s.await_schema_agreement().await.map_err(|e| format!("schema agreement: {e}"))?;
+    s.refresh_metadata().await.map_err(|e| format!("metadata refresh: {e}"))?;
+    Ok(())
+}
+
+/// Writes keys 0..N-1 (the node cluster's encoding), `concurrency` at a time.
+pub async fn load(target: &CqlTarget, opts: &LoadOptions) -> Result<LoadOutcome, String> {
+    if !(1..=7).contains(&target.replication_factor) {
+        return Err(format!("--replication-factor {}: must be in [1, 7]", target.replication_factor));
+    }
+    let cs = connect(target, opts.cl, Duration::from_millis(opts.timeout_ms as u64)).await?;
+    schema(&cs.session, target.replication_factor).await?;
+    let write = Arc::new(prepare(&cs.session, &format!("INSERT INTO {KEYSPACE}.kv (k, v) VALUES (?, ?)")).await?);
+    let session = Arc::new(cs.session);
+    let start = Instant::now();
+    let mut out = LoadOutcome {
+        written: 0,
+        failed: 0,
+        first_error: None,
+        elapsed: Duration::ZERO,
+    };
+    let sem = Arc::new(tokio::sync::Semaphore::new(opts.concurrency.max(1)));
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..opts.keys {
+        let permit = sem.clone().acquire_owned().await.map_err(|e| e.to_string())?;
+        let (s, w, len) = (session.clone(), write.clone(), opts.value_bytes);
+        tasks.spawn(async move {
+            let r = s.execute_unpaged(&w, (key_bytes(i).to_vec(), value_for(i, len).to_vec())).await;
+            drop(permit);
+            r.map(|_| ()).map_err(|e| e.to_string())
+        });
+        while let Some(Ok(r)) = tasks.try_join_next() {
+            note(r, &mut out);
+        }
+    }
+    while let Some(r) = tasks.join_next().await {
+        note(r.map_err(|e| e.to_string()).and_then(|x| x), &mut out);
+    }
+    out.elapsed = start.elapsed();
+    Ok(out)
+}
+
+fn note(r: Result<(), String>, out: &mut LoadOutcome) {
+    match r {
+        Ok(()) => out.written += 1,
+        Err(e) => {
+            out.failed += 1;
+            out.first_error.get_or_insert(e);
+        }
+    }
+}
+
+/// `bench`'s report through the driver: the node cluster's report plus what the driver saw.
+#[derive(Clone, Debug, Serialize)]
+pub struct CqlBenchReport {
+    /// The same fields as the node cluster's report.
+    #[serde(flatten)]
+    pub report: BenchReport,
+    /// `cql`: requests went through the scylla Rust driver.
+    pub transport: &'static str,
+    /// Requests each node coordinated (answered ones), by its address.
+    pub coordinators: BTreeMap<String, u64>,
+    /// The adapter's counters (absent for `driver-default`).
+    pub adapter: Option<AdapterCounters>,
+}
+
+/// The adapter's counters as the report shows them.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct AdapterCounters {
+    /// Picks that opened a ticket.
+    pub picks: u64,
+    /// Attempt ends matched to a pick.
+    pub matched: u64,
+    /// Attempt ends without a ticket (retries, speculative attempts).
+    pub untracked: u64,
+    /// Tickets that expired unmatched.
+    pub expired: u64,
+    /// Tickets still open at the end.
+    pub open: u64,
+}
+
+impl From<AdapterStats> for AdapterCounters {
+    fn from(s: AdapterStats) -> Self {
+        AdapterCounters {
+            picks: s.picks,
+            matched: s.matched,
+            untracked: s.untracked,
+            expired: s.expired,
+            open: s.open,
+        }
+    }
+}
+
+struct Done {
+    intended: Instant,
+    finished: Instant,
+    outcome: Outcome,
+    coordinator: Option<SocketAddr>,
+}
+
+#[derive(Default)]
+struct Second {
+    completed: u64,
+    errors: u64,
+    timeouts: u64,
+    hist: Option<LatencyHistogram>,
+}
+
+/// Runs the open-loop benchmark through the driver on `rt` (call from outside the runtime).
+pub fn bench(
+    rt: &tokio::runtime::Handle,
+    target: &CqlTarget,
+    opts: &BenchOptions,
+    on_second: &mut dyn FnMut(&SecondReport),
+) -> Result<CqlBenchReport, String> {
+    check_bench_options(opts)?;
+    let timeout = Duration::from_millis(opts.timeout_ms as u64);
+    let cs = rt.block_on(connect(target, opts.cl, timeout))?;
+    let (read, write) = rt.block_on(async {
+        let r = prepare(&cs.session, &format!("SELECT v FROM {KEYSPACE}.kv WHERE k = ?")).await?;
+        let w = prepare(&cs.session, &format!("INSERT INTO {KEYSPACE}.kv (k, v) VALUES (?, ?)")).await?;
+        Ok::<_, String>((Arc::new(r), Arc::new(w)))
+    })?;
+    let session = Arc::new(cs.session);
+    let (tx, rx) = mpsc::channel::<Done>();
+    let start = Instant::now();
+    let mut schedule = Schedule::new(opts, start);
+    let hard_end = schedule.send_end() + timeout + Duration::from_secs(2);
+    let mut seconds: Vec<Second> = Vec::new();
+    let mut total = LatencyHistogram::new();
+    let (mut completed, mut errors, mut timeouts, mut in_flight, mut requests) = (0u64, 0u64, 0u64, 0usize, 0u64);
+    let mut coordinators: BTreeMap<String, u64> = BTreeMap::new();
+    let mut reported = 0usize;
+    let mut settle = |d: Done, seconds: &mut Vec<Second>, in_flight: &mut usize| {
+        *in_flight -= 1;
+        let t = d.finished.saturating_duration_since(start).as_secs() as usize;
+        if seconds.len() <= t {
+            seconds.resize_with(t + 1, Second::default);
+        }
+        let s = &mut seconds[t];
+        match d.outcome {
+            Outcome::Ok => {
+                let ns = d.finished.saturating_duration_since(d.intended).as_nanos() as u64;
+                s.completed += 1;
+                s.hist.get_or_insert_with(LatencyHistogram::new).record_ns(ns);
+                total.record_ns(ns);
+                completed += 1;
+                if let Some(c) = d.coordinator {
+                    *coordinators.entry(c.to_string()).or_insert(0) += 1;
+                }
+            }
+            Outcome::Error => {
+                s.errors += 1;
+                errors += 1;
+            }
+            Outcome::Timeout => {
+                s.timeouts += 1;
+                timeouts += 1;
+            }
+        }
+    };
+    loop {
+        let now = Instant::now();
+        while let Some(p) = schedule.due(now) {
+            requests += 1;
+            if in_flight >= opts.max_in_flight {
+                let _ = tx.send(Done {
+                    intended: p.intended,
+                    finished: now,
+                    outcome: Outcome::Error,
+                    coordinator: None,
+                });
+                in_flight += 1;
+                continue;
+            }
+            in_flight += 1;
+            let (s, tx) = (session.clone(), tx.clone());
+            let key = key_bytes(p.key).to_vec();
+            let stmt = if p.read { read.clone() } else { write.clone() };
+            let value = (!p.read).then(|| value_for(p.key, opts.value_bytes).to_vec());
+            rt.spawn(async move {
+                let call = async {
+                    match value {
+                        None => s.execute_unpaged(&stmt, (key,)).await,
+                        Some(v) => s.execute_unpaged(&stmt, (key, v)).await,
+                    }
+                };
+                let (outcome, coordinator) = match tokio::time::timeout(timeout, call).await {
+                    Ok(Ok(r)) => {
+                        let a = r.request_coordinator().node().address;
+                        (Outcome::Ok, Some(SocketAddr::new(a.ip(), a.port())))
+                    }
+                    Ok(Err(e))
+                        if e.to_string().to_lowercase().contains("timeout") || e.to_string().to_lowercase().contains("timed out") =>
+                    {
+                        (Outcome::Timeout, None)
+                    }
+                    Ok(Err(_)) => (Outcome::Error, None),
+                    Err(_) => (Outcome::Timeout, None),
+                };
+                let _ = tx.send(Done {
+                    intended: p.intended,
+                    finished: Instant::now(),
+                    outcome,
+                    coordinator,
+                });
+            });
+        }
+        while let Ok(d) = rx.try_recv() {
+            settle(d, &mut seconds, &mut in_flight);
+        }
+        let now = Instant::now();
+        while start + Duration::from_secs(reported as u64 + 1) <= now && (reported as f64) < opts.duration_s.ceil() {
+            if seconds.len() <= reported {
+                seconds.resize_with(reported + 1, Second::default);
+            }
+            let s = &seconds[reported];
+            on_second(&report::second_line(reported, s.completed, s.errors, s.timeouts, s.hist.as_ref()));
+            reported += 1;
+        }
+        if schedule.done() && in_flight == 0 {
+            break;
+        }
+        if now >= hard_end {
+            timeouts += in_flight as u64;
+            break;
+        }
+        let wake = schedule.next_at().unwrap_or(now + Duration::from_millis(1));
+        let gap = wake.saturating_duration_since(Instant::now());
+        if !gap.is_zero() {
+            if let Ok(d) = rx.recv_timeout(gap) {
+                settle(d, &mut seconds, &mut in_flight);
+            }
+        }
+    }
+    let n_seconds = (opts.duration_s.ceil() as usize).max(seconds.len());
+    seconds.resize_with(n_seconds, Second::default);
+    let per_second = seconds
+        .iter()
+        .enumerate()
+        .map(|(t, x)| report::second_line(t, x.completed, x.errors, x.timeouts, x.hist.as_ref()))
+        .collect();
+    let adapter = cs.adapter.as_ref().map(|a| a.stats());
+    Ok(CqlBenchReport {
+        report: BenchReport {
+            requests,
+            completed,
+            errors,
+            timeouts,
+            latency_ms: LatencySummary::of(&total),
+            per_second,
+            target_rate: opts.rate,
+            achieved_rate: completed as f64 / opts.duration_s,
+            duration_s: opts.duration_s,
+            cl: opts.cl.as_str().to_string(),
+            read_fraction: opts.read_fraction,
+            client_policy: cs.policy.clone(),
+            probes_sent: 0,
+            feedback_replies: adapter.map_or(0, |a| a.runtime.replies),
+        },
+        transport: "cql",
+        coordinators,
+        adapter: adapter.map(AdapterCounters::from),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contact_points_are_checked() {
+        assert_eq!(
+            parse_contact_points("127.0.0.1:9042, 127.0.0.2:9042").unwrap(),
+            vec!["127.0.0.1:9042".parse().unwrap(), "127.0.0.2:9042".parse().unwrap()]
+        );
+        let e = parse_contact_points("127.0.0.1").unwrap_err();
+        assert!(e.contains("'127.0.0.1' is not IP:PORT"), "{e}");
+        assert!(parse_contact_points("").is_err());
+    }
+}
