@@ -7,7 +7,10 @@ use crate::error::{CliError, CliResult};
 use clap::Args;
 use harness::experiment::plan::{policy_run, real_plan};
 use harness::experiment::{self, PolicyRun, RunOptions};
+use harness::cassandra::{self as cass, Engine};
+use harness::experiment::cassandra::{self as cass_exp, CassandraRun};
 use harness::launcher::NodeCommand;
+use harness::loadgen::cql::DRIVER_DEFAULT;
 use metrics::{csv::timeseries_csv, RunMetrics, Summary};
 use sim::Scenario;
 use std::fmt::Write as _;
@@ -18,10 +21,14 @@ use std::path::{Path, PathBuf};
 pub struct ExperimentArgs {
     /// The scenario file (TOML; see docs/scenarios.md and docs/experiments-real.md).
     scenario: PathBuf,
-    /// Run on a real local cluster (node processes on 127.0.0.1). Required: the simulator
-    /// alone is `replica-lb sim run`.
+    /// Run on a real local cluster of the project's node processes on 127.0.0.1 (the same as
+    /// `--engine node`). The simulator alone is `replica-lb sim run`.
     #[arg(long)]
     real: bool,
+    /// The real cluster: `node` (the project's storage nodes) or `cassandra` (Apache Cassandra
+    /// 5.0 through the scylla driver; policies are client policies or `driver-default`).
+    #[arg(long, value_name = "ENGINE")]
+    engine: Option<String>,
     /// Comma-separated policy items: a policy name (replaces the scenario's policy on its
     /// side) or CLIENT/COORDINATOR. Default: the scenario's own list.
     #[arg(long, value_name = "LIST")]
@@ -49,10 +56,17 @@ impl Drop for TempClusters {
 
 /// Runs `experiment`.
 pub fn run(args: ExperimentArgs) -> CliResult {
-    if !args.real {
-        return Err(CliError::usage(
-            "experiment: give --real (the simulator alone is `replica-lb sim run SCENARIO`)",
-        ));
+    let engine = match args.engine.as_deref() {
+        None if args.real => Engine::Node,
+        None => {
+            return Err(CliError::usage(
+                "experiment: give --real or --engine node|cassandra (the simulator alone is `replica-lb sim run SCENARIO`)",
+            ))
+        }
+        Some(e) => Engine::parse(e).map_err(CliError::usage)?,
+    };
+    if engine == Engine::Cassandra {
+        return run_cassandra(args);
     }
     let path = args.scenario.display().to_string();
     let text = std::fs::read_to_string(&args.scenario).map_err(|e| CliError::usage(format!("cannot read scenario {path}: {e}")))?;
@@ -102,7 +116,7 @@ pub fn run(args: ExperimentArgs) -> CliResult {
         let m = experiment::run_real(&plan, run, &mut opts).map_err(|e| CliError::failed(format!("{}: {e}", spec.label)))?;
         // Written after every run, so a later failure keeps the earlier results.
         real.push(m);
-        write_real(&scenario, &specs, &real, sim_results.as_deref(), &out)?;
+        write_real(&scenario, &specs, &real, sim_results.as_deref(), &out, Engine::Node)?;
     }
     let table = compare_table(&real, sim_results.as_deref());
     print!("{table}");
@@ -120,6 +134,7 @@ fn write_sim(sc: &Scenario, results: &[sim::RunResult], out: &Path) -> Result<()
     std::fs::create_dir_all(out).map_err(|e| io_err(out, e))?;
     let summary = Summary {
         scenario: sc.name.clone(),
+        engine: None,
         seed: sc.seed,
         runs: results.iter().map(|r| r.metrics.summary.clone()).collect(),
     };
@@ -140,9 +155,11 @@ fn write_real(
     real: &[RunMetrics],
     sims: Option<&[sim::RunResult]>,
     out: &Path,
+    engine: Engine,
 ) -> Result<(), CliError> {
     let summary = metrics::Summary {
         scenario: sc.name.clone(),
+        engine: Some(engine.as_str().into()),
         seed: sc.seed,
         runs: real.iter().map(|m| m.summary.clone()).collect(),
     };
@@ -169,10 +186,14 @@ fn write_real(
         }
     }
     let refs: Vec<&RunMetrics> = columns.iter().collect();
+    let what = match engine {
+        Engine::Node => "Real cluster on this machine",
+        Engine::Cassandra => "Apache Cassandra on this machine, through the scylla driver",
+    };
     let description = if sims.is_some() {
-        format!("Real cluster on this machine next to the simulator. {}", sc.description)
+        format!("{what} next to the simulator. {}", sc.description)
     } else {
-        format!("Real cluster on this machine. {}", sc.description)
+        format!("{what}. {}", sc.description)
     };
     let html = report::render(&report::ReportInput {
         scenario: &sc.name,
@@ -252,6 +273,134 @@ fn compare_table(real: &[RunMetrics], sims: Option<&[sim::RunResult]>) -> String
         t.push_str(&row(m, "real"));
         if let Some(s) = sims.and_then(|s| s.get(i)) {
             t.push_str(&row(&s.metrics, "sim"));
+        }
+    }
+    t
+}
+
+/// `experiment SCENARIO --engine cassandra`: one Cassandra cluster, every client policy in
+/// turn through the scylla driver (`driver-default` is the driver's own DefaultPolicy, which
+/// the simulator models as token-aware `random`).
+fn run_cassandra(args: ExperimentArgs) -> CliResult {
+    let path = args.scenario.display().to_string();
+    let text = std::fs::read_to_string(&args.scenario).map_err(|e| CliError::usage(format!("cannot read scenario {path}: {e}")))?;
+    let stem = args.scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
+    let scenario = sim::parse(&text, stem).map_err(|e| CliError::usage(e.render(&path)))?;
+    let names: Vec<String> = match args.policy.as_deref() {
+        Some(list) => list.split(',').map(|s| s.trim().to_string()).collect(),
+        None => std::iter::once(DRIVER_DEFAULT.to_string()).chain(scenario.policy.compare.iter().cloned()).collect(),
+    };
+    let mut runs = Vec::new();
+    let mut sim_items = Vec::new();
+    for name in &names {
+        if name.is_empty() || name.contains('/') {
+            return Err(CliError::usage(format!(
+                "--policy '{name}': on Cassandra each item is a client policy or {DRIVER_DEFAULT} (Cassandra's coordinators choose replicas themselves)"
+            )));
+        }
+        if name != DRIVER_DEFAULT {
+            let info = policy::registry::find(name).map_err(|e| CliError::usage(format!("--policy: {e}")))?;
+            if !info.side.serves(policy::Side::Client) {
+                return Err(CliError::usage(format!("--policy {name}: a coordinator-side policy cannot choose coordinators in a driver")));
+            }
+        }
+        runs.push(CassandraRun {
+            label: name.clone(),
+            policy: name.clone(),
+            params: scenario.policy.params.get(name.as_str()).cloned().unwrap_or_default(),
+        });
+        sim_items.push(if name == DRIVER_DEFAULT { "random".to_string() } else { name.clone() });
+    }
+    // Cassandra's coordinators retry slow replicas on their own (speculative_retry = 99p);
+    // the rest of the plan is the node cluster's.
+    let mut plannable = scenario.clone();
+    plannable.requests.speculative = sim::scenario::Speculative::None;
+    let mut notes = Vec::new();
+    let plan = real_plan(&plannable, &mut notes).map_err(|e| CliError::usage(format!("{path}: {e}")))?;
+    for n in &notes {
+        eprintln!("note: {n}");
+    }
+    let out = args.out.unwrap_or_else(|| Path::new("out").join(&scenario.name));
+    std::fs::create_dir_all(&out).map_err(|e| CliError::failed(format!("cannot create {}: {e}", out.display())))?;
+    let sim_specs = sim::parse_list(Some(&sim_items.join(",")), &scenario).map_err(CliError::usage)?;
+    let mut specs = sim_specs.clone();
+    for (s, r) in specs.iter_mut().zip(&runs) {
+        s.label = r.label.clone();
+        s.dir = r.label.clone();
+    }
+    let sim_results = if args.compare_sim {
+        eprintln!("simulating {} run(s) of {}", sim_specs.len(), scenario.name);
+        let mut r = sim::run_all(&scenario, &sim_specs, scenario.seed, 0, None).map_err(CliError::usage)?;
+        for (x, spec) in r.iter_mut().zip(&specs) {
+            x.metrics.summary.policy = spec.label.clone();
+            x.spec = spec.clone();
+        }
+        write_sim(&scenario, &r, &out.join("sim"))?;
+        Some(r)
+    } else {
+        None
+    };
+    let (cluster_dir, _temp) = match args.cluster_dir {
+        Some(d) => (d, None),
+        None => {
+            let d = std::env::temp_dir().join(format!("replica-lb-cassandra-{}", std::process::id()));
+            (d.clone(), Some(TempClusters(d)))
+        }
+    };
+    let _down = CassandraDown(cluster_dir.clone());
+    let mut progress = |line: &str| eprintln!("{line}");
+    cass_exp::prepare(&plan, &cluster_dir, &mut progress).map_err(CliError::failed)?;
+    let mut real: Vec<RunMetrics> = Vec::new();
+    for run in &runs {
+        let m = cass_exp::run_policy(&plan, &cluster_dir, run, &mut progress).map_err(|e| CliError::failed(format!("{}: {e}", run.label)))?;
+        real.push(m);
+        write_real(&scenario, &specs, &real, sim_results.as_deref(), &out, Engine::Cassandra)?;
+    }
+    let table = tail_table(&real, sim_results.as_deref());
+    print!("{table}");
+    let p = out.join("compare.md");
+    std::fs::write(&p, &table).map_err(|e| CliError::failed(format!("cannot write {}: {e}", p.display())))?;
+    println!("wrote {}", out.join("report.html").display());
+    Ok(())
+}
+
+/// Stops the experiment's Cassandra cluster when dropped, whatever happened.
+struct CassandraDown(PathBuf);
+
+impl Drop for CassandraDown {
+    fn drop(&mut self) {
+        if self.0.join(harness::launcher::CLUSTER_FILE).exists() {
+            let _ = cass::down(&self.0, std::time::Duration::from_secs(20));
+        }
+    }
+}
+
+/// Tail latency and time-outs per policy, real next to simulated, as a Markdown table.
+fn tail_table(real: &[RunMetrics], sims: Option<&[sim::RunResult]>) -> String {
+    let mut t = String::new();
+    let Some(first) = real.first() else {
+        return t;
+    };
+    let mut head = vec!["policy", "run", "p50 ms", "p99 ms", "p99.9 ms", "time-outs", "completed"].join(" | ");
+    for p in &first.summary.phases {
+        let _ = write!(head, " | {} p99 ms", p.name);
+    }
+    let cols = 7 + first.summary.phases.len();
+    let _ = writeln!(t, "| {head} |");
+    let _ = writeln!(t, "|{}", "---|".repeat(cols));
+    let line = |t: &mut String, m: &RunMetrics, source: &str| {
+        let s = &m.summary;
+        let l = &s.latency_ms;
+        let _ = write!(t, "| {} | {source} | {:.2} | {:.2} | {:.2} | {} | {}", s.policy, l.p50, l.p99, l.p999, s.timeouts, s.completed);
+        for p in &s.phases {
+            let _ = write!(t, " | {:.2}", p.latency_ms.p99);
+        }
+        t.push_str(" |\n");
+    };
+    for (i, m) in real.iter().enumerate() {
+        line(&mut t, m, "real");
+        if let Some(s) = sims.and_then(|s| s.get(i)) {
+            line(&mut t, &s.metrics, "sim");
         }
     }
     t

@@ -180,6 +180,7 @@ fn write_outputs(scenario: &Scenario, seed: u64, results: &[RunResult], out: &Pa
     std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
     let summary = Summary {
         scenario: scenario.name.clone(),
+        engine: None,
         seed,
         runs: results.iter().map(|r| r.metrics.summary.clone()).collect(),
     };

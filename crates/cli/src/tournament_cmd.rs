@@ -76,6 +76,7 @@ pub fn run(args: TournamentArgs) -> CliResult {
             sc.name.clone(),
             metrics::Summary {
                 scenario: sc.name.clone(),
+                engine: None,
                 seed,
                 runs: runs.iter().map(|r| r.metrics.summary.clone()).collect(),
             },

@@ -9,6 +9,9 @@ use serde::Serialize;
 pub struct Summary {
     /// The scenario's name.
     pub scenario: String,
+    /// What ran it on a real cluster: `node` or `cassandra` (absent for the simulator).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
     /// The seed every run used.
     pub seed: u64,
     /// One per policy, in the order they were asked for.
@@ -175,12 +178,14 @@ mod tests {
         let mut m = r.finish("naive".into(), None, 7, 1.5);
         let sim = Summary {
             scenario: "s".into(),
+            engine: None,
             seed: 3,
             runs: vec![m.summary.clone()],
         };
         m.summary.run = RunStats::Real(RealStats { wall_s: 12.5 });
         let real = Summary {
             scenario: "s".into(),
+            engine: Some("node".into()),
             seed: 3,
             runs: vec![m.summary.clone()],
         };

@@ -19,6 +19,7 @@
 //! While a node is down the load generator does not pick it as coordinator (as a driver that
 //! knows the host is down), from the kill until the new process answers and sees every node.
 
+pub mod cassandra;
 pub mod plan;
 mod sampler;
 

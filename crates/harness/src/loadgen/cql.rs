@@ -237,11 +237,28 @@ impl From<AdapterStats> for AdapterCounters {
     }
 }
 
-struct Done {
-    intended: Instant,
-    finished: Instant,
-    outcome: Outcome,
-    coordinator: Option<SocketAddr>,
+/// One finished request, as [`CqlHooks::on_done`] receives it.
+#[derive(Clone, Copy, Debug)]
+pub struct CqlCompletion {
+    /// Its intended send time.
+    pub intended: Instant,
+    /// When it finished.
+    pub finished: Instant,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The node that coordinated it (answered requests).
+    pub coordinator: Option<SocketAddr>,
+}
+
+type Done = CqlCompletion;
+
+/// Extras for an experiment driving [`bench_with`].
+#[derive(Default)]
+pub struct CqlHooks<'a> {
+    /// The run's time origin (default: when the run starts).
+    pub start: Option<Instant>,
+    /// Called for every finished request, in the dispatcher thread.
+    pub on_done: Option<&'a mut dyn FnMut(&CqlCompletion)>,
 }
 
 #[derive(Default)]
@@ -259,6 +276,17 @@ pub fn bench(
     opts: &BenchOptions,
     on_second: &mut dyn FnMut(&SecondReport),
 ) -> Result<CqlBenchReport, String> {
+    bench_with(rt, target, opts, on_second, CqlHooks::default())
+}
+
+/// [`bench`] with an experiment's extras: a shared time origin and every request's end.
+pub fn bench_with(
+    rt: &tokio::runtime::Handle,
+    target: &CqlTarget,
+    opts: &BenchOptions,
+    on_second: &mut dyn FnMut(&SecondReport),
+    mut hooks: CqlHooks<'_>,
+) -> Result<CqlBenchReport, String> {
     check_bench_options(opts)?;
     let timeout = Duration::from_millis(opts.timeout_ms as u64);
     let cs = rt.block_on(connect(target, opts.cl, timeout))?;
@@ -269,7 +297,7 @@ pub fn bench(
     })?;
     let session = Arc::new(cs.session);
     let (tx, rx) = mpsc::channel::<Done>();
-    let start = Instant::now();
+    let start = hooks.start.unwrap_or_else(Instant::now);
     let mut schedule = Schedule::new(opts, start);
     let hard_end = schedule.send_end() + timeout + Duration::from_secs(2);
     let mut seconds: Vec<Second> = Vec::new();
@@ -279,6 +307,9 @@ pub fn bench(
     let mut reported = 0usize;
     let mut settle = |d: Done, seconds: &mut Vec<Second>, in_flight: &mut usize| {
         *in_flight -= 1;
+        if let Some(f) = hooks.on_done.as_mut() {
+            f(&d);
+        }
         let t = d.finished.saturating_duration_since(start).as_secs() as usize;
         if seconds.len() <= t {
             seconds.resize_with(t + 1, Second::default);
