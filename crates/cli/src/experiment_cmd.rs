@@ -5,10 +5,10 @@
 
 use crate::error::{CliError, CliResult};
 use clap::Args;
-use harness::experiment::plan::{policy_run, real_plan};
-use harness::experiment::{self, PolicyRun, RunOptions};
 use harness::cassandra::{self as cass, Engine};
 use harness::experiment::cassandra::{self as cass_exp, CassandraRun};
+use harness::experiment::plan::{policy_run, real_plan};
+use harness::experiment::{self, PolicyRun, RunOptions};
 use harness::launcher::NodeCommand;
 use harness::loadgen::cql::DRIVER_DEFAULT;
 use metrics::{csv::timeseries_csv, RunMetrics, Summary};
@@ -39,6 +39,9 @@ pub struct ExperimentArgs {
     /// Also run the simulator on the same scenario and show both in one report.
     #[arg(long)]
     compare_sim: bool,
+    /// Override one scenario key before the run, as `sim run --set` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
     /// Where the clusters live (one subdirectory per policy, kept after the run for their
     /// logs). Default: a temporary directory, removed afterwards.
     #[arg(long, value_name = "DIR")]
@@ -70,6 +73,7 @@ pub fn run(args: ExperimentArgs) -> CliResult {
     }
     let path = args.scenario.display().to_string();
     let text = std::fs::read_to_string(&args.scenario).map_err(|e| CliError::usage(format!("cannot read scenario {path}: {e}")))?;
+    let text = sim::apply_overrides(&text, &args.sets).map_err(CliError::usage)?;
     let stem = args.scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
     let scenario = sim::parse(&text, stem).map_err(|e| CliError::usage(e.render(&path)))?;
     let specs = sim::parse_list(args.policy.as_deref(), &scenario).map_err(CliError::usage)?;
@@ -284,11 +288,14 @@ fn compare_table(real: &[RunMetrics], sims: Option<&[sim::RunResult]>) -> String
 fn run_cassandra(args: ExperimentArgs) -> CliResult {
     let path = args.scenario.display().to_string();
     let text = std::fs::read_to_string(&args.scenario).map_err(|e| CliError::usage(format!("cannot read scenario {path}: {e}")))?;
+    let text = sim::apply_overrides(&text, &args.sets).map_err(CliError::usage)?;
     let stem = args.scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
     let scenario = sim::parse(&text, stem).map_err(|e| CliError::usage(e.render(&path)))?;
     let names: Vec<String> = match args.policy.as_deref() {
         Some(list) => list.split(',').map(|s| s.trim().to_string()).collect(),
-        None => std::iter::once(DRIVER_DEFAULT.to_string()).chain(scenario.policy.compare.iter().cloned()).collect(),
+        None => std::iter::once(DRIVER_DEFAULT.to_string())
+            .chain(scenario.policy.compare.iter().cloned())
+            .collect(),
     };
     let mut runs = Vec::new();
     let mut sim_items = Vec::new();
@@ -301,7 +308,9 @@ fn run_cassandra(args: ExperimentArgs) -> CliResult {
         if name != DRIVER_DEFAULT {
             let info = policy::registry::find(name).map_err(|e| CliError::usage(format!("--policy: {e}")))?;
             if !info.side.serves(policy::Side::Client) {
-                return Err(CliError::usage(format!("--policy {name}: a coordinator-side policy cannot choose coordinators in a driver")));
+                return Err(CliError::usage(format!(
+                    "--policy {name}: a coordinator-side policy cannot choose coordinators in a driver"
+                )));
             }
         }
         runs.push(CassandraRun {
@@ -309,7 +318,11 @@ fn run_cassandra(args: ExperimentArgs) -> CliResult {
             policy: name.clone(),
             params: scenario.policy.params.get(name.as_str()).cloned().unwrap_or_default(),
         });
-        sim_items.push(if name == DRIVER_DEFAULT { "random".to_string() } else { name.clone() });
+        sim_items.push(if name == DRIVER_DEFAULT {
+            "random".to_string()
+        } else {
+            name.clone()
+        });
     }
     // Cassandra's coordinators retry slow replicas on their own (speculative_retry = 99p);
     // the rest of the plan is the node cluster's.
@@ -322,7 +335,10 @@ fn run_cassandra(args: ExperimentArgs) -> CliResult {
     }
     let out = args.out.unwrap_or_else(|| Path::new("out").join(&scenario.name));
     std::fs::create_dir_all(&out).map_err(|e| CliError::failed(format!("cannot create {}: {e}", out.display())))?;
-    let sim_specs = sim::parse_list(Some(&sim_items.join(",")), &scenario).map_err(CliError::usage)?;
+    let mut sim_specs = Vec::new();
+    for item in &sim_items {
+        sim_specs.extend(sim::parse_list(Some(item), &scenario).map_err(CliError::usage)?);
+    }
     let mut specs = sim_specs.clone();
     for (s, r) in specs.iter_mut().zip(&runs) {
         s.label = r.label.clone();
@@ -352,7 +368,8 @@ fn run_cassandra(args: ExperimentArgs) -> CliResult {
     cass_exp::prepare(&plan, &cluster_dir, &mut progress).map_err(CliError::failed)?;
     let mut real: Vec<RunMetrics> = Vec::new();
     for run in &runs {
-        let m = cass_exp::run_policy(&plan, &cluster_dir, run, &mut progress).map_err(|e| CliError::failed(format!("{}: {e}", run.label)))?;
+        let m =
+            cass_exp::run_policy(&plan, &cluster_dir, run, &mut progress).map_err(|e| CliError::failed(format!("{}: {e}", run.label)))?;
         real.push(m);
         write_real(&scenario, &specs, &real, sim_results.as_deref(), &out, Engine::Cassandra)?;
     }
@@ -381,7 +398,7 @@ fn tail_table(real: &[RunMetrics], sims: Option<&[sim::RunResult]>) -> String {
     let Some(first) = real.first() else {
         return t;
     };
-    let mut head = vec!["policy", "run", "p50 ms", "p99 ms", "p99.9 ms", "time-outs", "completed"].join(" | ");
+    let mut head = ["policy", "run", "p50 ms", "p99 ms", "p99.9 ms", "time-outs", "completed"].join(" | ");
     for p in &first.summary.phases {
         let _ = write!(head, " | {} p99 ms", p.name);
     }
@@ -391,7 +408,11 @@ fn tail_table(real: &[RunMetrics], sims: Option<&[sim::RunResult]>) -> String {
     let line = |t: &mut String, m: &RunMetrics, source: &str| {
         let s = &m.summary;
         let l = &s.latency_ms;
-        let _ = write!(t, "| {} | {source} | {:.2} | {:.2} | {:.2} | {} | {}", s.policy, l.p50, l.p99, l.p999, s.timeouts, s.completed);
+        let _ = write!(
+            t,
+            "| {} | {source} | {:.2} | {:.2} | {:.2} | {} | {}",
+            s.policy, l.p50, l.p99, l.p999, s.timeouts, s.completed
+        );
         for p in &s.phases {
             let _ = write!(t, " | {:.2}", p.latency_ms.p99);
         }

@@ -68,6 +68,18 @@ pub struct ParamSpec {
     pub description: &'static str,
 }
 
+impl ParamSpec {
+    /// A real-valued parameter with its default and allowed range (for the policies' static
+    /// parameter tables).
+    pub const fn float(name: &'static str, value: f64, min: f64, max: f64, description: &'static str) -> ParamSpec {
+        ParamSpec {
+            name,
+            default: ParamDefault::Float { value, min, max },
+            description,
+        }
+    }
+}
+
 /// A default value together with its type and allowed range.
 #[derive(Clone, Copy, Debug)]
 pub enum ParamDefault {

@@ -12,7 +12,7 @@ use crate::cassandra::{self, config::NodeSettings, CassandraCluster, CassandraUp
 use crate::launcher::{send_signal, Signal};
 use crate::loadgen::cql::{self, CqlCompletion, CqlHooks, CqlTarget};
 use crate::loadgen::{BenchOptions, LoadOptions, Outcome};
-use metrics::{CacheOutcome, ReadKind, Recorder, RecorderConfig, RealStats, RunMetrics, RunStats};
+use metrics::{CacheOutcome, ReadKind, RealStats, Recorder, RecorderConfig, RunMetrics, RunStats};
 use policy::ParamTable;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -53,7 +53,11 @@ pub fn prepare(plan: &RealPlan, dir: &Path, progress: &mut dyn FnMut(&str)) -> R
         },
     ))?;
     if out.failed > 0 {
-        return Err(format!("{} write(s) failed; first: {}", out.failed, out.first_error.unwrap_or_default()));
+        return Err(format!(
+            "{} write(s) failed; first: {}",
+            out.failed,
+            out.first_error.unwrap_or_default()
+        ));
     }
     Ok(cluster)
 }
@@ -154,16 +158,28 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
             Outcome::Error => rec.error(),
         }
     };
-    progress(&format!("{}: measuring {} s at {} requests/s, CL={}", run.label, plan.duration_s, plan.rate_per_s, plan.cl.as_str()));
+    progress(&format!(
+        "{}: measuring {} s at {} requests/s, CL={}",
+        run.label,
+        plan.duration_s,
+        plan.rate_per_s,
+        plan.cl.as_str()
+    ));
     let hooks = CqlHooks {
         start: Some(t0),
         on_done: Some(&mut on_done),
     };
-    let report = cql::bench_with(rt.handle(), &t, &bench_options(plan, plan.duration_s as f64, false), &mut |s| {
-        if s.t_s % 10 == 9 {
-            eprintln!("{}: {}", run.label, s.text());
-        }
-    }, hooks);
+    let report = cql::bench_with(
+        rt.handle(),
+        &t,
+        &bench_options(plan, plan.duration_s as f64, false),
+        &mut |s| {
+            if s.t_s % 10 == 9 {
+                eprintln!("{}: {}", run.label, s.text());
+            }
+        },
+        hooks,
+    );
     let faults = injector.join().map_err(|_| "the fault thread panicked".to_string())?;
     // A paused node must not stay paused, whatever happened.
     if let Ok(c) = CassandraCluster::load(dir) {
@@ -183,7 +199,13 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
     });
     progress(&format!(
         "{}: {} requests, {} completed, {} time-outs; p50 {:.2} ms, p99 {:.2} ms, p99.9 {:.2} ms",
-        run.label, report.report.requests, report.report.completed, report.report.timeouts, m.summary.latency_ms.p50, m.summary.latency_ms.p99, m.summary.latency_ms.p999
+        run.label,
+        report.report.requests,
+        report.report.completed,
+        report.report.timeouts,
+        m.summary.latency_ms.p50,
+        m.summary.latency_ms.p99,
+        m.summary.latency_ms.p999
     ));
     Ok(m)
 }

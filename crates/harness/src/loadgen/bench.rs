@@ -6,7 +6,7 @@
 
 use super::client_policy::{ClientPolicy, Pending};
 use super::keys::{key_bytes, value_for};
-use super::report::{self, BenchReport, LatencySummary, SecondReport};
+use super::report::{BenchReport, LatencySummary, Second, SecondReport};
 use super::{check_bench_options, BenchHooks, BenchOptions, Completion, Outcome, Schedule};
 use metrics::LatencyHistogram;
 use node::client::ClusterClient;
@@ -38,14 +38,6 @@ struct Done {
     ticket: Ticket,
     outcome: Outcome,
     feedback: Feedback,
-}
-
-#[derive(Default)]
-struct Second {
-    completed: u64,
-    errors: u64,
-    timeouts: u64,
-    hist: Option<LatencyHistogram>,
 }
 
 /// Runs the open-loop benchmark on `rt` (call from a thread outside the runtime). `on_second`
@@ -111,8 +103,7 @@ pub fn bench_with(
         let now = Instant::now();
         while start + Duration::from_secs(reported as u64 + 1) <= now && (reported as f64) < opts.duration_s.ceil() {
             d.second(start + Duration::from_secs(reported as u64));
-            let s = &d.seconds[reported];
-            on_second(&report::second_line(reported, s.completed, s.errors, s.timeouts, s.hist.as_ref()));
+            on_second(&d.seconds[reported].line(reported));
             reported += 1;
         }
         if schedule.done() && d.in_flight == 0 && d.policy.rt.waiting() == 0 {
@@ -135,12 +126,7 @@ pub fn bench_with(
             }
         }
     }
-    let per_second = (0..d.seconds.len())
-        .map(|s| {
-            let x = &d.seconds[s];
-            report::second_line(s, x.completed, x.errors, x.timeouts, x.hist.as_ref())
-        })
-        .collect();
+    let per_second = d.seconds.iter().enumerate().map(|(t, x)| x.line(t)).collect();
     let stats = d.policy.stats();
     Ok(BenchReport {
         requests,
@@ -371,22 +357,15 @@ impl Dispatcher<'_, '_> {
                 node,
             });
         }
+        let latency_ns = finished.saturating_duration_since(intended).as_nanos() as u64;
+        self.seconds[s].record(outcome, latency_ns);
         match outcome {
             Outcome::Ok => {
-                let latency_ns = finished.saturating_duration_since(intended).as_nanos() as u64;
                 self.completed += 1;
-                self.seconds[s].completed += 1;
                 self.total.record_ns(latency_ns);
-                self.seconds[s].hist.get_or_insert_with(LatencyHistogram::new).record_ns(latency_ns);
             }
-            Outcome::Timeout => {
-                self.timeouts += 1;
-                self.seconds[s].timeouts += 1;
-            }
-            Outcome::Error => {
-                self.errors += 1;
-                self.seconds[s].errors += 1;
-            }
+            Outcome::Timeout => self.timeouts += 1,
+            Outcome::Error => self.errors += 1,
         }
     }
 }

@@ -10,7 +10,7 @@
 //! coordinated how many requests and the adapter's counters.
 
 use super::keys::{key_bytes, value_for};
-use super::report::{self, BenchReport, LatencySummary, SecondReport};
+use super::report::{BenchReport, LatencySummary, Second, SecondReport};
 use super::{check_bench_options, BenchOptions, LoadOptions, LoadOutcome, Outcome, Schedule};
 use metrics::LatencyHistogram;
 use policy::{ConsistencyLevel, ParamTable, ParamValue};
@@ -261,14 +261,6 @@ pub struct CqlHooks<'a> {
     pub on_done: Option<&'a mut dyn FnMut(&CqlCompletion)>,
 }
 
-#[derive(Default)]
-struct Second {
-    completed: u64,
-    errors: u64,
-    timeouts: u64,
-    hist: Option<LatencyHistogram>,
-}
-
 /// Runs the open-loop benchmark through the driver on `rt` (call from outside the runtime).
 pub fn bench(
     rt: &tokio::runtime::Handle,
@@ -314,26 +306,18 @@ pub fn bench_with(
         if seconds.len() <= t {
             seconds.resize_with(t + 1, Second::default);
         }
-        let s = &mut seconds[t];
+        let ns = d.finished.saturating_duration_since(d.intended).as_nanos() as u64;
+        seconds[t].record(d.outcome, ns);
         match d.outcome {
             Outcome::Ok => {
-                let ns = d.finished.saturating_duration_since(d.intended).as_nanos() as u64;
-                s.completed += 1;
-                s.hist.get_or_insert_with(LatencyHistogram::new).record_ns(ns);
                 total.record_ns(ns);
                 completed += 1;
                 if let Some(c) = d.coordinator {
                     *coordinators.entry(c.to_string()).or_insert(0) += 1;
                 }
             }
-            Outcome::Error => {
-                s.errors += 1;
-                errors += 1;
-            }
-            Outcome::Timeout => {
-                s.timeouts += 1;
-                timeouts += 1;
-            }
+            Outcome::Error => errors += 1,
+            Outcome::Timeout => timeouts += 1,
         }
     };
     loop {
@@ -391,8 +375,7 @@ pub fn bench_with(
             if seconds.len() <= reported {
                 seconds.resize_with(reported + 1, Second::default);
             }
-            let s = &seconds[reported];
-            on_second(&report::second_line(reported, s.completed, s.errors, s.timeouts, s.hist.as_ref()));
+            on_second(&seconds[reported].line(reported));
             reported += 1;
         }
         if schedule.done() && in_flight == 0 {
@@ -412,11 +395,7 @@ pub fn bench_with(
     }
     let n_seconds = (opts.duration_s.ceil() as usize).max(seconds.len());
     seconds.resize_with(n_seconds, Second::default);
-    let per_second = seconds
-        .iter()
-        .enumerate()
-        .map(|(t, x)| report::second_line(t, x.completed, x.errors, x.timeouts, x.hist.as_ref()))
-        .collect();
+    let per_second = seconds.iter().enumerate().map(|(t, x)| x.line(t)).collect();
     let adapter = cs.adapter.as_ref().map(|a| a.stats());
     Ok(CqlBenchReport {
         report: BenchReport {

@@ -110,3 +110,31 @@ pub struct BenchReport {
     /// Replies that carried the coordinator's feedback record to the policy.
     pub feedback_replies: u64,
 }
+
+/// One second's counts and latencies, as both `bench` paths keep them.
+#[derive(Default)]
+pub(super) struct Second {
+    pub(super) completed: u64,
+    pub(super) errors: u64,
+    pub(super) timeouts: u64,
+    pub(super) hist: Option<LatencyHistogram>,
+}
+
+impl Second {
+    /// A request that ended in this second: `latency_ns` counts for answered ones only.
+    pub(super) fn record(&mut self, outcome: super::Outcome, latency_ns: u64) {
+        match outcome {
+            super::Outcome::Ok => {
+                self.completed += 1;
+                self.hist.get_or_insert_with(LatencyHistogram::new).record_ns(latency_ns);
+            }
+            super::Outcome::Timeout => self.timeouts += 1,
+            super::Outcome::Error => self.errors += 1,
+        }
+    }
+
+    /// Its line, as second `t`.
+    pub(super) fn line(&self, t: usize) -> SecondReport {
+        second_line(t, self.completed, self.errors, self.timeouts, self.hist.as_ref())
+    }
+}

@@ -25,25 +25,17 @@ use crate::types::{Decision, Failure, NodeId, Plan, Reply, Request, Side, MAX_RE
 /// The name it is registered under.
 pub const NAME: &str = "c3";
 
-const fn float(name: &'static str, value: f64, min: f64, max: f64, description: &'static str) -> ParamSpec {
-    ParamSpec {
-        name,
-        default: D::Float { value, min, max },
-        description,
-    }
-}
-
 /// Its parameters with the paper's defaults.
 pub static PARAMS: [ParamSpec; 14] = [
-    float(
+    ParamSpec::float(
         "concurrency_weight",
         1.0,
         0.0,
         1e6,
         "n in q^ = 1 + os*n + q: the number of clients sharing the servers (set it to the client count)",
     ),
-    float("queue_exponent", 3.0, 0.0, 16.0, "b: the estimated queue is raised to this power"),
-    float(
+    ParamSpec::float("queue_exponent", 3.0, 0.0, 16.0, "b: the estimated queue is raised to this power"),
+    ParamSpec::float(
         "ewma_new_weight",
         0.9,
         0.0,
@@ -55,46 +47,46 @@ pub static PARAMS: [ParamSpec; 14] = [
         default: D::Bool(true),
         description: "false = ranking only (no token buckets, never waits)",
     },
-    float("rate_interval_ms", 20.0, 0.001, 3_600_000.0, "delta: the rate-control interval"),
-    float(
+    ParamSpec::float("rate_interval_ms", 20.0, 0.001, 3_600_000.0, "delta: the rate-control interval"),
+    ParamSpec::float(
         "initial_rate",
         10.0,
         0.001,
         1e9,
         "sending rate of a server never seen, requests per interval",
     ),
-    float(
+    ParamSpec::float(
         "max_tokens",
         10.0,
         1.0,
         1e9,
         "token bucket capacity: the largest burst to one server",
     ),
-    float("cubic_c_per_ms3", 4e-6, 1e-15, 1e6, "C: the cubic growth constant"),
-    float(
+    ParamSpec::float("cubic_c_per_ms3", 4e-6, 1e-15, 1e6, "C: the cubic growth constant"),
+    ParamSpec::float(
         "max_step",
         10.0,
         0.001,
         1e9,
         "Smax: the largest rate increase per reply, requests per interval",
     ),
-    float(
+    ParamSpec::float(
         "beta",
         0.2,
         0.001,
         1.0,
         "multiplicative decrease when sending faster than receiving",
     ),
-    float("hysteresis", 2.0, 0.0, 1e6, "no decrease within this many intervals of an increase"),
-    float("min_rate", 0.01, 1e-9, 1e9, "the lowest sending rate, requests per interval"),
-    float(
+    ParamSpec::float("hysteresis", 2.0, 0.0, 1e6, "no decrease within this many intervals of an increase"),
+    ParamSpec::float("min_rate", 0.01, 1e-9, 1e9, "the lowest sending rate, requests per interval"),
+    ParamSpec::float(
         "receive_rate_weight",
         0.1,
         0.0,
         1.0,
         "EWMA weight of the last interval's count in the smoothed send and receive rates",
     ),
-    float(
+    ParamSpec::float(
         "congestion_margin",
         1.0,
         0.0,

@@ -14,31 +14,23 @@ use crate::types::{Decision, Failure, Feedback, NodeCaps, NodeId, Plan, Reply, R
 /// The name it is registered under.
 pub const NAME: &str = "unified";
 
-const fn float(name: &'static str, value: f64, min: f64, max: f64, description: &'static str) -> ParamSpec {
-    ParamSpec {
-        name,
-        default: D::Float { value, min, max },
-        description,
-    }
-}
-
 /// Its parameters, with the defaults the tournament chose (docs/unified.md).
 pub static PARAMS: [ParamSpec; 9] = [
-    float(
+    ParamSpec::float(
         "concurrency_weight",
         1000.0,
         0.0,
         1e6,
         "C3's n for nodes that report a service time: large = a node without one of our requests in flight ranks first",
     ),
-    float(
+    ParamSpec::float(
         "untimed_concurrency_weight",
         1.0,
         0.0,
         1e6,
         "n for nodes that report no service time (coordinators, driver latencies)",
     ),
-    float(
+    ParamSpec::float(
         "untimed_queue_exponent",
         1.0,
         0.0,
@@ -55,7 +47,7 @@ pub static PARAMS: [ParamSpec; 9] = [
         default: D::Bool(true),
         description: "at a coordinator, draw replicas with HWLB's shares (false = C3's ranking there too)",
     },
-    float(
+    ParamSpec::float(
         "warmup_reads",
         1.0,
         0.0,
@@ -80,7 +72,7 @@ pub static PARAMS: [ParamSpec; 9] = [
         },
         description: "answers needed within the window for a busy replica to count as healthy",
     },
-    float("response_window_ms", 200.0, 0.001, 3_600_000.0, "the window for min_responses"),
+    ParamSpec::float("response_window_ms", 200.0, 0.001, 3_600_000.0, "the window for min_responses"),
 ];
 
 /// One policy for every scenario: C3's ranking (two rankings: with and without a service
