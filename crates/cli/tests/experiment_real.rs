@@ -164,8 +164,10 @@ fn shortened_cold_restart_on_a_real_cluster_shows_the_effect() {
     // The effect's direction, on the real cluster.
     let naive_csv = read(&out.join("naive/timeseries.csv"));
     let hwlb_csv = read(&out.join("hwlb/timeseries.csv"));
-    assert!(naive_csv
-        .starts_with("t_s,node,reads,cache_hits,cache_misses,hit_ratio,local_reads,remote_reads,replica_reads,disk_queue,p50_ms,p99_ms\n"));
+    assert!(naive_csv.starts_with(
+        "t_s,node,reads,cache_hits,cache_misses,hit_ratio,local_reads,remote_reads,replica_reads,disk_queue,p50_ms,p99_ms,\
+         nic_out_bytes,nic_in_bytes,internode_out_bytes\n"
+    ));
     let (n_own, n_peers) = misses(&naive_csv, 2, 20, 35);
     let (h_own, h_peers) = misses(&hwlb_csv, 2, 20, 35);
     let (n_ratio, h_ratio) = (n_own / n_peers.max(1.0), h_own / h_peers.max(1.0));

@@ -18,6 +18,7 @@ use replica_lb_driver::{AdapterStats, ReplicaLbPolicy};
 use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
+use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
 use scylla::policies::load_balancing::DefaultPolicy;
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::Consistency;
@@ -351,11 +352,13 @@ pub fn bench_with(
                         let a = r.request_coordinator().node().address;
                         (Outcome::Ok, Some(SocketAddr::new(a.ip(), a.port())))
                     }
-                    Ok(Err(e))
-                        if e.to_string().to_lowercase().contains("timeout") || e.to_string().to_lowercase().contains("timed out") =>
-                    {
-                        (Outcome::Timeout, None)
-                    }
+                    // The driver's own request time-out (the same length as ours), or the
+                    // coordinator's read or write time-out.
+                    Ok(Err(ExecutionError::RequestTimeout(_)))
+                    | Ok(Err(ExecutionError::LastAttemptError(RequestAttemptError::DbError(
+                        DbError::ReadTimeout { .. } | DbError::WriteTimeout { .. },
+                        _,
+                    )))) => (Outcome::Timeout, None),
                     Ok(Err(_)) => (Outcome::Error, None),
                     Err(_) => (Outcome::Timeout, None),
                 };
