@@ -1,0 +1,136 @@
+package io.replicalb.cassandra.hwlb;
+
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.cassandra.locator.AbstractNetworkTopologySnitch;
+import org.apache.cassandra.locator.EndpointsForToken;
+import org.apache.cassandra.locator.IEndpointSnitch;
+import org.apache.cassandra.locator.InetAddressAndPort;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+import static io.replicalb.cassandra.hwlb.TestCluster.ep;
+
+/**
+ * Cost of {@code sortedByProximity} for 3 replicas (QUORUM: k = 2), in ns per call:
+ * <ul>
+ * <li>{@code innerAlone}: the inner snitch by itself (a network-topology snitch with map lookups
+ *     for datacenter and rack, as GossipingPropertyFileSnitch does);</li>
+ * <li>{@code hwlbOff}: the HWLB snitch switched off (the inner order, with the counting);</li>
+ * <li>{@code hwlbSteppedAside}: on, all replicas equally warm (the inner order);</li>
+ * <li>{@code hwlbCachedPlan}: on, this node cold and its peers warm: a cached plan, one draw.</li>
+ * </ul>
+ * Run with {@code mvn -B -f java/hwlb-snitch/pom.xml -Pbench verify}.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Fork(1)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+public class SortedByProximityBench
+{
+    /** A network-topology snitch whose racks and datacenters come from maps. */
+    static final class MapTopologySnitch extends AbstractNetworkTopologySnitch
+    {
+        private final Map<InetAddressAndPort, String> racks = Map.of(ep(21), "rack1", ep(22), "rack2", ep(23), "rack3");
+
+        @Override
+        public String getRack(InetAddressAndPort endpoint)
+        {
+            return racks.getOrDefault(endpoint, "rack1");
+        }
+
+        @Override
+        public String getDatacenter(InetAddressAndPort endpoint)
+        {
+            return "dc1";
+        }
+
+        @Override
+        public String getLocalDatacenter()
+        {
+            return "dc1";
+        }
+
+        @Override
+        public String getLocalRack()
+        {
+            return "rack1";
+        }
+    }
+
+    private InetAddressAndPort local;
+    private EndpointsForToken replicas;
+    private IEndpointSnitch inner;
+    private HwlbSnitch off;
+    private HwlbSnitch equallyWarm;
+    private HwlbSnitch active;
+
+    private static HwlbSnitch snitch(boolean enabled, IEndpointSnitch inner, double local, double a, double b)
+    {
+        HwlbSettings s = HwlbSettings.parse(Map.of("enabled", Boolean.toString(enabled))::get);
+        HwlbSnitch snitch = new HwlbSnitch(s, inner, ep(21));
+        long now = System.nanoTime();
+        PeerDirectory d = snitch.directory();
+        d.setLocalRate(local, now);
+        // Heard "in the future" so nothing turns stale while the benchmark runs (no poll here).
+        long heard = now + TimeUnit.HOURS.toNanos(1);
+        d.observe(ep(22), heard, true, true, true, now);
+        d.recordRate(ep(22), a, heard, now);
+        d.observe(ep(23), heard, true, true, true, now);
+        d.recordRate(ep(23), b, heard, now);
+        return snitch;
+    }
+
+    /** Builds the snitches and warms their plan caches. */
+    @Setup
+    public void setup()
+    {
+        local = ep(21);
+        replicas = TestCluster.replicas(22, 21, 23);
+        inner = new MapTopologySnitch();
+        off = snitch(false, inner, 0.0, 0.8, 0.8);
+        equallyWarm = snitch(true, inner, 0.8, 0.8, 0.805);
+        active = snitch(true, inner, 0.0, 0.8, 0.8);
+        if (active.sortedByProximity(local, replicas).size() != 3 || active.control().getDraws() != 1)
+            throw new IllegalStateException("the active snitch did not draw");
+    }
+
+    /** The inner snitch alone. */
+    @Benchmark
+    public EndpointsForToken innerAlone()
+    {
+        return inner.sortedByProximity(local, replicas);
+    }
+
+    /** HWLB switched off. */
+    @Benchmark
+    public EndpointsForToken hwlbOff()
+    {
+        return off.sortedByProximity(local, replicas);
+    }
+
+    /** HWLB on, equally warm: steps aside. */
+    @Benchmark
+    public EndpointsForToken hwlbSteppedAside()
+    {
+        return equallyWarm.sortedByProximity(local, replicas);
+    }
+
+    /** HWLB on with a cached plan: one systematic draw. */
+    @Benchmark
+    public EndpointsForToken hwlbCachedPlan()
+    {
+        return active.sortedByProximity(local, replicas);
+    }
+}

@@ -1,0 +1,206 @@
+package io.replicalb.cassandra.hwlb;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.cassandra.locator.InetAddressAndPort;
+
+/**
+ * The plug-in's control surface shared by the virtual tables and the MBean: the switch, the
+ * counters, what is known of the peers, and the writable settings with their validation.
+ */
+public final class HwlbControl implements HwlbControlMBean
+{
+    /** Settings that can be written at run time. */
+    public static final List<String> WRITABLE = List.of("enabled", "read_cl", "reset_counters");
+
+    private final HwlbSettings settings;
+    private final HwlbSwitch control;
+    private final HwlbCounters counters;
+    private final PeerDirectory directory;
+    private final InetAddressAndPort local;
+    private final AtomicLong resets = new AtomicLong();
+    private volatile LocalRate localRate;
+
+    /** The control surface over the given parts ({@link #attach} adds the local rate once running). */
+    public HwlbControl(HwlbSettings settings, HwlbSwitch control, HwlbCounters counters, PeerDirectory directory, InetAddressAndPort local)
+    {
+        this.settings = settings;
+        this.control = control;
+        this.counters = counters;
+        this.directory = directory;
+        this.local = local;
+    }
+
+    /** Attaches the local rate (it exists once the node is up). */
+    public void attach(LocalRate rate)
+    {
+        this.localRate = rate;
+    }
+
+    /** This node's address as shown in the tables (no port). */
+    public String nodeName()
+    {
+        return name(local);
+    }
+
+    /** An address as shown in the tables: the IP alone. */
+    public static String name(InetAddressAndPort endpoint)
+    {
+        return endpoint.getHostAddress(false);
+    }
+
+    /** The counters. */
+    public HwlbCounters counters()
+    {
+        return counters;
+    }
+
+    /** What is known of each present node now. */
+    public List<PeerDirectory.PeerInfo> peers()
+    {
+        return directory.describe(System.nanoTime());
+    }
+
+    /** Every setting and its current value, for the settings table. */
+    public Map<String, String> settingsNow()
+    {
+        Map<String, String> m = new LinkedHashMap<>(settings.asMap());
+        HwlbSwitch.Mode mode = control.mode();
+        m.put("enabled", Boolean.toString(mode.enabled()));
+        m.put("read_cl", mode.readCl().name());
+        m.put("cache", getCache());
+        m.put("reset_counters", Long.toString(resets.get()));
+        return m;
+    }
+
+    /**
+     * Writes setting {@code name}.
+     *
+     * @throws IllegalArgumentException naming the bad name or value and what is allowed
+     */
+    public void write(String name, String value)
+    {
+        switch (name)
+        {
+            case "enabled":
+                control.setEnabled(HwlbSettings.parseBool("enabled", value));
+                return;
+            case "read_cl":
+                control.setReadCl(ReadConsistency.parse("read_cl", value));
+                return;
+            case "reset_counters":
+                resetCounters();
+                return;
+            default:
+                if (settings.asMap().containsKey(name))
+                    throw new IllegalArgumentException("setting '" + name + "' is read-only (set it with -D" + HwlbSettings.PREFIX + name
+                                                       + " at start); writable: " + String.join(", ", WRITABLE));
+                throw new IllegalArgumentException("no setting '" + name + "'; writable: " + String.join(", ", WRITABLE));
+        }
+    }
+
+    @Override
+    public boolean isEnabled()
+    {
+        return control.mode().enabled();
+    }
+
+    @Override
+    public void setEnabled(boolean enabled)
+    {
+        control.setEnabled(enabled);
+    }
+
+    @Override
+    public String getReadCl()
+    {
+        return control.mode().readCl().name();
+    }
+
+    @Override
+    public void setReadCl(String readCl)
+    {
+        control.setReadCl(ReadConsistency.parse("read_cl", readCl));
+    }
+
+    @Override
+    public String getCache()
+    {
+        LocalRate r = localRate;
+        return r == null ? settings.cache().label() : r.cache().label();
+    }
+
+    @Override
+    public double getHitRate()
+    {
+        LocalRate r = localRate;
+        return r == null ? 0.0 : r.hitRate();
+    }
+
+    @Override
+    public double getPublishedRate()
+    {
+        LocalRate r = localRate;
+        return r == null ? Double.NaN : r.publishedRate();
+    }
+
+    @Override
+    public long getCacheHits()
+    {
+        LocalRate r = localRate;
+        return r == null ? 0 : r.cacheHits();
+    }
+
+    @Override
+    public long getCacheMisses()
+    {
+        LocalRate r = localRate;
+        return r == null ? 0 : r.cacheMisses();
+    }
+
+    @Override
+    public long getReadsCoordinated()
+    {
+        return counters.totals().get(HwlbCounters.COORDINATED);
+    }
+
+    @Override
+    public long getLocalReads()
+    {
+        return counters.totals().get(HwlbCounters.LOCAL_READS);
+    }
+
+    @Override
+    public long getRemoteReads()
+    {
+        return counters.totals().get(HwlbCounters.REMOTE_READS);
+    }
+
+    @Override
+    public long getDraws()
+    {
+        return counters.totals().get(HwlbCounters.DRAWS);
+    }
+
+    @Override
+    public long getSteppedAside()
+    {
+        return counters.totals().get(HwlbCounters.STEPPED_ASIDE);
+    }
+
+    @Override
+    public long getPlanRecomputes()
+    {
+        return counters.totals().planRecomputes();
+    }
+
+    @Override
+    public void resetCounters()
+    {
+        counters.resetPeers();
+        resets.incrementAndGet();
+    }
+}

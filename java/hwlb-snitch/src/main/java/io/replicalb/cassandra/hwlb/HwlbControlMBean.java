@@ -1,0 +1,56 @@
+package io.replicalb.cassandra.hwlb;
+
+/**
+ * JMX view of the plug-in ({@code io.replicalb:type=HwlbSnitch}): the switch (read-write) and the
+ * counters (read-only), for operators' tools; the same as the {@code replica_lb} virtual tables.
+ */
+public interface HwlbControlMBean
+{
+    /** Whether HWLB orders reads (false: the inner snitch alone). */
+    boolean isEnabled();
+
+    /** Switches HWLB on or off at run time. */
+    void setEnabled(boolean enabled);
+
+    /** The consistency level reads are planned for. */
+    String getReadCl();
+
+    /** Changes the consistency level reads are planned for (ONE, TWO, THREE, QUORUM, LOCAL_QUORUM, LOCAL_ONE, ALL). */
+    void setReadCl(String readCl);
+
+    /** The cache measured (row, chunk, key). */
+    String getCache();
+
+    /** The tracker's current hit rate. */
+    double getHitRate();
+
+    /** The last rate published by gossip (NaN before the first). */
+    double getPublishedRate();
+
+    /** Cumulative hits of the cache measured. */
+    long getCacheHits();
+
+    /** Cumulative misses of the cache measured. */
+    long getCacheMisses();
+
+    /** sortedByProximity calls for reads this node coordinates. */
+    long getReadsCoordinated();
+
+    /** Reads of this node's own replica among the first k. */
+    long getLocalReads();
+
+    /** Reads of other replicas among the first k. */
+    long getRemoteReads();
+
+    /** Orders drawn by HWLB. */
+    long getDraws();
+
+    /** Calls where HWLB was on but stepped aside. */
+    long getSteppedAside();
+
+    /** Plan recomputations (an input rate changed). */
+    long getPlanRecomputes();
+
+    /** Starts a new window for the per-peer chosen, first_k and expected counters. */
+    void resetCounters();
+}

@@ -1,0 +1,193 @@
+package io.replicalb.cassandra.hwlb;
+
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * The plug-in's configuration, read from JVM system properties {@code replica_lb.hwlb.*} once at
+ * start and validated there: a bad value stops the node with a message naming it and what is
+ * allowed. Every property is optional. {@code enabled} and {@code read_cl} are only the initial
+ * values of {@link HwlbSwitch}, which changes at run time.
+ *
+ * @param innerSnitch the snitch HWLB delegates to (racks, datacenters, the order when it steps aside)
+ * @param enabled whether HWLB starts switched on
+ * @param readCl the consistency level reads are planned for
+ * @param cache whose misses count
+ * @param tickMs the tracker's tick
+ * @param windowMs the tracker's moving-average window
+ * @param staleAfterMs a peer not heard from for longer counts as stale
+ * @param staleRate the rate a stale peer counts as
+ * @param plan the plan's cap and minimum spread
+ * @param gossipState the application state (X1..X10) carrying the rate
+ */
+public record HwlbSettings(String innerSnitch,
+                           boolean enabled,
+                           ReadConsistency readCl,
+                           CacheKind cache,
+                           long tickMs,
+                           long windowMs,
+                           long staleAfterMs,
+                           double staleRate,
+                           PlanConfig plan,
+                           String gossipState)
+{
+    /** Prefix of every property. */
+    public static final String PREFIX = "replica_lb.hwlb.";
+    /** The default inner snitch. */
+    public static final String DEFAULT_INNER_SNITCH = "org.apache.cassandra.locator.GossipingPropertyFileSnitch";
+    /** Default staleness: three gossip rounds (gossip runs every second). */
+    public static final long DEFAULT_STALE_AFTER_MS = 3000;
+    /** Default stale rate (published). */
+    public static final double DEFAULT_STALE_RATE = 0.95;
+    /**
+     * Default application state: X10, the last of the ten states Cassandra leaves to
+     * extensions, the least likely to be taken by another plug-in counting up from X1.
+     */
+    public static final String DEFAULT_GOSSIP_STATE = "X10";
+
+    /** Every property with its default and what it accepts (for the doc and the settings table). */
+    public static Map<String, String> describe()
+    {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("inner_snitch", DEFAULT_INNER_SNITCH + "; a snitch class (short names in org.apache.cassandra.locator)");
+        m.put("enabled", "true; true or false");
+        m.put("read_cl", "QUORUM; " + ReadConsistency.allowed());
+        m.put("cache", "auto; auto, row, chunk, key");
+        m.put("tick_ms", HitRateTracker.DEFAULT_TICK_MS + "; [100, 3600000]");
+        m.put("window_ms", HitRateTracker.DEFAULT_WINDOW_MS + "; [100, 86400000]");
+        m.put("stale_after_ms", DEFAULT_STALE_AFTER_MS + "; [100, 86400000]");
+        m.put("stale_rate", DEFAULT_STALE_RATE + "; [0, 1]");
+        m.put("hit_rate_cap", PlanConfig.DEFAULT_HIT_RATE_CAP + "; [0, 0.999]");
+        m.put("min_spread", PlanConfig.DEFAULT_MIN_SPREAD + "; [0, 1]");
+        m.put("gossip_state", DEFAULT_GOSSIP_STATE + "; X1 .. X10");
+        return m;
+    }
+
+    /** The settings from the JVM's system properties. */
+    public static HwlbSettings fromSystemProperties()
+    {
+        return parse(name -> System.getProperty(PREFIX + name));
+    }
+
+    /**
+     * The settings from {@code lookup} (short name, e.g. {@code "tick_ms"}, to value or null).
+     *
+     * @throws IllegalArgumentException naming the first bad property, its value and what is allowed
+     */
+    public static HwlbSettings parse(Function<String, String> lookup)
+    {
+        String inner = text(lookup, "inner_snitch", DEFAULT_INNER_SNITCH);
+        if (inner.isEmpty())
+            throw bad("inner_snitch", inner, "a snitch class name");
+        if (!inner.contains("."))
+            inner = "org.apache.cassandra.locator." + inner;
+        if (inner.equals(HwlbSnitch.class.getName()) || inner.endsWith(".DynamicEndpointSnitch"))
+            throw bad("inner_snitch", inner, "a plain snitch class (not HwlbSnitch itself, not DynamicEndpointSnitch)");
+        boolean enabled = bool(lookup, "enabled", true);
+        ReadConsistency cl = ReadConsistency.parse(PREFIX + "read_cl", text(lookup, "read_cl", "QUORUM"));
+        CacheKind cache = CacheKind.parse(PREFIX + "cache", text(lookup, "cache", "auto"));
+        long tickMs = whole(lookup, "tick_ms", HitRateTracker.DEFAULT_TICK_MS, 100, 3_600_000);
+        long windowMs = whole(lookup, "window_ms", HitRateTracker.DEFAULT_WINDOW_MS, 100, 86_400_000);
+        long staleAfterMs = whole(lookup, "stale_after_ms", DEFAULT_STALE_AFTER_MS, 100, 86_400_000);
+        double staleRate = real(lookup, "stale_rate", DEFAULT_STALE_RATE, 0.0, 1.0);
+        double cap = real(lookup, "hit_rate_cap", PlanConfig.DEFAULT_HIT_RATE_CAP, 0.0, 0.999);
+        double spread = real(lookup, "min_spread", PlanConfig.DEFAULT_MIN_SPREAD, 0.0, 1.0);
+        String state = text(lookup, "gossip_state", DEFAULT_GOSSIP_STATE).toUpperCase(Locale.ROOT);
+        if (!state.matches("X([1-9]|10)"))
+            throw bad("gossip_state", state, "one of X1 .. X10");
+        return new HwlbSettings(inner, enabled, cl, cache, tickMs, windowMs, staleAfterMs, staleRate,
+                                new PlanConfig(cap, spread), state);
+    }
+
+    /** The defaults (no property set). */
+    public static HwlbSettings defaults()
+    {
+        return parse(name -> null);
+    }
+
+    /** This node's settings as (name, value) pairs, for the settings table. */
+    public Map<String, String> asMap()
+    {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("inner_snitch", innerSnitch);
+        m.put("enabled", Boolean.toString(enabled));
+        m.put("read_cl", readCl.name());
+        m.put("cache", cache.label());
+        m.put("tick_ms", Long.toString(tickMs));
+        m.put("window_ms", Long.toString(windowMs));
+        m.put("stale_after_ms", Long.toString(staleAfterMs));
+        m.put("stale_rate", Double.toString(staleRate));
+        m.put("hit_rate_cap", Double.toString(plan.hitRateCap()));
+        m.put("min_spread", Double.toString(plan.minSpread()));
+        m.put("gossip_state", gossipState);
+        return m;
+    }
+
+    private static String text(Function<String, String> lookup, String name, String dflt)
+    {
+        String v = lookup.apply(name);
+        return v == null ? dflt : v.trim();
+    }
+
+    /** Parses "true"/"false" (case-insensitive), naming {@code name} when it is neither. */
+    static boolean parseBool(String name, String v)
+    {
+        String t = v == null ? "" : v.trim().toLowerCase(Locale.ROOT);
+        if (t.equals("true"))
+            return true;
+        if (t.equals("false"))
+            return false;
+        throw new IllegalArgumentException(name + " '" + v + "' is not allowed; use true or false");
+    }
+
+    private static boolean bool(Function<String, String> lookup, String name, boolean dflt)
+    {
+        String v = lookup.apply(name);
+        return v == null ? dflt : parseBool(PREFIX + name, v);
+    }
+
+    private static long whole(Function<String, String> lookup, String name, long dflt, long min, long max)
+    {
+        String v = lookup.apply(name);
+        if (v == null)
+            return dflt;
+        long x;
+        try
+        {
+            x = Long.parseLong(v.trim());
+        }
+        catch (NumberFormatException e)
+        {
+            throw bad(name, v, "a whole number of milliseconds in [" + min + ", " + max + "]");
+        }
+        if (x < min || x > max)
+            throw bad(name, v, "a whole number of milliseconds in [" + min + ", " + max + "]");
+        return x;
+    }
+
+    private static double real(Function<String, String> lookup, String name, double dflt, double min, double max)
+    {
+        String v = lookup.apply(name);
+        if (v == null)
+            return dflt;
+        double x;
+        try
+        {
+            x = Double.parseDouble(v.trim());
+        }
+        catch (NumberFormatException e)
+        {
+            throw bad(name, v, "a number in [" + min + ", " + max + "]");
+        }
+        if (!(x >= min && x <= max))
+            throw bad(name, v, "a number in [" + min + ", " + max + "]");
+        return x;
+    }
+
+    private static IllegalArgumentException bad(String name, String value, String allowed)
+    {
+        return new IllegalArgumentException(PREFIX + name + " '" + value + "' is not allowed; use " + allowed);
+    }
+}

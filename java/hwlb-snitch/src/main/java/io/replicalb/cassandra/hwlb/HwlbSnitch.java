@@ -1,0 +1,289 @@
+package io.replicalb.cassandra.hwlb;
+
+import java.lang.management.ManagementFactory;
+import java.net.InetSocketAddress;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.apache.cassandra.exceptions.ConfigurationException;
+import org.apache.cassandra.gms.ApplicationState;
+import org.apache.cassandra.gms.Gossiper;
+import org.apache.cassandra.locator.IEndpointSnitch;
+import org.apache.cassandra.locator.InetAddressAndPort;
+import org.apache.cassandra.locator.Replica;
+import org.apache.cassandra.locator.ReplicaCollection;
+import org.apache.cassandra.utils.FBUtilities;
+
+/**
+ * Heat-weighted load balancing for Cassandra coordinators, as a snitch
+ * ({@code endpoint_snitch: io.replicalb.cassandra.hwlb.HwlbSnitch}, {@code dynamic_snitch: false}).
+ *
+ * <p>Racks, datacenters and everything but the read order come from an inner snitch
+ * ({@code replica_lb.hwlb.inner_snitch}). {@link #sortedByProximity} puts first the k replicas
+ * drawn from this coordinator's HWLB row, so that every replica sees the same cache misses per
+ * second (see {@link ReplicaRouter}); when HWLB is off or steps aside the order is exactly the
+ * inner snitch's. Once gossip starts the plug-in publishes its hit rate by gossip, reads the
+ * peers', registers the {@code replica_lb} virtual tables and the MBean
+ * {@code io.replicalb:type=HwlbSnitch}. Configuration: JVM system properties
+ * {@code replica_lb.hwlb.*} ({@link HwlbSettings}).
+ */
+public class HwlbSnitch implements IEndpointSnitch
+{
+    private static final Logger logger = LoggerFactory.getLogger(HwlbSnitch.class);
+    /** Where the MBean is registered. */
+    public static final String MBEAN_NAME = "io.replicalb:type=HwlbSnitch";
+    /** How often peers' states are read from the Gossiper, ms (the staleness rule's resolution). */
+    public static final long POLL_MS = 100;
+
+    private final HwlbSettings settings;
+    private final IEndpointSnitch inner;
+    private final InetAddressAndPort local;
+    private final HwlbSwitch control;
+    private final HwlbCounters counters = new HwlbCounters();
+    private final PeerDirectory directory;
+    private final ReplicaRouter router;
+    private final HwlbControl surface;
+    private final AtomicBoolean started = new AtomicBoolean();
+    private volatile ScheduledExecutorService executor;
+
+    /** The snitch Cassandra constructs: settings from system properties, validated here. */
+    public HwlbSnitch()
+    {
+        this(settingsOrFail(), null, FBUtilities.getBroadcastAddressAndPort());
+    }
+
+    /**
+     * A snitch with explicit parts (tests, benchmarks).
+     *
+     * @param settings the configuration
+     * @param inner the inner snitch, or null to construct {@code settings.innerSnitch()}
+     * @param local this node's broadcast address
+     */
+    public HwlbSnitch(HwlbSettings settings, IEndpointSnitch inner, InetAddressAndPort local)
+    {
+        this.settings = settings;
+        this.inner = inner != null ? inner : constructInner(settings.innerSnitch());
+        this.local = local;
+        this.control = new HwlbSwitch(settings.enabled(), settings.readCl());
+        this.directory = new PeerDirectory(local, settings.staleAfterMs() * 1_000_000L, settings.staleRate(), System.nanoTime());
+        this.router = new ReplicaRouter(this.inner, local, control, directory, settings.plan(), counters);
+        this.surface = new HwlbControl(settings, control, counters, directory, local);
+        logger.info("HWLB snitch: inner {}, enabled {}, read_cl {}, cache {}, tick {} ms, window {} ms, stale after {} ms (rate {}), cap {}, min spread {}, gossip state {}",
+                    this.inner.getClass().getName(), settings.enabled(), settings.readCl(), settings.cache().label(), settings.tickMs(),
+                    settings.windowMs(), settings.staleAfterMs(), settings.staleRate(), settings.plan().hitRateCap(),
+                    settings.plan().minSpread(), settings.gossipState());
+    }
+
+    private static HwlbSettings settingsOrFail()
+    {
+        try
+        {
+            return HwlbSettings.fromSystemProperties();
+        }
+        catch (IllegalArgumentException e)
+        {
+            throw fail("HWLB snitch: " + e.getMessage(), e);
+        }
+    }
+
+    private static IEndpointSnitch constructInner(String className)
+    {
+        Object o;
+        try
+        {
+            o = Class.forName(className).getDeclaredConstructor().newInstance();
+        }
+        catch (ReflectiveOperationException | LinkageError e)
+        {
+            Throwable cause = e instanceof java.lang.reflect.InvocationTargetException ? e.getCause() : e;
+            throw fail("HWLB snitch: " + HwlbSettings.PREFIX + "inner_snitch '" + className + "' cannot be constructed ("
+                       + cause + "); use a snitch class with a public no-argument constructor", cause);
+        }
+        if (!(o instanceof IEndpointSnitch))
+            throw fail("HWLB snitch: " + HwlbSettings.PREFIX + "inner_snitch '" + className + "' is not allowed: it is not an IEndpointSnitch", null);
+        return (IEndpointSnitch) o;
+    }
+
+    /**
+     * An exception Cassandra's snitch construction reports with our message: it rethrows a
+     * ConfigurationException found as the cause.
+     */
+    private static RuntimeException fail(String message, Throwable cause)
+    {
+        logger.error(message);
+        ConfigurationException ce = new ConfigurationException(message);
+        if (cause != null)
+            ce.initCause(cause);
+        return new IllegalStateException(message, ce);
+    }
+
+    /** The control surface (tables, MBean). */
+    public HwlbControl control()
+    {
+        return surface;
+    }
+
+    /** The request path. */
+    public ReplicaRouter router()
+    {
+        return router;
+    }
+
+    /** What is known of the nodes. */
+    public PeerDirectory directory()
+    {
+        return directory;
+    }
+
+    /** The configuration. */
+    public HwlbSettings settings()
+    {
+        return settings;
+    }
+
+    @Override
+    public String getRack(InetAddressAndPort endpoint)
+    {
+        return inner.getRack(endpoint);
+    }
+
+    @Override
+    public String getLocalRack()
+    {
+        return inner.getLocalRack();
+    }
+
+    @Override
+    public String getDatacenter(InetAddressAndPort endpoint)
+    {
+        return inner.getDatacenter(endpoint);
+    }
+
+    @Override
+    public String getLocalDatacenter()
+    {
+        return inner.getLocalDatacenter();
+    }
+
+    @Override
+    public String getDatacenter(InetSocketAddress endpoint)
+    {
+        return inner.getDatacenter(endpoint);
+    }
+
+    @Override
+    public String getDatacenter(Replica replica)
+    {
+        return inner.getDatacenter(replica);
+    }
+
+    @Override
+    public <C extends ReplicaCollection<? extends C>> C sortedByProximity(InetAddressAndPort address, C addresses)
+    {
+        return router.sortedByProximity(address, addresses);
+    }
+
+    @Override
+    public int compareEndpoints(InetAddressAndPort target, Replica r1, Replica r2)
+    {
+        return inner.compareEndpoints(target, r1, r2);
+    }
+
+    @Override
+    public boolean isWorthMergingForRangeQuery(ReplicaCollection<?> merged, ReplicaCollection<?> l1, ReplicaCollection<?> l2)
+    {
+        return inner.isWorthMergingForRangeQuery(merged, l1, l2);
+    }
+
+    @Override
+    public boolean validate(Set<String> datacenters, Set<String> racks)
+    {
+        return inner.validate(datacenters, racks);
+    }
+
+    /**
+     * Gossip is about to start (the schema is loaded, clients are not served yet): the inner
+     * snitch's hook, then the plug-in starts: marker in gossip, subscriber, tick and poll,
+     * virtual tables, MBean.
+     */
+    @Override
+    public void gossiperStarting()
+    {
+        inner.gossiperStarting();
+        if (!started.compareAndSet(false, true))
+            return;
+        CacheProbe probe;
+        try
+        {
+            probe = CacheProbe.of(settings.cache());
+        }
+        catch (IllegalArgumentException e)
+        {
+            throw fail("HWLB snitch: " + e.getMessage(), e);
+        }
+        ApplicationState state = ApplicationState.valueOf(settings.gossipState());
+        GossipBridge bridge = new GossipBridge(state, directory, inner, local);
+        bridge.publish(GossipValue.marker());
+        Gossiper.instance.register(bridge);
+        long now = System.nanoTime();
+        LocalRate rate = new LocalRate(settings.tickMs(), settings.windowMs(), probe, bridge::publish, directory, now);
+        surface.attach(rate);
+        ScheduledExecutorService ex = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "hwlb-tick");
+            t.setDaemon(true);
+            return t;
+        });
+        ex.scheduleAtFixedRate(() -> guarded("tick", () -> rate.tick(System.nanoTime())), settings.tickMs(), settings.tickMs(), TimeUnit.MILLISECONDS);
+        ex.scheduleWithFixedDelay(() -> guarded("poll", bridge::poll), POLL_MS, POLL_MS, TimeUnit.MILLISECONDS);
+        executor = ex;
+        HwlbTables.register(surface);
+        registerMBean();
+        logger.info("HWLB snitch started: cache {} measured, rate in gossip state {}, virtual keyspace {}, MBean {}",
+                    probe.kind().label(), state, HwlbTables.KEYSPACE, MBEAN_NAME);
+    }
+
+    private static void guarded(String what, Runnable task)
+    {
+        try
+        {
+            task.run();
+        }
+        catch (Throwable t)
+        {
+            // A failing tick must not cancel the schedule.
+            logger.warn("HWLB {} failed", what, t);
+        }
+    }
+
+    private void registerMBean()
+    {
+        try
+        {
+            MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+            ObjectName name = new ObjectName(MBEAN_NAME);
+            if (!server.isRegistered(name))
+                server.registerMBean(surface, name);
+        }
+        catch (Exception e)
+        {
+            logger.warn("HWLB: MBean {} not registered", MBEAN_NAME, e);
+        }
+    }
+
+    /** Stops the tick and the poll (tests; a node stops with its JVM). */
+    public void stop()
+    {
+        ScheduledExecutorService ex = executor;
+        if (ex != null)
+            ex.shutdownNow();
+    }
+}

@@ -1,0 +1,191 @@
+package io.replicalb.cassandra.hwlb;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import org.apache.cassandra.db.marshal.BooleanType;
+import org.apache.cassandra.db.marshal.DoubleType;
+import org.apache.cassandra.db.marshal.LongType;
+import org.apache.cassandra.db.marshal.UTF8Type;
+import org.apache.cassandra.db.virtual.AbstractMutableVirtualTable;
+import org.apache.cassandra.db.virtual.AbstractVirtualTable;
+import org.apache.cassandra.db.virtual.SimpleDataSet;
+import org.apache.cassandra.db.virtual.VirtualKeyspace;
+import org.apache.cassandra.db.virtual.VirtualKeyspaceRegistry;
+import org.apache.cassandra.db.virtual.VirtualTable;
+import org.apache.cassandra.dht.LocalPartitioner;
+import org.apache.cassandra.exceptions.InvalidRequestException;
+import org.apache.cassandra.schema.TableMetadata;
+
+/**
+ * The virtual keyspace {@code replica_lb}: {@code hwlb} (this node's switch, rate and counters),
+ * {@code hwlb_peers} (what this coordinator knows of each node and how often it chose it) and
+ * {@code hwlb_settings} (every setting; {@code enabled}, {@code read_cl} and
+ * {@code reset_counters} writable with UPDATE). Node-local, like every virtual table: a client
+ * asks each node separately.
+ */
+public final class HwlbTables
+{
+    /** The keyspace's name. */
+    public static final String KEYSPACE = "replica_lb";
+
+    private HwlbTables()
+    {
+    }
+
+    /** The keyspace with its three tables over {@code control}. */
+    public static VirtualKeyspace keyspace(HwlbControl control)
+    {
+        return new VirtualKeyspace(KEYSPACE, List.<VirtualTable>of(new NodeTable(control), new PeersTable(control), new SettingsTable(control)));
+    }
+
+    /** Registers the keyspace with Cassandra (once the schema is loaded). */
+    public static void register(HwlbControl control)
+    {
+        VirtualKeyspaceRegistry.instance.register(keyspace(control));
+    }
+
+    private static TableMetadata.Builder table(String name, String comment)
+    {
+        return TableMetadata.builder(KEYSPACE, name)
+                            .comment(comment)
+                            .kind(TableMetadata.Kind.VIRTUAL)
+                            .partitioner(new LocalPartitioner(UTF8Type.instance));
+    }
+
+    private static Double orNull(double x)
+    {
+        return Double.isNaN(x) ? null : x;
+    }
+
+    /** {@code replica_lb.hwlb}: one row for this node. */
+    static final class NodeTable extends AbstractVirtualTable
+    {
+        private final HwlbControl c;
+
+        NodeTable(HwlbControl c)
+        {
+            super(table("hwlb", "HWLB on this node: switch, hit rate, counters")
+                  .addPartitionKeyColumn("node", UTF8Type.instance)
+                  .addRegularColumn("enabled", BooleanType.instance)
+                  .addRegularColumn("read_cl", UTF8Type.instance)
+                  .addRegularColumn("cache", UTF8Type.instance)
+                  .addRegularColumn("hit_rate", DoubleType.instance)
+                  .addRegularColumn("published_rate", DoubleType.instance)
+                  .addRegularColumn("cache_hits", LongType.instance)
+                  .addRegularColumn("cache_misses", LongType.instance)
+                  .addRegularColumn("reads_coordinated", LongType.instance)
+                  .addRegularColumn("local_reads", LongType.instance)
+                  .addRegularColumn("remote_reads", LongType.instance)
+                  .addRegularColumn("draws", LongType.instance)
+                  .addRegularColumn("stepped_aside", LongType.instance)
+                  .addRegularColumn("plan_recomputes", LongType.instance)
+                  .build());
+            this.c = c;
+        }
+
+        @Override
+        public DataSet data()
+        {
+            HwlbCounters.Totals t = c.counters().totals();
+            SimpleDataSet result = new SimpleDataSet(metadata());
+            result.row(c.nodeName())
+                  .column("enabled", c.isEnabled())
+                  .column("read_cl", c.getReadCl())
+                  .column("cache", c.getCache())
+                  .column("hit_rate", c.getHitRate())
+                  .column("published_rate", orNull(c.getPublishedRate()))
+                  .column("cache_hits", c.getCacheHits())
+                  .column("cache_misses", c.getCacheMisses())
+                  .column("reads_coordinated", t.get(HwlbCounters.COORDINATED))
+                  .column("local_reads", t.get(HwlbCounters.LOCAL_READS))
+                  .column("remote_reads", t.get(HwlbCounters.REMOTE_READS))
+                  .column("draws", t.get(HwlbCounters.DRAWS))
+                  .column("stepped_aside", t.get(HwlbCounters.STEPPED_ASIDE))
+                  .column("plan_recomputes", t.planRecomputes());
+            return result;
+        }
+    }
+
+    /** {@code replica_lb.hwlb_peers}: one row per node known (this one included). */
+    static final class PeersTable extends AbstractVirtualTable
+    {
+        private final HwlbControl c;
+
+        PeersTable(HwlbControl c)
+        {
+            super(table("hwlb_peers", "HWLB: what this coordinator knows of each node, and how often it chose it")
+                  .addPartitionKeyColumn("peer", UTF8Type.instance)
+                  .addRegularColumn("state", UTF8Type.instance)
+                  .addRegularColumn("hit_rate", DoubleType.instance)
+                  .addRegularColumn("effective_rate", DoubleType.instance)
+                  .addRegularColumn("age_ms", LongType.instance)
+                  .addRegularColumn("chosen", LongType.instance)
+                  .addRegularColumn("expected", DoubleType.instance)
+                  .addRegularColumn("first_k", LongType.instance)
+                  .build());
+            this.c = c;
+        }
+
+        @Override
+        public DataSet data()
+        {
+            HwlbCounters.Totals t = c.counters().totals();
+            SimpleDataSet result = new SimpleDataSet(metadata());
+            for (PeerDirectory.PeerInfo p : c.peers())
+            {
+                result.row(HwlbControl.name(p.endpoint()))
+                      .column("state", p.state().label())
+                      .column("hit_rate", orNull(p.knownRate()))
+                      .column("effective_rate", orNull(p.effectiveRate()))
+                      .column("age_ms", p.ageMs() < 0 ? null : p.ageMs())
+                      .column("chosen", t.chosen(p.id()))
+                      .column("expected", t.expected(p.id()))
+                      .column("first_k", t.firstK(p.id()));
+            }
+            return result;
+        }
+    }
+
+    /** {@code replica_lb.hwlb_settings}: every setting; some writable. */
+    static final class SettingsTable extends AbstractMutableVirtualTable
+    {
+        private final HwlbControl c;
+
+        SettingsTable(HwlbControl c)
+        {
+            super(table("hwlb_settings", "HWLB settings; enabled, read_cl and reset_counters are writable")
+                  .addPartitionKeyColumn("name", UTF8Type.instance)
+                  .addRegularColumn("value", UTF8Type.instance)
+                  .build());
+            this.c = c;
+        }
+
+        @Override
+        public DataSet data()
+        {
+            SimpleDataSet result = new SimpleDataSet(metadata());
+            for (Map.Entry<String, String> e : c.settingsNow().entrySet())
+                result.row(e.getKey()).column("value", e.getValue());
+            return result;
+        }
+
+        @Override
+        protected void applyColumnUpdate(ColumnValues partitionKey, ColumnValues clusteringColumns, Optional<ColumnValue> columnValue)
+        {
+            String name = partitionKey.value(0);
+            if (columnValue.isEmpty())
+                throw new InvalidRequestException("setting '" + name + "': a value is required");
+            String value = columnValue.get().value();
+            try
+            {
+                c.write(name, value);
+            }
+            catch (IllegalArgumentException e)
+            {
+                throw new InvalidRequestException(e.getMessage());
+            }
+        }
+    }
+}
