@@ -1,40 +1,87 @@
 //! `replica-lb cluster ...` on an Apache Cassandra cluster (`cluster up --engine cassandra`,
 //! and every command on a directory whose cluster file says `"engine": "cassandra"`).
 
-use crate::cluster_cmd::ClusterCommand;
+use crate::cluster_cmd::{ClusterCommand, UpArgs};
 use crate::error::{CliError, CliResult};
+use harness::cassandra::cgroup::DiskLimits;
+use harness::cassandra::plugin::{self, CoordinatorPolicy, PluginSettings};
 use harness::cassandra::{self, config::NodeSettings, CassandraUp};
 use harness::launcher::{check_fault_s, send_signal, Signal};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// `cluster up --engine cassandra`.
-pub fn up(dir: &Path, nodes: u32, heap_mb: u32, node_timeout_s: u64, policy_given: bool) -> CliResult {
-    if policy_given {
+pub fn up(a: &UpArgs) -> CliResult {
+    if a.policy.is_some() {
         return Err(CliError::usage(
-            "--policy sets the node engine's coordinator policy; a Cassandra cluster's clients choose their policy (bench --client-policy)",
+            "--policy sets the node engine's coordinator policy; on Cassandra use --coordinator-policy hwlb|naive (the plug-in), and clients choose theirs (bench --client-policy)",
         ));
     }
-    let opts = CassandraUp {
-        nodes,
-        dir: dir.to_path_buf(),
-        settings: NodeSettings {
-            heap_mb,
-            ..NodeSettings::default()
-        },
-        proxy_program: std::env::current_exe().map_err(|e| CliError::failed(format!("cannot find this program: {e}")))?,
-        node_timeout: Duration::from_secs(node_timeout_s.max(1)),
+    let disk = match (a.page_cache_mb, a.disk_read_iops) {
+        (Some(page_cache_mb), Some(read_iops)) => Some(DiskLimits { page_cache_mb, read_iops }),
+        (None, None) => None,
+        (Some(_), None) => return Err(CliError::usage("--page-cache-mb needs --disk-read-iops too")),
+        (None, Some(_)) => return Err(CliError::usage("--disk-read-iops needs --page-cache-mb too")),
     };
-    let cluster = cassandra::up(&opts, &mut |line| eprintln!("{line}")).map_err(CliError::failed)?;
+    let settings = NodeSettings {
+        heap_mb: a.heap_mb,
+        row_cache_mb: a.row_cache_mb,
+        chunk_cache_mb: a.chunk_cache_mb,
+        disk,
+        ..NodeSettings::default()
+    };
+    settings.validate().map_err(CliError::usage)?;
+    if a.coordinator_policy.is_none() {
+        for (given, flag) in [
+            (a.hit_rate_tick_ms != 10_000, "--hit-rate-tick-ms"),
+            (a.hit_rate_window_ms != 60_000, "--hit-rate-window-ms"),
+            (a.read_cl != "quorum", "--read-cl"),
+        ] {
+            if given {
+                return Err(CliError::usage(format!("{flag} sets the plug-in: give --coordinator-policy hwlb|naive too")));
+            }
+        }
+    }
+    let mut progress = |line: &str| eprintln!("{line}");
+    let (settings, coordinator_policy) = match &a.coordinator_policy {
+        Some(name) => {
+            let policy = CoordinatorPolicy::parse(name).map_err(|e| CliError::usage(format!("--coordinator-policy: {e}")))?;
+            let plugin = PluginSettings {
+                tick_ms: a.hit_rate_tick_ms,
+                window_ms: a.hit_rate_window_ms,
+                read_cl: a.read_cl.to_uppercase(),
+                ..PluginSettings::new(policy)
+            };
+            plugin.validate().map_err(|e| CliError::usage(format!("--coordinator-policy: {e}")))?;
+            let jar = plugin::jar(&mut progress).map_err(CliError::failed)?;
+            let installed = plugin.install(settings, jar).map_err(CliError::usage)?;
+            (installed, Some(policy.as_str().to_string()))
+        }
+        None => (settings, None),
+    };
+    let opts = CassandraUp {
+        nodes: a.nodes,
+        dir: a.dir.clone(),
+        settings,
+        proxy_program: std::env::current_exe().map_err(|e| CliError::failed(format!("cannot find this program: {e}")))?,
+        node_timeout: Duration::from_secs(a.node_timeout_s.max(1)),
+        coordinator_policy,
+    };
+    let cluster = cassandra::up(&opts, &mut progress).map_err(CliError::failed)?;
     for n in &cluster.nodes {
         println!("node {}: cql {} (node {}) pid {}", n.id, n.cql, n.node_cql, n.pid);
     }
     println!(
-        "Cassandra {} cluster of {} node(s) up; contact points {}; {}",
+        "Cassandra {} cluster of {} node(s) up{}; contact points {}; {}",
         cluster.version,
         cluster.nodes.len(),
+        cluster
+            .coordinator_policy
+            .as_deref()
+            .map(|p| format!(" with the replica-lb plug-in ({p})"))
+            .unwrap_or_default(),
         cluster.contact_points().iter().map(|a| a.to_string()).collect::<Vec<_>>().join(","),
-        dir.join(harness::launcher::CLUSTER_FILE).display()
+        a.dir.join(harness::launcher::CLUSTER_FILE).display()
     );
     Ok(())
 }

@@ -66,6 +66,35 @@ pub struct UpArgs {
     /// How long one Cassandra node may take to answer CQL, seconds.
     #[arg(long, value_name = "S", default_value_t = 180)]
     pub(crate) node_timeout_s: u64,
+    /// Cassandra: install the replica-lb plug-in with this coordinator policy, `hwlb` (HWLB at
+    /// every coordinator) or `naive` (the plug-in off: Cassandra's own order, the coordinator
+    /// first); it is built with Maven on first use.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) coordinator_policy: Option<String>,
+    /// Cassandra with the plug-in: its hit-rate tracker's tick, ms (published: 10,000).
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    pub(crate) hit_rate_tick_ms: u64,
+    /// Cassandra with the plug-in: its hit-rate moving-average window, ms (published: 60,000).
+    #[arg(long, value_name = "MS", default_value_t = 60_000)]
+    pub(crate) hit_rate_window_ms: u64,
+    /// Cassandra with the plug-in: the consistency level reads use (HWLB draws that many
+    /// replicas; the snitch is not told a read's level).
+    #[arg(long, value_name = "CL", default_value = "quorum")]
+    pub(crate) read_cl: String,
+    /// Cassandra: each node's row cache, MiB (0 = off; tables `load` creates cache whole rows).
+    #[arg(long, value_name = "MIB", default_value_t = 0)]
+    pub(crate) row_cache_mb: u32,
+    /// Cassandra: each node's chunk cache of data file pages, MiB (0 = off).
+    #[arg(long, value_name = "MIB", default_value_t = 64)]
+    pub(crate) chunk_cache_mb: u32,
+    /// Cassandra: cap each node's page cache at about this much once started (a memory cgroup;
+    /// needs --disk-read-iops too, and root).
+    #[arg(long, value_name = "MIB")]
+    pub(crate) page_cache_mb: Option<u32>,
+    /// Cassandra: throttle each node's reads from its disk to this many per second (a blkio
+    /// cgroup; needs --page-cache-mb too, and root).
+    #[arg(long, value_name = "N")]
+    pub(crate) disk_read_iops: Option<u32>,
     /// The cluster directory (node configs, logs, data, cluster.json).
     #[arg(long, value_name = "DIR")]
     pub(crate) dir: PathBuf,
@@ -276,8 +305,24 @@ fn slow_disk(a: SlowDiskArgs) -> CliResult {
 
 fn up(a: UpArgs) -> CliResult {
     match Engine::parse(&a.engine).map_err(CliError::usage)? {
-        Engine::Cassandra => return cassandra_cmd::up(&a.dir, a.nodes, a.heap_mb, a.node_timeout_s, a.policy.is_some()),
+        Engine::Cassandra => return cassandra_cmd::up(&a),
         Engine::Node => {}
+    }
+    for (given, flag) in [
+        (a.coordinator_policy.is_some(), "--coordinator-policy"),
+        (a.hit_rate_tick_ms != 10_000, "--hit-rate-tick-ms"),
+        (a.hit_rate_window_ms != 60_000, "--hit-rate-window-ms"),
+        (a.read_cl != "quorum", "--read-cl"),
+        (a.row_cache_mb != 0, "--row-cache-mb"),
+        (a.chunk_cache_mb != 64, "--chunk-cache-mb"),
+        (a.page_cache_mb.is_some(), "--page-cache-mb"),
+        (a.disk_read_iops.is_some(), "--disk-read-iops"),
+    ] {
+        if given {
+            return Err(CliError::usage(format!(
+                "{flag} is for --engine cassandra; the node engine takes its settings from --config and --policy"
+            )));
+        }
     }
     let mut base = match &a.config {
         Some(p) => NodeConfig::from_file(p).map_err(node_error)?,

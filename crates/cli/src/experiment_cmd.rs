@@ -6,12 +6,14 @@
 use crate::error::{CliError, CliResult};
 use clap::Args;
 use harness::cassandra::{self as cass, Engine};
-use harness::experiment::cassandra::{self as cass_exp, CassandraRun};
+use harness::cassandra::plugin::CoordinatorPolicy;
+use harness::experiment::cassandra::{self as cass_exp, CassandraRun, Chooser};
 use harness::experiment::plan::{policy_run, real_plan};
 use harness::experiment::{self, PolicyRun, RunOptions};
 use harness::launcher::NodeCommand;
 use harness::loadgen::cql::DRIVER_DEFAULT;
 use metrics::{csv::timeseries_csv, RunMetrics, Summary};
+use policy::ParamTable;
 use sim::Scenario;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -282,9 +284,10 @@ fn compare_table(real: &[RunMetrics], sims: Option<&[sim::RunResult]>) -> String
     t
 }
 
-/// `experiment SCENARIO --engine cassandra`: one Cassandra cluster, every client policy in
-/// turn through the scylla driver (`driver-default` is the driver's own DefaultPolicy, which
-/// the simulator models as token-aware `random`).
+/// `experiment SCENARIO --engine cassandra`: one Cassandra cluster, every policy in turn: a
+/// client policy through the scylla driver (`driver-default` is the driver's own DefaultPolicy,
+/// which the simulator models as token-aware `random`), or a coordinator policy (`naive`,
+/// `hwlb`) inside Cassandra through the replica-lb plug-in.
 fn run_cassandra(args: ExperimentArgs) -> CliResult {
     let path = args.scenario.display().to_string();
     let text = std::fs::read_to_string(&args.scenario).map_err(|e| CliError::usage(format!("cannot read scenario {path}: {e}")))?;
@@ -293,6 +296,11 @@ fn run_cassandra(args: ExperimentArgs) -> CliResult {
     let scenario = sim::parse(&text, stem).map_err(|e| CliError::usage(e.render(&path)))?;
     let names: Vec<String> = match args.policy.as_deref() {
         Some(list) => list.split(',').map(|s| s.trim().to_string()).collect(),
+        None if scenario.cluster.routing == sim::scenario::Routing::Coordinator
+            && scenario.policy.compare.iter().all(|p| CoordinatorPolicy::parse(p).is_ok()) =>
+        {
+            scenario.policy.compare.clone()
+        }
         None => std::iter::once(DRIVER_DEFAULT.to_string())
             .chain(scenario.policy.compare.iter().cloned())
             .collect(),
@@ -302,26 +310,34 @@ fn run_cassandra(args: ExperimentArgs) -> CliResult {
     for name in &names {
         if name.is_empty() || name.contains('/') {
             return Err(CliError::usage(format!(
-                "--policy '{name}': on Cassandra each item is a client policy or {DRIVER_DEFAULT} (Cassandra's coordinators choose replicas themselves)"
+                "--policy '{name}': on Cassandra each item is a client policy, {DRIVER_DEFAULT}, or a coordinator policy the plug-in runs (naive, hwlb)"
             )));
         }
-        if name != DRIVER_DEFAULT {
-            let info = policy::registry::find(name).map_err(|e| CliError::usage(format!("--policy: {e}")))?;
-            if !info.side.serves(policy::Side::Client) {
-                return Err(CliError::usage(format!(
-                    "--policy {name}: a coordinator-side policy cannot choose coordinators in a driver"
-                )));
+        let chooser = if name == DRIVER_DEFAULT {
+            Chooser::Client {
+                policy: name.clone(),
+                params: ParamTable::new(),
             }
-        }
+        } else {
+            let info = policy::registry::find(name).map_err(|e| CliError::usage(format!("--policy: {e}")))?;
+            match CoordinatorPolicy::parse(name) {
+                Ok(p) => Chooser::Coordinator(p),
+                Err(_) if info.side.serves(policy::Side::Client) => Chooser::Client {
+                    policy: name.clone(),
+                    params: scenario.policy.params.get(name.as_str()).cloned().unwrap_or_default(),
+                },
+                Err(e) => return Err(CliError::usage(format!("--policy {name}: {e}"))),
+            }
+        };
+        sim_items.push(match &chooser {
+            Chooser::Client { policy, .. } if policy == DRIVER_DEFAULT => "random".to_string(),
+            Chooser::Client { policy, .. } => policy.clone(),
+            // The seeds' token-aware client in front of the coordinators.
+            Chooser::Coordinator(p) => format!("random/{}", p.as_str()),
+        });
         runs.push(CassandraRun {
             label: name.clone(),
-            policy: name.clone(),
-            params: scenario.policy.params.get(name.as_str()).cloned().unwrap_or_default(),
-        });
-        sim_items.push(if name == DRIVER_DEFAULT {
-            "random".to_string()
-        } else {
-            name.clone()
+            chooser,
         });
     }
     // Cassandra's coordinators retry slow replicas on their own (speculative_retry = 99p);
@@ -365,7 +381,12 @@ fn run_cassandra(args: ExperimentArgs) -> CliResult {
     };
     let _down = CassandraDown(cluster_dir.clone());
     let mut progress = |line: &str| eprintln!("{line}");
-    cass_exp::prepare(&plan, &cluster_dir, &mut progress).map_err(CliError::failed)?;
+    let plugin = runs
+        .iter()
+        .any(|r| matches!(r.chooser, Chooser::Coordinator(_)))
+        .then(|| cass_exp::plugin_settings(&plan));
+    let settings = cass_exp::node_settings(&scenario.cassandra);
+    cass_exp::prepare(&plan, settings, plugin.as_ref(), &cluster_dir, &mut progress).map_err(CliError::failed)?;
     let mut real: Vec<RunMetrics> = Vec::new();
     for run in &runs {
         let m =
@@ -373,7 +394,12 @@ fn run_cassandra(args: ExperimentArgs) -> CliResult {
         real.push(m);
         write_real(&scenario, &specs, &real, sim_results.as_deref(), &out, Engine::Cassandra)?;
     }
-    let table = tail_table(&real, sim_results.as_deref());
+    let coordinator_runs = runs.iter().any(|r| matches!(r.chooser, Chooser::Coordinator(_)));
+    let table = if coordinator_runs {
+        compare_table(&real, sim_results.as_deref())
+    } else {
+        tail_table(&real, sim_results.as_deref())
+    };
     print!("{table}");
     let p = out.join("compare.md");
     std::fs::write(&p, &table).map_err(|e| CliError::failed(format!("cannot write {}: {e}", p.display())))?;

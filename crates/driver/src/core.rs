@@ -87,6 +87,16 @@ impl Core {
         self.rt.name()
     }
 
+    /// Tells the policy news about the node with `host` that came outside a reply (a hit rate
+    /// polled off the request path). Ignored for a host no pick has met yet: the policy knows
+    /// nothing of it either, and the next poll tells it again.
+    pub fn info(&mut self, host: uuid::Uuid, feedback: &Feedback, now_ns: u64) {
+        let now = self.clock(now_ns);
+        if let Some(id) = self.nodes.get(host) {
+            self.rt.on_info(id, feedback, now);
+        }
+    }
+
     /// A monotonic clock from the caller's (threads may read it in any order).
     fn clock(&mut self, now_ns: u64) -> u64 {
         self.last_now = self.last_now.max(now_ns);

@@ -3,13 +3,15 @@
 //! Modules: [`builder`] (the policy by name, checked against what the driver provides),
 //! [`policy`] (the driver's `LoadBalancingPolicy`: candidates from the cluster state, the
 //! fallback order, the callbacks), [`core`] (the state behind the lock, free of driver types),
-//! [`nodes`] (host ids to dense node ids, zones, liveness) and [`inflight`] (picks matched to
-//! the attempts' ends, and their expiry).
+//! [`nodes`] (host ids to dense node ids, zones, liveness), [`inflight`] (picks matched to
+//! the attempts' ends, and their expiry) and [`hit_rates`] (the nodes' cache hit rates polled
+//! off the request path, for `hwlb-client`).
 
 #![warn(missing_docs)]
 
 pub mod builder;
 pub mod core;
+pub mod hit_rates;
 pub mod inflight;
 pub mod nodes;
 pub mod policy;

@@ -178,6 +178,24 @@ impl ReplicaLbPolicy {
         self.lock_shard(home).complete_untracked(&key, latency, outcome, now);
     }
 
+    /// Tells every shard's policy the hit rate (in [0, 1]) of the node with `host_id`,
+    /// measured off the request path: what `hwlb-client` reads ([`crate::hit_rates`] polls it
+    /// from the nodes' cache counters). A rate outside [0, 1] is refused.
+    pub fn record_hit_rate(&self, host_id: uuid::Uuid, hit_rate: f64) -> Result<(), String> {
+        if !(0.0..=1.0).contains(&hit_rate) {
+            return Err(format!("hit rate {hit_rate} of host {host_id}: must be in [0, 1]"));
+        }
+        let feedback = policy::Feedback {
+            hit_rate: Some(hit_rate),
+            ..policy::Feedback::default()
+        };
+        for i in 0..self.shards.len() {
+            let now = self.now_ns();
+            self.lock_shard(i).info(host_id, &feedback, now);
+        }
+        Ok(())
+    }
+
     /// How many shards (independent copies of the policy) there are.
     pub fn shards(&self) -> usize {
         self.shards.len()

@@ -55,6 +55,15 @@ pub static POLICIES: &[PolicyInfo] = &[
         build: |o| boxed(hwlb::Hwlb::new(o)),
     },
     PolicyInfo {
+        name: hwlb::policy::CLIENT_NAME,
+        side: Side::Client,
+        description: "HWLB at the client (CL=ONE): each read's coordinator drawn with HWLB's shares, from hit rates in replies or polled",
+        params: &hwlb::policy::PARAMS,
+        needs: Needs::of(&[Need::Feedback]),
+        plans_beyond_replicas: false,
+        build: |o| boxed(hwlb::Hwlb::new_client(o)),
+    },
+    PolicyInfo {
         name: random::NAME,
         side: Side::Both,
         description: "uniformly random targets among the candidates",
@@ -227,6 +236,7 @@ mod tests {
             [
                 "naive",
                 "hwlb",
+                "hwlb-client",
                 "random",
                 "round-robin",
                 "least-outstanding",

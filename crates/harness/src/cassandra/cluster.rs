@@ -2,6 +2,7 @@
 //! lifecycle: start the nodes one after another and wait until each answers CQL, report their
 //! state, stop them, and the faults (pause, restart, delay).
 
+use super::cgroup::{DiskLimits, NodeCgroup};
 use super::config::{self, client_addr, node_cql_addr, node_dir, NodeSettings};
 use super::cql::answers_cql;
 use super::{dist, proxy};
@@ -93,8 +94,24 @@ pub struct CassandraCluster {
     /// Extra JVM system properties.
     #[serde(default)]
     pub system_properties: Vec<String>,
+    /// Each node's row cache, MiB (0 = off).
+    #[serde(default)]
+    pub row_cache_mb: u32,
+    /// Each node's chunk cache, MiB (0 = off).
+    #[serde(default = "default_chunk_cache_mb")]
+    pub chunk_cache_mb: u32,
+    /// Each node's disk limits (a cgroup per node), if any.
+    #[serde(default)]
+    pub disk: Option<DiskLimits>,
+    /// The coordinator policy the replica-lb plug-in runs (`hwlb` or `naive`), if installed.
+    #[serde(default)]
+    pub coordinator_policy: Option<String>,
     /// Cassandra's jars.
     pub lib: PathBuf,
+}
+
+fn default_chunk_cache_mb() -> u32 {
+    NodeSettings::default().chunk_cache_mb
 }
 
 impl CassandraCluster {
@@ -138,7 +155,15 @@ impl CassandraCluster {
             snitch: self.snitch.clone(),
             extra_classpath: self.extra_classpath.clone(),
             system_properties: self.system_properties.clone(),
+            row_cache_mb: self.row_cache_mb,
+            chunk_cache_mb: self.chunk_cache_mb,
+            disk: self.disk,
         }
+    }
+
+    /// The directory the cluster file lives in (every node's directory is below it).
+    fn root(&self) -> Option<&Path> {
+        self.nodes.first().and_then(|n| n.dir.parent())
     }
 }
 
@@ -156,6 +181,9 @@ pub struct CassandraUp {
     pub settings: NodeSettings,
     /// The program that runs the delay proxy (`PROGRAM cluster proxy --dir DIR --nodes N`).
     pub proxy_program: PathBuf,
+    /// The coordinator policy of the replica-lb plug-in the settings install, if any (recorded
+    /// in the cluster file; [`super::plugin`] makes the settings).
+    pub coordinator_policy: Option<String>,
     /// How long one node may take to answer CQL.
     pub node_timeout: Duration,
 }
@@ -187,20 +215,49 @@ fn log_tail(path: &Path) -> String {
         .unwrap_or_else(|| "(no log)".into())
 }
 
-/// Starts node `id`'s JVM; returns its pid.
+/// Starts node `id`'s JVM (in its cgroups when the settings have disk limits); returns its pid.
 fn spawn_node(dir: &Path, id: u32, lib: &Path, settings: &NodeSettings) -> Result<u32, String> {
     let nd = node_dir(dir, id);
     let out_path = nd.join("stdout.log");
     let out = std::fs::File::create(&out_path).map_err(|e| format!("cannot create {}: {e}", out_path.display()))?;
     let err = out.try_clone().map_err(|e| e.to_string())?;
-    let child = Command::new("java")
-        .args(config::java_args(&nd, id, lib, settings))
+    let mut cmd = Command::new("java");
+    cmd.args(config::java_args(&nd, id, lib, settings))
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
-        .process_group(0)
+        .process_group(0);
+    if let Some(limits) = &settings.disk {
+        let group = NodeCgroup::of(dir, id);
+        group.create(limits, &nd.join("data"))?;
+        let files: Vec<std::ffi::CString> = group
+            .procs_files()
+            .iter()
+            .map(|p| std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).map_err(|e| e.to_string()))
+            .collect::<Result<_, _>>()?;
+        // SAFETY: between fork and exec the child only calls open, write and close (all
+        // async-signal-safe) on paths prepared before the fork; writing "0" to a cgroup v1
+        // cgroup.procs moves the writing process, so the JVM starts inside its groups.
+        unsafe {
+            cmd.pre_exec(move || {
+                for f in &files {
+                    let fd = libc::open(f.as_ptr(), libc::O_WRONLY);
+                    if fd < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    let ok = libc::write(fd, b"0".as_ptr().cast(), 1) == 1;
+                    libc::close(fd);
+                    if !ok {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+    }
+    let child = cmd
         .spawn()
-        .map_err(|e| format!("cannot start java for node {id} (Java 17 is needed): {e}"))?;
+        .map_err(|e| format!("cannot start java for node {id} (Java 17 is needed; disk limits need root): {e}"))?;
     Ok(child.id())
 }
 
@@ -238,9 +295,7 @@ pub fn up(opts: &CassandraUp, progress: &mut dyn FnMut(&str)) -> Result<Cassandr
             opts.nodes
         ));
     }
-    if !(256..=16_384).contains(&opts.settings.heap_mb) {
-        return Err(format!("--heap-mb {}: must be in [256, 16384]", opts.settings.heap_mb));
-    }
+    opts.settings.validate()?;
     let dir = &opts.dir;
     if dir.join(CLUSTER_FILE).exists() {
         if let Ok(old) = CassandraCluster::load(dir) {
@@ -274,13 +329,29 @@ pub fn up(opts: &CassandraUp, progress: &mut dyn FnMut(&str)) -> Result<Cassandr
         snitch: opts.settings.snitch.clone(),
         extra_classpath: opts.settings.extra_classpath.clone(),
         system_properties: opts.settings.system_properties.clone(),
+        row_cache_mb: opts.settings.row_cache_mb,
+        chunk_cache_mb: opts.settings.chunk_cache_mb,
+        disk: opts.settings.disk,
+        coordinator_policy: opts.coordinator_policy.clone(),
         lib: lib.clone(),
     };
     let result = start_all(&dir, opts, &lib, &mut cluster, progress);
     if let Err(e) = result {
         let _ = stop_processes(&cluster, Duration::from_secs(5));
+        let _ = remove_cgroups(&cluster);
         let _ = std::fs::remove_file(dir.join(CLUSTER_FILE));
         return Err(e);
+    }
+    if let Some(limits) = cluster.disk {
+        // The row cache fills later: keep room for it besides the page cache budget.
+        let reserve_mb = limits.page_cache_mb + cluster.row_cache_mb + CAP_HEADROOM_MB;
+        for n in &cluster.nodes {
+            NodeCgroup::of(&dir, n.id).cap_page_cache(reserve_mb)?;
+        }
+        progress(&format!(
+            "disk limits: {} reads/s per node from the disk, page cache ~{} MiB per node once warm",
+            limits.read_iops, limits.page_cache_mb
+        ));
     }
     progress(&format!("Cassandra {version}: {} node(s) answer CQL", cluster.nodes.len()));
     Ok(cluster)
@@ -420,11 +491,36 @@ fn stop_processes(c: &CassandraCluster, grace: Duration) -> usize {
     stopped
 }
 
-/// Stops every node (SIGTERM, SIGKILL after `grace`) and the proxy; returns how many nodes were
-/// running.
+/// Room left in a node's memory limit beyond its page cache budget, MiB: the JVM's buffers
+/// grow a little under load (while it does not use it, it is page cache too).
+pub const CAP_HEADROOM_MB: u32 = 32;
+
+/// Removes the nodes' cgroups (after their processes ended).
+fn remove_cgroups(c: &CassandraCluster) -> Result<(), String> {
+    if let (Some(_), Some(root)) = (c.disk, c.root()) {
+        for n in &c.nodes {
+            NodeCgroup::of(root, n.id).remove()?;
+        }
+    }
+    Ok(())
+}
+
+/// Each node's reads from its throttled disk so far (with disk limits; empty without).
+pub fn disk_reads(dir: &Path) -> Result<Vec<u64>, String> {
+    let c = CassandraCluster::load(dir)?;
+    if c.disk.is_none() {
+        return Ok(Vec::new());
+    }
+    c.nodes.iter().map(|n| NodeCgroup::of(dir, n.id).disk_reads()).collect()
+}
+
+/// Stops every node (SIGTERM, SIGKILL after `grace`) and the proxy, and removes the nodes'
+/// cgroups; returns how many nodes were running.
 pub fn down(dir: &Path, grace: Duration) -> Result<usize, String> {
     let c = CassandraCluster::load(dir)?;
-    Ok(stop_processes(&c, grace))
+    let stopped = stop_processes(&c, grace);
+    remove_cgroups(&c)?;
+    Ok(stopped)
 }
 
 /// Stops node `id` (SIGSTOP) for `pause`, then continues it (SIGCONT): a stop-the-world pause.
@@ -452,6 +548,10 @@ pub fn restart(dir: &Path, id: u32, down_for: Duration, timeout: Duration) -> Re
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+    if c.disk.is_some() {
+        // As after a reboot: the node's data files leave the page cache with it.
+        NodeCgroup::of(dir, id).drop_page_cache()?;
+    }
     std::thread::sleep(down_for);
     let pid = spawn_node(dir, id, &c.lib, &c.settings())?;
     if let Some(n) = c.nodes.iter_mut().find(|n| n.id == id) {
@@ -460,6 +560,51 @@ pub fn restart(dir: &Path, id: u32, down_for: Duration, timeout: Duration) -> Re
     c.save(dir)?;
     wait_cql(dir, id, pid, timeout)?;
     Ok(pid)
+}
+
+/// Runs Cassandra's nodetool against node `id` (through its JMX port on 127.0.0.1), e.g.
+/// `flush replica_lb`; returns what it printed.
+pub fn nodetool(dir: &Path, id: u32, args: &[&str]) -> Result<String, String> {
+    let c = CassandraCluster::load(dir)?;
+    c.node(id)?;
+    let out = Command::new("java")
+        .arg("-cp")
+        .arg(format!("{}/*", c.lib.display()))
+        .arg("org.apache.cassandra.tools.NodeTool")
+        .args(["-h", "127.0.0.1", "-p"])
+        .arg((u32::from(config::JMX_BASE_PORT) + id).to_string())
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run nodetool (Java 17 is needed): {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let line = err.lines().chain(text.lines()).find(|l| !l.trim().is_empty()).unwrap_or("no output");
+        return Err(format!("nodetool {} on node {id} failed: {line}", args.join(" ")));
+    }
+    Ok(text)
+}
+
+/// With disk limits: switches them off (`false`: no read throttle, no page cache cap; for
+/// filling the caches quickly, as the node engine turns its emulated disk off during warm-up)
+/// or on again (the throttle, and the page cache capped on what each node uses now).
+pub fn set_disk_limits(dir: &Path, on: bool) -> Result<(), String> {
+    let c = CassandraCluster::load(dir)?;
+    let Some(limits) = c.disk else {
+        return Ok(());
+    };
+    for n in &c.nodes {
+        let g = NodeCgroup::of(dir, n.id);
+        if on {
+            g.throttle(&limits, &n.dir.join("data"))?;
+            g.cap_page_cache(limits.page_cache_mb + CAP_HEADROOM_MB)?;
+        } else {
+            g.unthrottle(&n.dir.join("data"))?;
+            g.uncap()?;
+        }
+    }
+    Ok(())
 }
 
 /// Sets node `id`'s added delay on everything it sends its clients (0 clears).

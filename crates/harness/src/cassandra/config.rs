@@ -1,6 +1,7 @@
 //! What each node runs with: its cassandra.yaml, rack file and log configuration (the jar
 //! ships no `conf/`), its addresses, and the JVM command line for Java 17.
 
+use super::cgroup::DiskLimits;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 
@@ -48,6 +49,15 @@ pub struct NodeSettings {
     pub extra_classpath: Vec<PathBuf>,
     /// Extra JVM system properties, `name=value`.
     pub system_properties: Vec<String>,
+    /// Cassandra's off-heap row cache, MiB (`row_cache_size`; 0 = off, Cassandra's default).
+    /// Tables that `load` creates cache whole rows, so with a row cache a read either hits it
+    /// or reads the SSTables: the seeds' row cache.
+    pub row_cache_mb: u32,
+    /// Cassandra's chunk cache of data file pages, MiB (`file_cache_size`; 0 = off).
+    pub chunk_cache_mb: u32,
+    /// What a read from the data files costs ([`DiskLimits`]: a cgroup per node), or nothing
+    /// (this machine's page cache and disk).
+    pub disk: Option<DiskLimits>,
 }
 
 impl Default for NodeSettings {
@@ -57,7 +67,32 @@ impl Default for NodeSettings {
             snitch: "GossipingPropertyFileSnitch".into(),
             extra_classpath: Vec::new(),
             system_properties: Vec::new(),
+            row_cache_mb: 0,
+            chunk_cache_mb: 64,
+            disk: None,
         }
+    }
+}
+
+/// The most row cache a node may have, MiB (it lives beside the heap in the node's memory).
+pub const MAX_ROW_CACHE_MB: u32 = 8_192;
+
+impl NodeSettings {
+    /// Checks the values, naming a bad one and what is allowed.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(256..=16_384).contains(&self.heap_mb) {
+            return Err(format!("--heap-mb {}: must be in [256, 16384]", self.heap_mb));
+        }
+        if self.row_cache_mb > MAX_ROW_CACHE_MB {
+            return Err(format!("--row-cache-mb {}: must be in [0, {MAX_ROW_CACHE_MB}]", self.row_cache_mb));
+        }
+        if self.chunk_cache_mb > MAX_ROW_CACHE_MB {
+            return Err(format!("chunk cache {} MiB: must be in [0, {MAX_ROW_CACHE_MB}]", self.chunk_cache_mb));
+        }
+        if let Some(d) = &self.disk {
+            d.validate()?;
+        }
+        Ok(())
     }
 }
 
@@ -69,6 +104,13 @@ pub fn write_node_config(node_dir: &Path, id: u32, settings: &NodeSettings) -> R
         std::fs::create_dir_all(&p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
     }
     let nd = node_dir.display();
+    // With disk limits every read of a data file goes through the page cache the cgroup caps
+    // (no memory-mapped data or index files, whose pages the JVM would pin).
+    let disk_access_mode = if settings.disk.is_some() { "disk_access_mode: standard\n" } else { "" };
+    let chunk_cache = match settings.chunk_cache_mb {
+        0 => "file_cache_enabled: false\n".to_string(),
+        mb => format!("file_cache_enabled: true\nfile_cache_size: {mb}MiB\n"),
+    };
     let yaml = format!(
         "# Written by replica-lb for node {id}.\n\
 cluster_name: replica-lb\n\
@@ -96,9 +138,11 @@ concurrent_counter_writes: 4\n\
 memtable_heap_space: 64MiB\n\
 memtable_offheap_space: 64MiB\n\
 key_cache_size: 16MiB\n\
-row_cache_size: 0MiB\n\
-file_cache_enabled: true\n\
-file_cache_size: 64MiB\n\
+key_cache_save_period: 0s\n\
+row_cache_size: {row_cache}MiB\n\
+row_cache_save_period: 0s\n\
+{chunk_cache}\
+{disk_access_mode}\
 read_request_timeout: 5000ms\n\
 write_request_timeout: 2000ms\n\
 auto_snapshot: false\n\
@@ -107,6 +151,7 @@ start_native_transport: true\n",
         ip = node_ip(id),
         client_ip = client_ip(id),
         snitch = settings.snitch,
+        row_cache = settings.row_cache_mb,
     );
     write(&conf.join("cassandra.yaml"), &yaml)?;
     write(&conf.join("cassandra-rackdc.properties"), &format!("dc=dc1\nrack=rack{}\n", id + 1))?;
@@ -159,6 +204,9 @@ pub fn java_args(node_dir: &Path, id: u32, lib: &Path, settings: &NodeSettings) 
         format!("-Xmx{}m", settings.heap_mb),
         "-Xss256k".into(),
         "-XX:+UseG1GC".into(),
+        // The whole heap resident from the start: a node's memory use then grows only by
+        // its off-heap caches and buffers (disk limits cap the page cache on top of it).
+        "-XX:+AlwaysPreTouch".into(),
         "-XX:+ExitOnOutOfMemoryError".into(),
         "-Djdk.attach.allowAttachSelf=true".into(),
         "-Dio.netty.tryReflectionSetAccessible=true".into(),

@@ -15,12 +15,16 @@
 //! (cassandra.yaml, cassandra-rackdc.properties, logback.xml), `node-I/data/`, `node-I/system.log`,
 //! `node-I/stdout.log`.
 
+pub mod cgroup;
 pub mod cluster;
 pub mod config;
 pub mod cql;
 pub mod dist;
+pub mod observe;
+pub mod plugin;
 pub mod proxy;
 
 pub use cluster::{
-    down, engine_of, pause, restart, set_delay, status, up, CassandraCluster, CassandraNode, CassandraUp, Engine, NodeState,
+    disk_reads, down, engine_of, nodetool, pause, restart, set_delay, set_disk_limits, status, up, CassandraCluster,
+    CassandraNode, CassandraUp, Engine, NodeState,
 };

@@ -1,42 +1,104 @@
 //! Experiments on a real Apache Cassandra cluster through the scylla driver: one cluster for
-//! the whole experiment ([`crate::cassandra`]), the scenario's keys written once, then for each
-//! client policy an unmeasured warm-up and the measured open-loop run while a timeline thread
-//! injects the scenario's faults at their times (pause = SIGSTOP/SIGCONT, delay through the
-//! node's proxy, restart = kill -9 and start again). Every request's end is recorded into the
-//! same [`metrics::RunMetrics`] the simulator produces: cluster latency per second and per
-//! phase, time-outs, and per node the reads it coordinated (at CL=ONE a coordinator that is a
-//! replica serves its read itself).
+//! the whole experiment ([`crate::cassandra`]), the scenario's keys written once and flushed to
+//! SSTables, then for each policy an unmeasured warm-up and the measured open-loop run while a
+//! timeline thread injects the scenario's faults at their times (pause = SIGSTOP/SIGCONT, delay
+//! through the node's proxy, restart = kill -9 and start again). Every request's end is
+//! recorded into the same [`metrics::RunMetrics`] the simulator produces: cluster latency per
+//! second and per phase, and time-outs.
+//!
+//! Two kinds of run:
+//! - a client policy (or the driver's own `driver-default`) chooses each read's coordinator; at
+//!   CL=ONE a coordinator that is a replica serves its read itself, so each node's reads per
+//!   second are the requests it coordinated;
+//! - a coordinator policy (`naive`, `hwlb`) runs inside Cassandra through the replica-lb
+//!   plug-in ([`crate::cassandra::plugin`]), switched at run time; the client is the driver's
+//!   token-aware `DefaultPolicy` (the seeds' token-aware client), and once a second a sampler
+//!   reads every node's counters over CQL ([`crate::cassandra::observe`]): cache hits and
+//!   misses, local, remote and replica reads, as the node cluster's experiments record them.
 
-use super::{FaultAction, RealPlan};
-use crate::cassandra::{self, config::NodeSettings, CassandraCluster, CassandraUp};
+use super::series::{self, Cumulative, Samples};
+use super::{feed_second, FaultAction, RealPlan};
+use crate::cassandra::observe::{NodeCounters, Observer};
+use crate::cassandra::plugin::{self, CoordinatorPolicy, PluginSettings};
+use crate::cassandra::{self, cgroup::DiskLimits, config::NodeSettings, CassandraCluster, CassandraUp};
 use crate::launcher::{send_signal, Signal};
-use crate::loadgen::cql::{self, CqlCompletion, CqlHooks, CqlTarget};
+use crate::loadgen::cql::{self, CqlCompletion, CqlHooks, CqlTarget, KEYSPACE};
 use crate::loadgen::{BenchOptions, LoadOptions, Outcome};
-use metrics::{CacheOutcome, ReadKind, RealStats, Recorder, RecorderConfig, RunMetrics, RunStats};
+use metrics::{CacheOutcome, NodeSecond, ReadKind, RealStats, Recorder, RecorderConfig, RunMetrics, RunStats};
 use policy::ParamTable;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+use workload::scenario::CassandraModel;
+
+/// Who chooses replicas in one run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Chooser {
+    /// A client policy of the project through the driver adapter, or `driver-default`.
+    Client {
+        /// Its name.
+        policy: String,
+        /// Its parameter overrides.
+        params: ParamTable,
+    },
+    /// A coordinator policy inside Cassandra (the plug-in), with the driver's token-aware
+    /// `DefaultPolicy` as the client.
+    Coordinator(CoordinatorPolicy),
+}
 
 /// One policy run of a Cassandra experiment.
 #[derive(Clone, Debug)]
 pub struct CassandraRun {
     /// Its label (summary's `policy`).
     pub label: String,
-    /// The client policy (`driver-default` or a project policy).
-    pub policy: String,
-    /// Its parameter overrides.
-    pub params: ParamTable,
+    /// Who chooses.
+    pub chooser: Chooser,
 }
 
-/// Starts the cluster for `plan` in `dir` and writes its keys; returns the cluster.
-pub fn prepare(plan: &RealPlan, dir: &Path, progress: &mut dyn FnMut(&str)) -> Result<CassandraCluster, String> {
+/// The node settings a scenario's `[cassandra]` section asks for.
+pub fn node_settings(model: &CassandraModel) -> NodeSettings {
+    NodeSettings {
+        heap_mb: model.heap_mb,
+        row_cache_mb: model.row_cache_mb,
+        chunk_cache_mb: model.chunk_cache_mb,
+        disk: model.disk.map(|(page_cache_mb, read_iops)| DiskLimits { page_cache_mb, read_iops }),
+        ..NodeSettings::default()
+    }
+}
+
+/// The plug-in settings for a plan whose runs include coordinator policies: the scenario's
+/// hit-rate tracker and consistency level, HWLB off until a run switches it on.
+pub fn plugin_settings(plan: &RealPlan) -> PluginSettings {
+    PluginSettings {
+        tick_ms: plan.base.hit_rate_tick_ms,
+        window_ms: plan.base.hit_rate_window_ms,
+        read_cl: plan.cl.as_str().to_uppercase(),
+        ..PluginSettings::new(CoordinatorPolicy::Naive)
+    }
+}
+
+/// Starts the cluster for `plan` in `dir` with `settings` (and the plug-in when given), writes
+/// its keys at CL=ALL and flushes them to SSTables, so that reads come from the data files (and
+/// the caches) rather than from memtables; returns the cluster.
+pub fn prepare(
+    plan: &RealPlan,
+    settings: NodeSettings,
+    plugin: Option<&PluginSettings>,
+    dir: &Path,
+    progress: &mut dyn FnMut(&str),
+) -> Result<CassandraCluster, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let settings = match plugin {
+        Some(p) => p.install(settings, plugin::jar(progress)?)?,
+        None => settings,
+    };
     let up = CassandraUp {
         nodes: plan.nodes,
         dir: dir.to_path_buf(),
-        settings: NodeSettings::default(),
+        settings,
         proxy_program: exe,
         node_timeout: Duration::from_secs(180),
+        coordinator_policy: plugin.map(|p| p.policy.as_str().to_string()),
     };
     let cluster = cassandra::up(&up, progress)?;
     progress(&format!("writing {} keys (CL=ALL)", plan.key_count));
@@ -59,6 +121,10 @@ pub fn prepare(plan: &RealPlan, dir: &Path, progress: &mut dyn FnMut(&str)) -> R
             out.first_error.unwrap_or_default()
         ));
     }
+    for n in &cluster.nodes {
+        cassandra::nodetool(dir, n.id, &["flush", KEYSPACE])?;
+    }
+    progress("keys flushed to SSTables on every node");
     Ok(cluster)
 }
 
@@ -89,8 +155,10 @@ fn bench_options(plan: &RealPlan, duration_s: f64, warmup: bool) -> BenchOptions
     }
 }
 
-/// Injects `plan`'s faults into the cluster in `dir`, timed from `t0`.
-fn run_faults(plan: &RealPlan, dir: &Path, t0: Instant, progress: &mut dyn FnMut(&str)) -> Result<(), String> {
+/// Injects `plan`'s faults into the cluster in `dir`, timed from `t0`. Returns the first
+/// restarted node and when it answered again (seconds since `t0`), for the warm-up measure.
+fn run_faults(plan: &RealPlan, dir: &Path, t0: Instant, progress: &mut dyn FnMut(&str)) -> Result<Option<(usize, f64)>, String> {
+    let mut restarted = None;
     let mut i = 0;
     while i < plan.faults.len() {
         let step = &plan.faults[i];
@@ -110,6 +178,9 @@ fn run_faults(plan: &RealPlan, dir: &Path, t0: Instant, progress: &mut dyn FnMut
                     .map_or(0.0, |s| s.at_s);
                 let down = Duration::from_secs_f64((back - step.at_s).max(0.0));
                 cassandra::restart(dir, step.node, down, Duration::from_secs(180))?;
+                let back_s = t0.elapsed().as_secs_f64();
+                restarted.get_or_insert((step.node as usize, back_s));
+                progress(&format!("t={back_s:5.1} s: node {} answers CQL again", step.node));
             }
             FaultAction::Start => {}
             FaultAction::DiskFactor(_) => return Err("a Cassandra node has no emulated disk (fault kind \"slow\")".into()),
@@ -117,70 +188,164 @@ fn run_faults(plan: &RealPlan, dir: &Path, t0: Instant, progress: &mut dyn FnMut
         progress(&format!("t={:5.1} s: node {} {:?}", step.at_s, step.node, step.action));
         i += 1;
     }
-    Ok(())
+    Ok(restarted)
 }
 
-/// Runs one policy on the prepared cluster: warm-up, then the measured run with the faults.
+impl Cumulative for NodeCounters {
+    fn follows(&self, before: &Self) -> bool {
+        self.cache_hits >= before.cache_hits
+            && self.cache_misses >= before.cache_misses
+            && self.local_reads >= before.local_reads
+            && self.remote_reads >= before.remote_reads
+            && self.table_reads >= before.table_reads
+    }
+
+    fn since(&self, before: &Self) -> NodeSecond {
+        let d = series::delta;
+        let reads = d(self.table_reads, before.table_reads);
+        let local_reads = d(self.local_reads, before.local_reads).min(reads);
+        NodeSecond {
+            reads,
+            cache_hits: d(self.cache_hits, before.cache_hits),
+            cache_misses: d(self.cache_misses, before.cache_misses),
+            local_reads,
+            remote_reads: d(self.remote_reads, before.remote_reads),
+            // What the node read for other coordinators: its reads less its own.
+            replica_reads: reads - local_reads,
+            ..NodeSecond::default()
+        }
+    }
+}
+
+/// Reads every node's counters at t0, t0 + 1 s, ..., t0 + `duration_s` s (or until `stop`).
+fn sample(nodes: u32, t0: Instant, duration_s: u32, stop: &AtomicBool) -> Result<Samples<NodeCounters>, String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the sampler's runtime: {e}"))?;
+    let observer = std::sync::Arc::new(rt.block_on(Observer::connect(nodes, KEYSPACE, cql::TABLE))?);
+    let mut out = Vec::with_capacity(duration_s as usize + 1);
+    for k in 0..=duration_s {
+        let at = t0 + Duration::from_secs(u64::from(k));
+        while Instant::now() < at {
+            if stop.load(Ordering::Relaxed) && k > 0 && Instant::now() + Duration::from_secs(2) < at {
+                return Ok(out);
+            }
+            std::thread::sleep(at.saturating_duration_since(Instant::now()).min(Duration::from_millis(100)));
+        }
+        let row = rt.block_on(async {
+            let mut set = tokio::task::JoinSet::new();
+            for n in 0..nodes {
+                let o = observer.clone();
+                set.spawn(async move { (n as usize, o.counters(n).await.ok()) });
+            }
+            let mut row = vec![None; nodes as usize];
+            while let Some(Ok((n, c))) = set.join_next().await {
+                row[n] = c;
+            }
+            row
+        });
+        out.push(row);
+    }
+    Ok(out)
+}
+
+/// Runs one policy on the prepared cluster: the coordinator policy switched on (plug-in runs),
+/// the warm-up with disk limits off, then the measured run with the faults (and, for plug-in
+/// runs, the per-node sampler).
 pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mut dyn FnMut(&str)) -> Result<RunMetrics, String> {
     let wall = Instant::now();
     let cluster = CassandraCluster::load(dir)?;
     let rt = crate::loadgen::client_runtime(2)?;
-    let t = target(&cluster, &run.policy, &run.params, plan.seed);
+    let (client, params) = match &run.chooser {
+        Chooser::Client { policy, params } => (policy.as_str(), params.clone()),
+        Chooser::Coordinator(policy) => {
+            if cluster.coordinator_policy.is_none() {
+                return Err(format!(
+                    "{}: a coordinator policy needs the replica-lb plug-in, which this cluster does not run",
+                    run.label
+                ));
+            }
+            let observer = rt.block_on(Observer::connect(plan.nodes, KEYSPACE, cql::TABLE))?;
+            rt.block_on(observer.set_hwlb(*policy == CoordinatorPolicy::Hwlb))?;
+            progress(&format!("{}: HWLB {} on every coordinator", run.label, if *policy == CoordinatorPolicy::Hwlb { "on" } else { "off" }));
+            (cql::DRIVER_DEFAULT, ParamTable::new())
+        }
+    };
+    let t = target(&cluster, client, &params, plan.seed);
     if plan.warmup_s > 0.0 {
-        progress(&format!("{}: warming up {:.0} s", run.label, plan.warmup_s));
+        // Fill the caches quickly: no read throttle and no page cache cap meanwhile.
+        cassandra::set_disk_limits(dir, false)?;
+        progress(&format!(
+            "{}: warming up {:.0} s at CL={}{}",
+            run.label,
+            plan.warmup_s,
+            plan.warmup_cl.as_str().to_uppercase(),
+            if cluster.disk.is_some() { " (disk limits off meanwhile)" } else { "" }
+        ));
         cql::bench(rt.handle(), &t, &bench_options(plan, plan.warmup_s, true), &mut |_| {})?;
+        cassandra::set_disk_limits(dir, true)?;
     }
     let mut rec = Recorder::new(RecorderConfig {
         nodes: plan.nodes as usize,
         duration_s: plan.duration_s,
         phases: plan.phases.clone(),
     })?;
+    let coordinator_run = matches!(run.chooser, Chooser::Coordinator(_));
     let index: Vec<_> = cluster.contact_points();
     let t0 = Instant::now() + Duration::from_millis(200);
-    let faults_dir: PathBuf = dir.to_path_buf();
-    let plan2 = plan.clone();
+    let stop = AtomicBool::new(false);
     let label = run.label.clone();
-    let injector = std::thread::spawn(move || run_faults(&plan2, &faults_dir, t0, &mut |l| eprintln!("{label}: {l}")));
-    let mut on_done = |c: &CqlCompletion| {
-        let Some(intended_ns) = c.intended.checked_duration_since(t0).map(|d| d.as_nanos() as u64) else {
-            return;
-        };
-        let finished_ns = c.finished.saturating_duration_since(t0).as_nanos() as u64;
-        rec.issued();
-        match c.outcome {
-            Outcome::Ok => {
-                rec.completed(finished_ns, finished_ns.saturating_sub(intended_ns));
-                if let Some(n) = c.coordinator.and_then(|a| index.iter().position(|x| *x == a)) {
-                    rec.read(finished_ns, n, ReadKind::Local, CacheOutcome::NoCache);
-                }
-            }
-            Outcome::Timeout => rec.timeout(finished_ns),
-            Outcome::Error => rec.error(),
-        }
-    };
     progress(&format!(
         "{}: measuring {} s at {} requests/s, CL={}",
         run.label,
         plan.duration_s,
         plan.rate_per_s,
-        plan.cl.as_str()
+        plan.cl.as_str().to_uppercase()
     ));
-    let hooks = CqlHooks {
-        start: Some(t0),
-        on_done: Some(&mut on_done),
-    };
-    let report = cql::bench_with(
-        rt.handle(),
-        &t,
-        &bench_options(plan, plan.duration_s as f64, false),
-        &mut |s| {
-            if s.t_s % 10 == 9 {
-                eprintln!("{}: {}", run.label, s.text());
+    let (report, faults, samples) = std::thread::scope(|scope| {
+        let injector = scope.spawn(|| run_faults(plan, dir, t0, &mut |l| eprintln!("{label}: {l}")));
+        let sampler = coordinator_run.then(|| scope.spawn(|| sample(plan.nodes, t0, plan.duration_s, &stop)));
+        let mut on_done = |c: &CqlCompletion| {
+            let Some(intended_ns) = c.intended.checked_duration_since(t0).map(|d| d.as_nanos() as u64) else {
+                return;
+            };
+            let finished_ns = c.finished.saturating_duration_since(t0).as_nanos() as u64;
+            rec.issued();
+            match c.outcome {
+                Outcome::Ok => {
+                    rec.completed(finished_ns, finished_ns.saturating_sub(intended_ns));
+                    // Client runs: the coordinator the client chose served the read (CL=ONE).
+                    if !coordinator_run {
+                        if let Some(n) = c.coordinator.and_then(|a| index.iter().position(|x| *x == a)) {
+                            rec.read(finished_ns, n, ReadKind::Local, CacheOutcome::NoCache);
+                        }
+                    }
+                }
+                Outcome::Timeout => rec.timeout(finished_ns),
+                Outcome::Error => rec.error(),
             }
-        },
-        hooks,
-    );
-    let faults = injector.join().map_err(|_| "the fault thread panicked".to_string())?;
+        };
+        let hooks = CqlHooks {
+            start: Some(t0),
+            on_done: Some(&mut on_done),
+        };
+        let report = cql::bench_with(
+            rt.handle(),
+            &t,
+            &bench_options(plan, plan.duration_s as f64, false),
+            &mut |s| {
+                if s.t_s % 10 == 9 {
+                    eprintln!("{}: {}", run.label, s.text());
+                }
+            },
+            hooks,
+        );
+        stop.store(true, Ordering::Relaxed);
+        let faults = injector.join().map_err(|_| "the fault thread panicked".to_string());
+        let samples = sampler.map(|h| h.join().map_err(|_| "the sampler panicked".to_string()));
+        (report, faults, samples)
+    });
     // A paused node must not stay paused, whatever happened.
     if let Ok(c) = CassandraCluster::load(dir) {
         for n in &c.nodes {
@@ -189,11 +354,16 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
         }
     }
     let report = report?;
-    faults?;
+    let restarted = faults??;
+    if let Some(samples) = samples {
+        for (t, node, second) in series::per_second(&samples??, plan.nodes as usize) {
+            feed_second(&mut rec, t, node, &second);
+        }
+    }
     for step in &plan.faults {
         rec.marker(step.at_s, format!("node {} {:?}", step.node, step.action));
     }
-    let mut m = rec.finish(run.label.clone(), None, 0, 0.0);
+    let mut m = rec.finish(run.label.clone(), restarted, 0, 0.0);
     m.summary.run = RunStats::Real(RealStats {
         wall_s: wall.elapsed().as_secs_f64(),
     });

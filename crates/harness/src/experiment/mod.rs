@@ -21,6 +21,7 @@
 
 pub mod cassandra;
 pub mod plan;
+pub mod series;
 mod sampler;
 
 use crate::launcher::{self, ClusterFile, NodeCommand, UpOptions};
@@ -308,7 +309,7 @@ fn run_timeline(
 
 /// Turns a node's counters of one second into recorder calls (the recorder keeps marginal
 /// sums per second, so any pairing of kinds and outcomes with the same sums is equivalent).
-fn feed_second(rec: &mut Recorder, t_s: u32, node: usize, s: &NodeSecond) {
+pub(super) fn feed_second(rec: &mut Recorder, t_s: u32, node: usize, s: &NodeSecond) {
     let t_ns = t_s as u64 * 1_000_000_000;
     for i in 0..s.reads {
         let kind = if i < s.local_reads { ReadKind::Local } else { ReadKind::Replica };

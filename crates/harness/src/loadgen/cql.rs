@@ -32,6 +32,8 @@ use std::time::{Duration, Instant};
 pub const DRIVER_DEFAULT: &str = "driver-default";
 /// The keyspace `load` and `bench` use.
 pub const KEYSPACE: &str = "replica_lb";
+/// Its table of keys and values.
+pub const TABLE: &str = "kv";
 /// How long connecting to a cluster may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -140,7 +142,12 @@ async fn schema(s: &Session, rf: u32) -> Result<(), String> {
         .await
         .map_err(|e| format!("cannot create keyspace {KEYSPACE}: {e}"))?;
     s.query_unpaged(
-        format!("CREATE TABLE IF NOT EXISTS {KEYSPACE}.kv (k blob PRIMARY KEY, v blob)"),
+        // Whole rows in the row cache when a node has one (`row_cache_size` > 0; nothing
+        // changes without): a read either hits it or reads the SSTables, as in the seeds.
+        format!(
+            "CREATE TABLE IF NOT EXISTS {KEYSPACE}.{TABLE} (k blob PRIMARY KEY, v blob) \
+             WITH caching = {{'keys': 'ALL', 'rows_per_partition': 'ALL'}}"
+        ),
         &[],
     )
     .await

@@ -1,5 +1,9 @@
 //! `hwlb` as a coordinator-side policy: rates in through feedback and gossip, one cached plan
-//! per replica group, systematic sampling per request.
+//! per replica group, systematic sampling per request. The same code runs at a client as
+//! `hwlb-client` ([`Hwlb::new_client`]): a client is a coordinator that is not a replica, so
+//! it draws the replica it sends to with the shares P themselves (k = 1 at CL=ONE, where the
+//! coordinator a token-aware client chooses serves the read itself), learning hit rates from
+//! replies that carry them or from a poller (the driver adapter's).
 //!
 //! Per request: read each candidate's effective rate (staleness rules applied), compare with
 //! the inputs of the group's cached plan, recompute only if they differ (the only allocating
@@ -18,6 +22,8 @@ use rustc_hash::FxHashMap;
 
 /// The name it is registered under.
 pub const NAME: &str = "hwlb";
+/// The name of its client-side form.
+pub const CLIENT_NAME: &str = "hwlb-client";
 
 /// Its parameters with the published defaults.
 pub static PARAMS: [ParamSpec; 9] = [
@@ -99,6 +105,9 @@ pub static PARAMS: [ParamSpec; 9] = [
 /// Heat-weighted load balancing.
 #[derive(Debug)]
 pub struct Hwlb {
+    /// `hwlb` at a coordinator, `hwlb-client` at a client.
+    name: &'static str,
+    side: Side,
     params: Params,
     config: PlanConfig,
     extra_replica: bool,
@@ -150,15 +159,26 @@ struct Warmup {
 }
 
 impl Hwlb {
-    /// Builds it from parameter overrides.
+    /// Builds it from parameter overrides, for coordinators.
     pub fn new(overrides: &ParamTable) -> Result<Self, PolicyError> {
-        let params = Params::resolve(NAME, &PARAMS, overrides)?;
+        Hwlb::build(NAME, Side::Coordinator, overrides)
+    }
+
+    /// Builds `hwlb-client`: the same algorithm choosing a request's coordinator at a client.
+    pub fn new_client(overrides: &ParamTable) -> Result<Self, PolicyError> {
+        Hwlb::build(CLIENT_NAME, Side::Client, overrides)
+    }
+
+    fn build(name: &'static str, side: Side, overrides: &ParamTable) -> Result<Self, PolicyError> {
+        let params = Params::resolve(name, &PARAMS, overrides)?;
         let config = PlanConfig {
             hit_rate_cap: params.f64("hit_rate_cap"),
             min_spread: params.f64("min_spread"),
         };
         let stale_after_ns = (params.f64("stale_after_ms") * 1e6) as u64;
         Ok(Hwlb {
+            name,
+            side,
             config,
             extra_replica: params.bool("extra_replica"),
             enabled: params.bool("enabled"),
@@ -362,11 +382,11 @@ impl CachedPlan {
 
 impl Policy for Hwlb {
     fn name(&self) -> &'static str {
-        NAME
+        self.name
     }
 
     fn side(&self) -> Side {
-        Side::Coordinator
+        self.side
     }
 
     fn params(&self) -> &Params {

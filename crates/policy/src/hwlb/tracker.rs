@@ -61,6 +61,16 @@ impl HitRateTracker {
         self.misses_total += 1;
     }
 
+    /// Records `hits` hits and `misses` misses at once (a caller that reads a cache's counters
+    /// rather than seeing each lookup).
+    #[inline]
+    pub fn record(&mut self, hits: u64, misses: u64) {
+        self.hits_in_tick += hits;
+        self.hits_total += hits;
+        self.misses_in_tick += misses;
+        self.misses_total += misses;
+    }
+
     /// Advances the averages over every tick that ended at or before `now_ns`. Returns true
     /// when the averages changed (so the caller can publish the new rate).
     pub fn advance(&mut self, now_ns: u64) -> bool {

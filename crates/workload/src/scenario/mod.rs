@@ -430,4 +430,34 @@ pub struct Scenario {
     pub phases: Vec<PhaseSpec>,
     /// Faults.
     pub faults: Vec<Fault>,
+    /// How the nodes run on Apache Cassandra (`[cassandra]`; the simulator reads the other
+    /// sections).
+    pub cassandra: CassandraModel,
+}
+
+/// `[cassandra]`: the settings of a Cassandra node that the scenario's `[node]` section models
+/// for the simulator (its row cache, and what a read from its data files costs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CassandraModel {
+    /// JVM heap, MiB.
+    pub heap_mb: u32,
+    /// Off-heap row cache, MiB (0 = off).
+    pub row_cache_mb: u32,
+    /// Chunk cache of data file pages, MiB (0 = off).
+    pub chunk_cache_mb: u32,
+    /// Disk limits: the page cache once warm (MiB) and reads per second from the disk; both
+    /// or neither.
+    pub disk: Option<(u32, u32)>,
+}
+
+impl Default for CassandraModel {
+    /// What `cluster up --engine cassandra` runs without options.
+    fn default() -> Self {
+        CassandraModel {
+            heap_mb: 768,
+            row_cache_mb: 0,
+            chunk_cache_mb: 64,
+            disk: None,
+        }
+    }
 }

@@ -29,6 +29,19 @@ pub struct RawScenario {
     pub phase: Vec<Spanned<RawPhase>>,
     #[serde(default)]
     pub fault: Vec<Spanned<RawFault>>,
+    #[serde(default)]
+    pub cassandra: Option<Spanned<RawCassandra>>,
+}
+
+/// `[cassandra]`: how the nodes run when the scenario runs on Apache Cassandra.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCassandra {
+    pub heap_mb: Option<Spanned<i64>>,
+    pub row_cache_mb: Option<Spanned<i64>>,
+    pub chunk_cache_mb: Option<Spanned<i64>>,
+    pub page_cache_mb: Option<Spanned<i64>>,
+    pub disk_read_iops: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize)]

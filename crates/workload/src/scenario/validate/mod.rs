@@ -12,7 +12,7 @@ mod topology;
 mod traffic;
 
 use timeline::{faults, phases};
-use topology::{cluster, network, node};
+use topology::{cassandra, cluster, network, node};
 use traffic::{clients, feedback, policies, requests, run};
 
 type Res<T> = Result<T, ScenarioError>;
@@ -100,6 +100,7 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> 
     let policy = policies(&cx, &raw, cluster.routing)?;
     let phases = phases(&cx, &raw, run.duration_s)?;
     let faults = faults(&cx, &raw, &cluster, &run)?;
+    let cassandra = cassandra(&cx, &raw)?;
     let seed = match &raw.seed {
         Some(s) => cx.int(s, "seed", 0, i64::MAX)? as u64,
         None => 1,
@@ -125,6 +126,7 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> 
         policy,
         phases,
         faults,
+        cassandra,
     })
 }
 
@@ -189,6 +191,30 @@ coordinator = "naive"
         let e = err_of(&format!("{MINIMAL}[[fault]]\nkind = \"restart\"\nnode = 7\nduration_s = 3\n"));
         assert!(matches!(e.line, Some(18 | 19)), "{e}");
         assert!(e.message.contains("node 7"), "{e}");
+    }
+
+    #[test]
+    fn the_cassandra_section_is_checked() {
+        let s = parse(MINIMAL, "x").unwrap();
+        assert_eq!(s.cassandra, CassandraModel::default());
+        let with = |body: &str| format!("{MINIMAL}[cassandra]\n{body}");
+        let s = parse(&with("row_cache_mb = 24\nchunk_cache_mb = 0\npage_cache_mb = 16\ndisk_read_iops = 300\n"), "x").unwrap();
+        assert_eq!(
+            s.cassandra,
+            CassandraModel {
+                heap_mb: 768,
+                row_cache_mb: 24,
+                chunk_cache_mb: 0,
+                disk: Some((16, 300)),
+            }
+        );
+        let e = err_of(&with("page_cache_mb = 16\n"));
+        assert!(e.message.contains("needs cassandra.disk_read_iops"), "{e}");
+        assert_eq!(e.line, Some(19), "{e}");
+        let e = err_of(&with("heap_mb = 100\n"));
+        assert!(e.message.contains("cassandra.heap_mb = 100"), "{e}");
+        let e = err_of(&with("row_cache = 1\n"));
+        assert!(e.message.contains("row_cache"), "{e}");
     }
 
     #[test]

@@ -197,3 +197,32 @@ pub(super) fn network(cx: &Ctx, raw: &RawScenario, cluster: &Cluster) -> Res<Net
         compression,
     })
 }
+
+pub(super) fn cassandra(cx: &Ctx, raw: &RawScenario) -> Res<CassandraModel> {
+    let Some(c) = &raw.cassandra else {
+        return Ok(CassandraModel::default());
+    };
+    let c = c.get_ref();
+    let d = CassandraModel::default();
+    let opt = |v: &Option<Spanned<i64>>, name: &str, min: i64, max: i64, default: u32| -> Res<u32> {
+        match v {
+            Some(v) => Ok(cx.int(v, name, min, max)? as u32),
+            None => Ok(default),
+        }
+    };
+    let disk = match (&c.page_cache_mb, &c.disk_read_iops) {
+        (Some(p), Some(r)) => Some((
+            cx.int(p, "cassandra.page_cache_mb", 1, 1 << 20)? as u32,
+            cx.int(r, "cassandra.disk_read_iops", 1, 1_000_000)? as u32,
+        )),
+        (None, None) => None,
+        (Some(p), None) => return Err(cx.at(p, "cassandra.page_cache_mb needs cassandra.disk_read_iops too")),
+        (None, Some(r)) => return Err(cx.at(r, "cassandra.disk_read_iops needs cassandra.page_cache_mb too")),
+    };
+    Ok(CassandraModel {
+        heap_mb: opt(&c.heap_mb, "cassandra.heap_mb", 256, 16_384, d.heap_mb)?,
+        row_cache_mb: opt(&c.row_cache_mb, "cassandra.row_cache_mb", 0, 8_192, d.row_cache_mb)?,
+        chunk_cache_mb: opt(&c.chunk_cache_mb, "cassandra.chunk_cache_mb", 0, 8_192, d.chunk_cache_mb)?,
+        disk,
+    })
+}

@@ -1,0 +1,158 @@
+//! Each Cassandra node's own counters and the replica-lb plug-in's switch, over CQL: one driver
+//! session, every query sent to one chosen node (virtual tables are node-local).
+//!
+//! Read per node:
+//! - the plug-in's row (`replica_lb.hwlb`, docs/cassandra-hwlb.md): hits and misses of the cache
+//!   it measures, the reads this node coordinated and how many of their replica reads it kept
+//!   (local) or sent to others (remote), and the hit rate it publishes;
+//! - Cassandra's own count of reads the node executed on the experiment's table
+//!   (`system_views.local_read_latency`), for the reads it served for other coordinators.
+
+use super::config::client_addr;
+use scylla::client::execution_profile::ExecutionProfile;
+use scylla::client::session::Session;
+use scylla::client::session_builder::SessionBuilder;
+use scylla::policies::load_balancing::{NodeIdentifier, SingleTargetLoadBalancingPolicy};
+use scylla::statement::unprepared::Statement;
+use scylla::statement::Consistency;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// One node's counters at one moment (cumulative since the node started).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct NodeCounters {
+    /// Hits of the cache the plug-in measures.
+    pub cache_hits: u64,
+    /// Its misses.
+    pub cache_misses: u64,
+    /// Token reads this node coordinated.
+    pub coordinated: u64,
+    /// Replica reads of those it served itself.
+    pub local_reads: u64,
+    /// Replica reads of those it sent to other nodes.
+    pub remote_reads: u64,
+    /// Reads it executed on the table (for itself and for other coordinators).
+    pub table_reads: u64,
+    /// The hit rate it measures (the tracker's moving average).
+    pub hit_rate: f64,
+    /// Whether HWLB is on.
+    pub hwlb_enabled: bool,
+}
+
+/// A session that queries single nodes of a cluster.
+pub struct Observer {
+    session: Session,
+    /// Where the driver reaches each node (by node id).
+    nodes: Vec<SocketAddr>,
+    keyspace: String,
+    table: String,
+}
+
+/// How long one query may take.
+const QUERY_TIMEOUT: Duration = Duration::from_millis(800);
+
+impl Observer {
+    /// Connects to the cluster of `nodes` nodes (client addresses `client_addr(0..nodes)`),
+    /// observing reads of `keyspace.table`.
+    pub async fn connect(nodes: u32, keyspace: &str, table: &str) -> Result<Observer, String> {
+        let addrs: Vec<SocketAddr> = (0..nodes).map(client_addr).collect();
+        let profile = ExecutionProfile::builder()
+            .consistency(Consistency::One)
+            .request_timeout(Some(QUERY_TIMEOUT))
+            .build();
+        let mut b = SessionBuilder::new().default_execution_profile_handle(profile.into_handle());
+        for a in &addrs {
+            b = b.known_node_addr(*a);
+        }
+        let session = tokio::time::timeout(Duration::from_secs(20), b.build())
+            .await
+            .map_err(|_| "the cluster did not answer within 20 s".to_string())?
+            .map_err(|e| format!("cannot connect to the cluster: {e}"))?;
+        Ok(Observer {
+            session,
+            nodes: addrs,
+            keyspace: keyspace.into(),
+            table: table.into(),
+        })
+    }
+
+    fn on_node(&self, node: u32, cql: &str) -> Result<Statement, String> {
+        let addr = *self
+            .nodes
+            .get(node as usize)
+            .ok_or_else(|| format!("node {node} is not in the cluster (0..{})", self.nodes.len().saturating_sub(1)))?;
+        let mut st = Statement::new(cql);
+        st.set_load_balancing_policy(Some(SingleTargetLoadBalancingPolicy::new(
+            NodeIdentifier::NodeAddress(addr),
+            None,
+        )));
+        Ok(st)
+    }
+
+    /// Node `node`'s counters now.
+    pub async fn counters(&self, node: u32) -> Result<NodeCounters, String> {
+        let st = self.on_node(
+            node,
+            "SELECT enabled, hit_rate, cache_hits, cache_misses, reads_coordinated, local_reads, remote_reads FROM replica_lb.hwlb",
+        )?;
+        let rows = self
+            .session
+            .query_unpaged(st, ())
+            .await
+            .map_err(|e| format!("node {node}: replica_lb.hwlb: {e}"))?
+            .into_rows_result()
+            .map_err(|e| format!("node {node}: replica_lb.hwlb: {e}"))?;
+        let (enabled, hit_rate, hits, misses, coordinated, local, remote) = rows
+            .maybe_first_row::<(Option<bool>, Option<f64>, Option<i64>, Option<i64>, Option<i64>, Option<i64>, Option<i64>)>()
+            .map_err(|e| format!("node {node}: replica_lb.hwlb: {e}"))?
+            .ok_or_else(|| format!("node {node}: replica_lb.hwlb has no row (is the plug-in installed?)"))?;
+        let st = self.on_node(
+            node,
+            "SELECT count FROM system_views.local_read_latency WHERE keyspace_name = ? AND table_name = ?",
+        )?;
+        let reads = self
+            .session
+            .query_unpaged(st, (&self.keyspace, &self.table))
+            .await
+            .map_err(|e| format!("node {node}: local_read_latency: {e}"))?
+            .into_rows_result()
+            .map_err(|e| format!("node {node}: local_read_latency: {e}"))?
+            .maybe_first_row::<(Option<i64>,)>()
+            .map_err(|e| format!("node {node}: local_read_latency: {e}"))?
+            .and_then(|(c,)| c)
+            .unwrap_or(0);
+        let n = |v: Option<i64>| v.unwrap_or(0).max(0) as u64;
+        Ok(NodeCounters {
+            cache_hits: n(hits),
+            cache_misses: n(misses),
+            coordinated: n(coordinated),
+            local_reads: n(local),
+            remote_reads: n(remote),
+            table_reads: reads.max(0) as u64,
+            hit_rate: hit_rate.unwrap_or(0.0),
+            hwlb_enabled: enabled.unwrap_or(false),
+        })
+    }
+
+    /// Sets one of the plug-in's settings on node `node` (`enabled`, `read_cl`, ...).
+    pub async fn set(&self, node: u32, name: &str, value: &str) -> Result<(), String> {
+        let st = self.on_node(node, "UPDATE replica_lb.hwlb_settings SET value = ? WHERE name = ?")?;
+        self.session
+            .query_unpaged(st, (value, name))
+            .await
+            .map_err(|e| format!("node {node}: cannot set the plug-in's {name} to {value}: {e}"))?;
+        Ok(())
+    }
+
+    /// Switches HWLB on or off on every node (the plug-in's run-time switch).
+    pub async fn set_hwlb(&self, enabled: bool) -> Result<(), String> {
+        for node in 0..self.nodes.len() as u32 {
+            self.set(node, "enabled", if enabled { "true" } else { "false" }).await?;
+            let c = self.counters(node).await?;
+            if c.hwlb_enabled != enabled {
+                return Err(format!("node {node}: the plug-in did not switch HWLB {}", if enabled { "on" } else { "off" }));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,219 @@
+//! The replica-lb plug-in for Cassandra (`java/hwlb-snitch`): HWLB at every coordinator, as a
+//! snitch that wraps GossipingPropertyFileSnitch (docs/cassandra-hwlb.md). This module builds
+//! its jar with Maven from the repository's sources on first use (cached by a hash of the
+//! sources) and makes the node settings that install it:
+//! - `hwlb`: the plug-in with HWLB on;
+//! - `naive`: the same plug-in with HWLB off, so each coordinator orders replicas as the inner
+//!   snitch does (itself first): Cassandra without the dynamic snitch, the seeds' "naive"
+//!   coordinator. The plug-in still measures and gossips hit rates, so both runs report the
+//!   same counters, and HWLB can be switched on at run time ([`super::hwlb`]).
+
+use super::config::NodeSettings;
+use super::dist;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The snitch class the plug-in provides.
+pub const SNITCH_CLASS: &str = "io.replicalb.cassandra.hwlb.HwlbSnitch";
+
+/// The coordinator policies the plug-in runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoordinatorPolicy {
+    /// The inner snitch's order (the coordinator first): Cassandra as it is.
+    Naive,
+    /// Heat-weighted load balancing.
+    Hwlb,
+}
+
+impl CoordinatorPolicy {
+    /// Parses `naive` or `hwlb`.
+    pub fn parse(name: &str) -> Result<CoordinatorPolicy, String> {
+        match name {
+            "naive" => Ok(CoordinatorPolicy::Naive),
+            "hwlb" => Ok(CoordinatorPolicy::Hwlb),
+            other => Err(format!(
+                "coordinator policy '{other}' does not run inside Cassandra: the plug-in runs naive or hwlb"
+            )),
+        }
+    }
+
+    /// Its name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CoordinatorPolicy::Naive => "naive",
+            CoordinatorPolicy::Hwlb => "hwlb",
+        }
+    }
+}
+
+/// The plug-in's knobs a cluster sets at start (the rest keep the published defaults).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PluginSettings {
+    /// Which policy the coordinators start with.
+    pub policy: CoordinatorPolicy,
+    /// The hit-rate tracker's tick, ms (published: 10,000).
+    pub tick_ms: u64,
+    /// Its moving-average window, ms (published: 60,000).
+    pub window_ms: u64,
+    /// The consistency level reads use (the snitch is not told it; see the plug-in's docs).
+    pub read_cl: String,
+}
+
+impl PluginSettings {
+    /// The published tracker, reads at QUORUM.
+    pub fn new(policy: CoordinatorPolicy) -> Self {
+        PluginSettings {
+            policy,
+            tick_ms: 10_000,
+            window_ms: 60_000,
+            read_cl: "QUORUM".into(),
+        }
+    }
+
+    /// Checks the values, naming a bad one and what is allowed.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(100..=3_600_000).contains(&self.tick_ms) {
+            return Err(format!("hit-rate tick {} ms: must be in [100, 3600000]", self.tick_ms));
+        }
+        if self.window_ms < self.tick_ms || self.window_ms > 86_400_000 {
+            return Err(format!(
+                "hit-rate window {} ms: must be at least the tick ({} ms) and at most 86400000",
+                self.window_ms, self.tick_ms
+            ));
+        }
+        const LEVELS: [&str; 7] = ["ONE", "TWO", "THREE", "QUORUM", "LOCAL_ONE", "LOCAL_QUORUM", "ALL"];
+        if !LEVELS.contains(&self.read_cl.as_str()) {
+            return Err(format!("read CL '{}': must be one of {}", self.read_cl, LEVELS.join(", ")));
+        }
+        Ok(())
+    }
+
+    /// `base` with the plug-in installed: its jar on the classpath, its snitch, and its system
+    /// properties.
+    pub fn install(&self, mut base: NodeSettings, jar: PathBuf) -> Result<NodeSettings, String> {
+        self.validate()?;
+        base.snitch = SNITCH_CLASS.into();
+        base.extra_classpath.push(jar);
+        base.system_properties.extend([
+            format!("replica_lb.hwlb.enabled={}", self.policy == CoordinatorPolicy::Hwlb),
+            format!("replica_lb.hwlb.tick_ms={}", self.tick_ms),
+            format!("replica_lb.hwlb.window_ms={}", self.window_ms),
+            format!("replica_lb.hwlb.read_cl={}", self.read_cl),
+        ]);
+        Ok(base)
+    }
+}
+
+/// The plug-in's Maven project.
+pub fn project_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../java/hwlb-snitch")
+}
+
+/// A hash of the plug-in's sources (pom and src/main), so an edited plug-in is rebuilt.
+fn sources_hash(project: &Path) -> Result<String, String> {
+    fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
+        let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+        for e in entries {
+            let p = e.map_err(|e| e.to_string())?.path();
+            if p.is_dir() {
+                walk(&p, files)?;
+            } else {
+                files.push(p);
+            }
+        }
+        Ok(())
+    }
+    let mut files = vec![project.join("pom.xml")];
+    walk(&project.join("src/main"), &mut files)?;
+    files.sort();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for f in &files {
+        let rel = f.strip_prefix(project).unwrap_or(f);
+        let bytes = std::fs::read(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+        for b in rel.as_os_str().as_encoded_bytes().iter().chain(&[0u8]).chain(&bytes) {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    Ok(format!("{h:016x}"))
+}
+
+/// The plug-in's jar, built with Maven on first use (and after its sources change), cached
+/// beside Cassandra's jars. `progress` hears what happens.
+pub fn jar(progress: &mut dyn FnMut(&str)) -> Result<PathBuf, String> {
+    let project = project_dir();
+    if !project.join("pom.xml").exists() {
+        return Err(format!("the plug-in's sources are missing: {}", project.display()));
+    }
+    let hash = sources_hash(&project)?;
+    let cache = dist::cache_dir(&dist::version()?).join("plugin").join(&hash);
+    let cached = cache.join("hwlb-snitch.jar");
+    if cached.exists() {
+        return Ok(cached);
+    }
+    progress(&format!(
+        "building the replica-lb plug-in for Cassandra with Maven ({})",
+        project.display()
+    ));
+    let out = Command::new("mvn")
+        .args(["-B", "-q", "-DskipTests", "-f"])
+        .arg(project.join("pom.xml"))
+        .arg("package")
+        .output()
+        .map_err(|e| format!("cannot run mvn (Maven builds the plug-in): {e}"))?;
+    if !out.status.success() {
+        let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+        let line = text
+            .lines()
+            .find(|l| l.contains("ERROR"))
+            .unwrap_or("no error line")
+            .trim()
+            .to_string();
+        return Err(format!("mvn could not build the plug-in: {line}"));
+    }
+    let built = std::fs::read_dir(project.join("target"))
+        .map_err(|e| format!("mvn finished but {}/target is missing: {e}", project.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.starts_with("hwlb-snitch") && name.ends_with(".jar") && !name.contains("sources") && !name.contains("tests")
+        })
+        .ok_or_else(|| format!("mvn finished but built no hwlb-snitch jar in {}/target", project.display()))?;
+    std::fs::create_dir_all(&cache).map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
+    let tmp = cache.join("hwlb-snitch.jar.tmp");
+    std::fs::copy(&built, &tmp)
+        .and_then(|_| std::fs::rename(&tmp, &cached))
+        .map_err(|e| format!("cannot copy {} to {}: {e}", built.display(), cached.display()))?;
+    Ok(cached)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policies_and_settings_are_checked() {
+        assert_eq!(CoordinatorPolicy::parse("hwlb"), Ok(CoordinatorPolicy::Hwlb));
+        assert_eq!(CoordinatorPolicy::parse("naive"), Ok(CoordinatorPolicy::Naive));
+        let e = CoordinatorPolicy::parse("c3").unwrap_err();
+        assert!(e.contains("'c3'") && e.contains("naive or hwlb"), "{e}");
+        let mut s = PluginSettings::new(CoordinatorPolicy::Hwlb);
+        assert!(s.validate().is_ok());
+        s.window_ms = 10;
+        assert!(s.validate().unwrap_err().contains("window 10 ms"));
+        s.window_ms = 60_000;
+        s.read_cl = "EACH_QUORUM".into();
+        assert!(s.validate().unwrap_err().contains("'EACH_QUORUM'"));
+    }
+
+    #[test]
+    fn install_sets_the_snitch_the_jar_and_the_switch() {
+        let s = PluginSettings::new(CoordinatorPolicy::Naive)
+            .install(NodeSettings::default(), PathBuf::from("/x/hwlb-snitch.jar"))
+            .unwrap();
+        assert_eq!(s.snitch, SNITCH_CLASS);
+        assert_eq!(s.extra_classpath, vec![PathBuf::from("/x/hwlb-snitch.jar")]);
+        assert!(s.system_properties.contains(&"replica_lb.hwlb.enabled=false".to_string()));
+        assert!(s.system_properties.contains(&"replica_lb.hwlb.read_cl=QUORUM".to_string()));
+    }
+}
