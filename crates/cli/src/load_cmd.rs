@@ -1,5 +1,5 @@
 //! `replica-lb load` and `replica-lb bench`: write keys into a cluster; drive an open-loop load
-//! and report latency (JSON with `--out`).
+//! and report latency (JSON with `--out`), single-key or multi-key requests (`--multi`).
 
 use crate::error::{CliError, CliResult};
 use crate::node_cmd::parse_params;
@@ -8,7 +8,7 @@ use harness::cassandra::{self, Engine};
 use harness::launcher::ClusterFile;
 use harness::loadgen::cql;
 use harness::loadgen::keys::key_spec;
-use harness::loadgen::{self, Arrivals, BenchOptions, ClientPolicy, LoadOptions};
+use harness::loadgen::{self, Arrivals, BenchOptions, ClientPolicy, LoadOptions, MultiMode, MultiOptions};
 use node::client::ClusterClient;
 use policy::{ConsistencyLevel, ParamTable};
 use std::net::SocketAddr;
@@ -122,6 +122,19 @@ pub struct BenchArgs {
     /// from `cluster up --zones`.
     #[arg(long, value_name = "ZONE")]
     zone: Option<u32>,
+    /// Multi-key requests: every request reads K distinct keys (2..=1000) chosen by the key
+    /// distribution; no single-key requests are mixed in (reads only). Latency runs from the
+    /// intended send time to the last key's answer; the JSON adds `multi`, `multi_mode` and
+    /// `multi_keys`.
+    #[arg(long, value_name = "K")]
+    multi: Option<usize>,
+    /// How a multi-key request is sent: `parallel` (K single-key reads at once, each to a
+    /// coordinator the client policy picks for its key; done when all answered) or `in` (one
+    /// request for all K keys to the coordinator picked for the first key, which reads them
+    /// from their replicas; a CQL `IN` query through the driver). Needs --multi; default
+    /// parallel.
+    #[arg(long, value_name = "MODE")]
+    multi_mode: Option<String>,
     /// Write the JSON report here.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -231,6 +244,7 @@ pub fn bench(a: BenchArgs) -> CliResult {
         zone: a.zone,
     };
     loadgen::check_bench_options(&opts).map_err(CliError::usage)?;
+    let multi = multi_options(a.multi, a.multi_mode.as_deref(), &opts)?;
     let json = match target(a.cluster.as_ref(), a.contact_points.as_deref())? {
         Target::Node(dir) => {
             if a.client_policy.as_deref() == Some(cql::DRIVER_DEFAULT) {
@@ -240,7 +254,12 @@ pub fn bench(a: BenchArgs) -> CliResult {
             }
             let mut choice = ClientPolicy::new(a.client_policy.as_deref(), &params, a.seed).map_err(CliError::usage)?;
             let (rt, client) = connect(&dir, a.threads)?;
-            let report = loadgen::bench(rt.handle(), &client, &mut choice, &opts, &mut |s| println!("{}", s.text())).map_err(CliError::usage)?;
+            let mut line = |s: &loadgen::report::SecondReport| println!("{}", s.text());
+            let report = match &multi {
+                None => loadgen::bench(rt.handle(), &client, &mut choice, &opts, &mut line),
+                Some(m) => loadgen::bench_multi(rt.handle(), &client, &mut choice, &opts, m, &mut line),
+            }
+            .map_err(CliError::usage)?;
             print_summary(&report);
             serde_json::to_string_pretty(&report)
         }
@@ -253,7 +272,12 @@ pub fn bench(a: BenchArgs) -> CliResult {
                 seed: a.seed,
                 replication_factor: 3,
             };
-            let report = cql::bench(rt.handle(), &t, &opts, &mut |s| println!("{}", s.text())).map_err(CliError::failed)?;
+            let mut line = |s: &loadgen::report::SecondReport| println!("{}", s.text());
+            let report = match &multi {
+                None => cql::bench(rt.handle(), &t, &opts, &mut line),
+                Some(m) => cql::bench_multi(rt.handle(), &t, &opts, m, &mut line),
+            }
+            .map_err(CliError::failed)?;
             print_summary(&report.report);
             let nodes: Vec<String> = report.coordinators.iter().map(|(a, n)| format!("{a}={n}")).collect();
             println!("coordinators: {}", nodes.join(" "));
@@ -267,10 +291,45 @@ pub fn bench(a: BenchArgs) -> CliResult {
     Ok(())
 }
 
+/// `--multi K [--multi-mode MODE]` as options (`None`: single-key requests), checked against
+/// the run's (one line naming the bad value, exit 2).
+fn multi_options(keys: Option<usize>, mode: Option<&str>, opts: &BenchOptions) -> Result<Option<MultiOptions>, CliError> {
+    let Some(keys) = keys else {
+        return match mode {
+            None => Ok(None),
+            Some(m) => Err(CliError::usage(format!(
+                "--multi-mode {m} needs --multi K (the keys per request, 2 to {})",
+                loadgen::MAX_MULTI_KEYS
+            ))),
+        };
+    };
+    let mode = match mode {
+        None => MultiMode::Parallel,
+        Some(m) => loadgen::parse_multi_mode(m).map_err(CliError::usage)?,
+    };
+    let m = MultiOptions { keys, mode };
+    m.check(opts).map_err(CliError::usage)?;
+    Ok(Some(m))
+}
+
 fn print_summary(report: &harness::loadgen::report::BenchReport) {
     let l = &report.latency_ms;
+    let what = match (report.multi_keys, report.multi_mode) {
+        (Some(k), Some(mode)) => format!("multi-key requests ({k} keys, {mode}): "),
+        _ => String::new(),
+    };
     println!(
-        "requests={} completed={} errors={} timeouts={} rate={:.0}/s latency ms: mean={:.3} p50={:.3} p95={:.3} p99={:.3} p999={:.3}",
+        "{what}requests={} completed={} errors={} timeouts={} rate={:.0}/s latency ms: mean={:.3} p50={:.3} p95={:.3} p99={:.3} p999={:.3}",
         report.requests, report.completed, report.errors, report.timeouts, report.achieved_rate, l.mean, l.p50, l.p95, l.p99, l.p999
     );
+    if let Some(n) = report.network {
+        let per = |b: u64| b as f64 / report.completed.max(1) as f64;
+        println!(
+            "bytes the nodes counted: client {} ({:.0} per completed request), internode {} ({:.0} per completed request)",
+            n.client_bytes,
+            per(n.client_bytes),
+            n.internode_bytes,
+            per(n.internode_bytes)
+        );
+    }
 }

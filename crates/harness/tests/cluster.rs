@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{test_config, TestCluster, SERIAL};
+use common::{http_get, raw_call, test_config, TestCluster, SERIAL};
 use harness::launcher::Signal;
 use harness::loadgen::keys::{key_bytes, value_for};
 use harness::loadgen::{self, LoadOptions};
@@ -133,52 +133,6 @@ async fn every_acknowledged_write_survives_kill_9_and_restart() {
     );
 }
 
-/// A unary call with raw bytes as the request body (a malformed protobuf message).
-async fn raw_call(addr: std::net::SocketAddr, path: &'static str, body: Vec<u8>) -> Result<Vec<u8>, tonic::Status> {
-    use bytes::{Buf, BufMut};
-    use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
-    struct Raw;
-    impl Encoder for Raw {
-        type Item = Vec<u8>;
-        type Error = tonic::Status;
-        fn encode(&mut self, item: Vec<u8>, dst: &mut EncodeBuf<'_>) -> Result<(), tonic::Status> {
-            dst.put_slice(&item);
-            Ok(())
-        }
-    }
-    impl Decoder for Raw {
-        type Item = Vec<u8>;
-        type Error = tonic::Status;
-        fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Vec<u8>>, tonic::Status> {
-            let mut v = vec![0; src.remaining()];
-            src.copy_to_slice(&mut v);
-            Ok(Some(v))
-        }
-    }
-    struct RawCodec;
-    impl Codec for RawCodec {
-        type Encode = Vec<u8>;
-        type Decode = Vec<u8>;
-        type Encoder = Raw;
-        type Decoder = Raw;
-        fn encoder(&mut self) -> Raw {
-            Raw
-        }
-        fn decoder(&mut self) -> Raw {
-            Raw
-        }
-    }
-    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    let mut grpc = tonic::client::Grpc::new(channel);
-    grpc.ready().await.unwrap();
-    let path = tonic::codegen::http::uri::PathAndQuery::from_static(path);
-    grpc.unary(tonic::Request::new(body), path, RawCodec).await.map(|r| r.into_inner())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_and_oversized_requests_get_an_error_and_the_node_keeps_serving() {
     let _serial = lock().await;
@@ -227,6 +181,19 @@ async fn malformed_and_oversized_requests_get_an_error_and_the_node_keeps_servin
     assert_eq!(e.code(), tonic::Code::InvalidArgument);
     let e = c.put(put(b"k", vec![1], 99)).await.expect_err("bad consistency");
     assert!(e.message().contains("99"), "{}", e.message());
+    // Multi-key reads: 1 to 1000 keys, each checked.
+    let multi = |keys: Vec<&[u8]>| proto::MultiGetRequest {
+        keys: keys.into_iter().map(|k| k.to_vec().into()).collect(),
+        consistency: 1,
+        timeout_ms: 2000,
+    };
+    let e = c.multi_get(multi(vec![])).await.expect_err("no keys");
+    assert_eq!(e.code(), tonic::Code::InvalidArgument);
+    assert!(e.message().contains("1 to 1000"), "{}", e.message());
+    let e = c.multi_get(multi(vec![b"k"; 1001])).await.expect_err("too many keys");
+    assert!(e.message().contains("1001 keys"), "{}", e.message());
+    let e = c.multi_get(multi(vec![b"k", b""])).await.expect_err("an empty key");
+    assert!(e.message().starts_with("keys[1]: key is empty"), "{}", e.message());
     let e = c
         .get(proto::GetRequest {
             key: b"k".to_vec().into(),
@@ -306,20 +273,6 @@ async fn a_read_that_cannot_reach_cl_replicas_fails_clearly_within_its_timeout()
         .await
         .expect("QUORUM after resume");
     assert_eq!(r.value, value_for(1, 8));
-}
-
-async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
-        .await
-        .unwrap();
-    let mut out = String::new();
-    tokio::time::timeout(Duration::from_secs(5), s.read_to_string(&mut out))
-        .await
-        .unwrap()
-        .unwrap();
-    out
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

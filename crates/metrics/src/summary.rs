@@ -44,7 +44,7 @@ pub struct RunSummary {
     /// present when the scenario sends them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub multi: Option<MultiSummary>,
-    /// Bytes on the network; present for a simulation (the real cluster does not count them).
+    /// Bytes on the network: the simulator's model, or what the real nodes counted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkSummary>,
     /// The run itself, as a computation: `"sim": {events, wall_s}` for a simulation,

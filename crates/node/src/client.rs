@@ -111,6 +111,25 @@ impl ClusterClient {
         deadline(timeout_ms, c.get(req)).await
     }
 
+    /// Reads every key of `keys` in one request (an `IN` query) through coordinator `via`.
+    pub async fn multi_get(
+        &self,
+        via: NodeId,
+        keys: Vec<Bytes>,
+        cl: ConsistencyLevel,
+        timeout_ms: u32,
+    ) -> Result<proto::MultiGetResponse, tonic::Status> {
+        let mut c = self
+            .node(via)
+            .ok_or_else(|| tonic::Status::not_found(format!("node {via} is not a member")))?;
+        let req = proto::MultiGetRequest {
+            keys,
+            consistency: cl_to_proto(cl) as i32,
+            timeout_ms,
+        };
+        deadline(timeout_ms, c.multi_get(req)).await
+    }
+
     /// Writes `key` through coordinator `via`.
     pub async fn put(
         &self,

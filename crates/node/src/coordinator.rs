@@ -6,8 +6,12 @@
 //! the next fallback when a target fails, and answers with the newest row once CL replicas
 //! answered. Every internode reply's feedback record goes to the policy's `on_reply`.
 //! Writes: every live replica is written; the client is answered once CL of them have the row
-//! on disk (the others finish in the background). Both end at the deadline with a clear error,
-//! never a hang: nothing here waits without a time limit.
+//! on disk (the others finish in the background). Multi-key reads (an `IN` query): every key
+//! read as a single read, all at once, answered when the last is done. All end at the deadline
+//! with a clear error, never a hang: nothing here waits without a time limit.
+//!
+//! Every call to a replica counts its bytes here, the one place that sends it and decodes its
+//! reply ([`crate::traffic`]).
 
 use crate::metrics::{inc, GaugeGuard};
 use crate::policy_runtime::NoPlan;
@@ -15,9 +19,11 @@ use crate::proto;
 use crate::replica;
 use crate::state::{NodeState, View};
 use crate::storage::Row;
+use crate::traffic::{wire_bytes, Link};
 use bytes::Bytes;
 use policy::{ConsistencyLevel, Failure, NodeId, ReplicaSet};
 use runtime::Ticket;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::mpsc;
@@ -82,6 +88,57 @@ fn classify(status: &tonic::Status) -> Failure {
         tonic::Code::Unavailable => Failure::ConnectionLost,
         tonic::Code::DeadlineExceeded | tonic::Code::Cancelled => Failure::Timeout,
         _ => Failure::Error,
+    }
+}
+
+/// How an internode call ended.
+enum CallEnd<A> {
+    /// The replica answered.
+    Reply(A),
+    /// It answered with an error status, or the call failed.
+    Failed(tonic::Status),
+    /// No answer by the deadline.
+    TimedOut,
+}
+
+/// Makes one internode call after the node's injected delay (`cluster delay`), ending at
+/// `deadline`, and counts its bytes: the request once handed to gRPC, unless the call failed
+/// for want of a connection (`UNAVAILABLE`: nothing left the node); the reply when it arrives.
+async fn internode_call<Q, A, F, Fut>(state: &NodeState, deadline: tokio::time::Instant, request: Q, call: F) -> CallEnd<A>
+where
+    Q: prost::Message,
+    A: prost::Message,
+    F: FnOnce(Q) -> Fut,
+    Fut: Future<Output = Result<tonic::Response<A>, tonic::Status>>,
+{
+    let traffic = &state.counters.traffic;
+    let request_bytes = wire_bytes(&request);
+    let mut handed = false;
+    let result = timeout_at(deadline, async {
+        state.hold_outgoing().await;
+        handed = true;
+        call(request).await
+    })
+    .await;
+    match result {
+        Err(_) => {
+            if handed {
+                traffic.sent_bytes(Link::Internode, request_bytes);
+            }
+            CallEnd::TimedOut
+        }
+        Ok(Err(status)) => {
+            if status.code() != tonic::Code::Unavailable {
+                traffic.sent_bytes(Link::Internode, request_bytes);
+            }
+            CallEnd::Failed(status)
+        }
+        Ok(Ok(reply)) => {
+            let reply = reply.into_inner();
+            traffic.sent_bytes(Link::Internode, request_bytes);
+            traffic.received(Link::Internode, &reply);
+            CallEnd::Reply(reply)
+        }
     }
 }
 
@@ -152,21 +209,16 @@ fn launch_read(
             key,
             coordinator: state.id.0 as u32,
         };
-        let send = async {
-            state.hold_outgoing().await;
-            client.replica_read(request).await
-        };
-        let result = match timeout_at(deadline, send).await {
-            Err(_) => {
+        let result = match internode_call(&state, deadline, request, |r| client.replica_read(r)).await {
+            CallEnd::TimedOut => {
                 state.policy.failure(ticket, Failure::Timeout);
                 Err(format!("node {node} did not answer in time"))
             }
-            Ok(Err(status)) => {
+            CallEnd::Failed(status) => {
                 state.policy.failure(ticket, classify(&status));
                 Err(format!("node {node}: {}", status.message()))
             }
-            Ok(Ok(reply)) => {
-                let reply = reply.into_inner();
+            CallEnd::Reply(reply) => {
                 let feedback = replica::feedback_from_proto(reply.feedback.as_ref());
                 if let Some(rate) = feedback.hit_rate {
                     state.note_peer_rate(node, rate);
@@ -222,6 +274,60 @@ pub async fn get(
     let outcome = read_plan(state, &view, &live, &dispatch, &key, k, cl, deadline, timeout_ms).await;
     state.policy.close(dispatch.id);
     outcome
+}
+
+/// Most keys in one multi-key read.
+pub const MAX_MULTI_KEYS: usize = 1000;
+
+/// Reads every key of `keys` at `cl`, all at once, giving up at `deadline`: an `IN` query's
+/// coordinator. Each key is read exactly as [`get`] reads one (the same policy runtime, the
+/// same fallbacks); the answers come in the order of `keys`. It answers when every key's read
+/// has ended (each by the deadline at the latest, none cancelled halfway, so every send the
+/// policy counted ends); one key that failed fails the whole request, a time-out first.
+pub async fn multi_get(
+    state: &Arc<NodeState>,
+    keys: Vec<Bytes>,
+    cl: ConsistencyLevel,
+    deadline: tokio::time::Instant,
+    timeout_ms: u32,
+) -> Result<Vec<ReadOutcome>, CoordError> {
+    inc(&state.counters.coordinator_multi_gets);
+    let n = keys.len();
+    let mut reads = tokio::task::JoinSet::new();
+    for (i, key) in keys.into_iter().enumerate() {
+        let state = state.clone();
+        reads.spawn(async move { (i, get(&state, key, cl, deadline, timeout_ms).await) });
+    }
+    let mut answers: Vec<Option<ReadOutcome>> = vec![None; n];
+    let mut answered = 0;
+    let (mut timed_out, mut failed): (bool, Option<(usize, CoordError)>) = (false, None);
+    while let Some(joined) = reads.join_next().await {
+        match joined {
+            Ok((i, Ok(read))) => {
+                answers[i] = Some(read);
+                answered += 1;
+            }
+            Ok((i, Err(e))) => {
+                timed_out |= matches!(e, CoordError::Timeout(_));
+                if failed.as_ref().is_none_or(|(j, _)| i < *j) {
+                    failed = Some((i, e));
+                }
+            }
+            Err(e) => {
+                failed.get_or_insert((n, CoordError::Unavailable(format!("a key's read failed: {e}"))));
+            }
+        }
+    }
+    match failed {
+        None => Ok(answers.into_iter().flatten().collect()),
+        Some(_) if timed_out => Err(CoordError::Timeout(format!(
+            "multi-key read timed out after {timeout_ms} ms: {answered} of {n} keys answered (CL {})",
+            cl.as_str()
+        ))),
+        Some((i, e)) => Err(CoordError::Unavailable(format!(
+            "multi-key read failed: {answered} of {n} keys answered; key #{i}: {e}"
+        ))),
+    }
 }
 
 /// Reads from a dispatch's targets, then its fallbacks, then any other live replica, until
@@ -380,14 +486,10 @@ pub async fn put(
                 timestamp_us: row.timestamp_us,
                 coordinator: state.id.0 as u32,
             };
-            let send = async {
-                state.hold_outgoing().await;
-                client.replica_write(request).await
-            };
-            let r = match timeout_at(deadline, send).await {
-                Err(_) => Err(format!("node {node} did not acknowledge in time")),
-                Ok(Err(status)) => Err(format!("node {node}: {}", status.message())),
-                Ok(Ok(_)) => Ok(()),
+            let r = match internode_call(&state, deadline, request, |r| client.replica_write(r)).await {
+                CallEnd::TimedOut => Err(format!("node {node} did not acknowledge in time")),
+                CallEnd::Failed(status) => Err(format!("node {node}: {}", status.message())),
+                CallEnd::Reply(_) => Ok(()),
             };
             end_write(&state, ticket, start, &r);
             let _ = tx.send(r).await;

@@ -1,7 +1,8 @@
 //! replica-lb's storage node, the server side of the real test cluster: a persistent store, a
 //! row cache, an emulated slow disk, a token ring, a coordinator running a policy from the
 //! policy crate, gossip membership, the gRPC API ([`proto`]) with its token-aware client
-//! ([`client`]), and a Prometheus endpoint. The `replica-lb` binary's `node` command is a thin
+//! ([`client`]), and a Prometheus endpoint with the node's counters, bytes on the wire
+//! ([`traffic`]) included. The `replica-lb` binary's `node` command is a thin
 //! wrapper over [`server::run_blocking`]; launching clusters, load generation and experiments
 //! are in the `harness` crate.
 //!
@@ -25,6 +26,7 @@ pub mod service;
 pub mod slow_disk;
 pub mod state;
 pub mod storage;
+pub mod traffic;
 
 /// Generated gRPC code for proto/replica_lb.proto.
 #[allow(missing_docs, clippy::all)]

@@ -1,9 +1,11 @@
-//! Per-node counters (the ones the simulator reports) and the Prometheus text endpoint that
-//! serves them at `GET /metrics` over plain HTTP/1.x.
+//! Per-node counters (the ones the simulator reports, and the bytes on the wire of
+//! [`crate::traffic`]) and the Prometheus text endpoint that serves them at `GET /metrics` over
+//! plain HTTP/1.x.
 //!
 //! The endpoint is a few lines over a tokio listener: it reads at most one small request per
 //! connection (bounded in size and time), answers, and closes.
 
+use crate::traffic::Traffic;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -31,6 +33,9 @@ pub struct Counters {
     pub coordinator_reads: AtomicU64,
     /// Client writes this node coordinated.
     pub coordinator_writes: AtomicU64,
+    /// Client multi-key reads (MultiGet) this node coordinated; each key also counts in
+    /// `coordinator_reads`.
+    pub coordinator_multi_gets: AtomicU64,
     /// Client requests that ended in an error (time-outs included).
     pub errors: AtomicU64,
     /// Client requests that timed out.
@@ -39,6 +44,8 @@ pub struct Counters {
     pub in_flight: AtomicU64,
     /// Replica reads being served now (gauge).
     pub replica_in_flight: AtomicU64,
+    /// Bytes sent and received, client and internode.
+    pub traffic: Traffic,
 }
 
 /// Adds one.
@@ -95,7 +102,7 @@ pub fn render(node: u32, c: &Counters, g: &Gauges) -> String {
     };
     let hits = get(&c.cache_hits);
     let misses = get(&c.cache_misses);
-    let counters: [(&str, &str, &AtomicU64); 11] = [
+    let counters: [(&str, &str, &AtomicU64); 12] = [
         ("reads_total", "Reads served by this node's storage layer.", &c.reads),
         ("cache_hits_total", "Reads served from the row cache.", &c.cache_hits),
         ("cache_misses_total", "Reads that went to disk.", &c.cache_misses),
@@ -113,11 +120,43 @@ pub fn render(node: u32, c: &Counters, g: &Gauges) -> String {
         ("writes_total", "Rows written to this node's store.", &c.writes),
         ("coordinator_reads_total", "Client reads coordinated here.", &c.coordinator_reads),
         ("coordinator_writes_total", "Client writes coordinated here.", &c.coordinator_writes),
+        (
+            "coordinator_multi_gets_total",
+            "Client multi-key reads (MultiGet) coordinated here.",
+            &c.coordinator_multi_gets,
+        ),
         ("errors_total", "Client requests that ended in an error.", &c.errors),
         ("timeouts_total", "Client requests that timed out.", &c.timeouts),
     ];
     for (name, help, v) in counters {
         metric(name, "counter", help, get(v) as f64);
+    }
+    let t = c.traffic.totals();
+    const WIRE: &str = "(gRPC messages plus their 5-byte frame header; HTTP/2 and TCP headers not counted)";
+    let bytes: [(&str, &str, u64); 4] = [
+        (
+            "client_received_bytes_total",
+            "Bytes received from clients: Get, MultiGet, Put and Probe requests",
+            t.client_received_bytes,
+        ),
+        (
+            "client_sent_bytes_total",
+            "Bytes sent to clients: Get, MultiGet, Put and Probe replies",
+            t.client_sent_bytes,
+        ),
+        (
+            "internode_received_bytes_total",
+            "Bytes received from other nodes: replica requests served and replies to this coordinator",
+            t.internode_received_bytes,
+        ),
+        (
+            "internode_sent_bytes_total",
+            "Bytes sent to other nodes: this coordinator's replica requests and replies served",
+            t.internode_sent_bytes,
+        ),
+    ];
+    for (name, help, v) in bytes {
+        metric(name, "counter", &format!("{help} {WIRE}."), v as f64);
     }
     let ratio = if hits + misses == 0 {
         0.0
@@ -207,6 +246,8 @@ mod tests {
         let c = Counters::default();
         inc(&c.cache_hits);
         inc(&c.cache_misses);
+        c.traffic.received_bytes(crate::traffic::Link::Client, 1234);
+        c.traffic.sent_bytes(crate::traffic::Link::Internode, 56);
         let text = render(3, &c, &Gauges::default());
         for name in [
             "reads_total",
@@ -217,9 +258,18 @@ mod tests {
             "hit_ratio",
             "disk_queue",
             "requests_in_flight",
+            "coordinator_multi_gets_total",
+            "client_received_bytes_total",
+            "client_sent_bytes_total",
+            "internode_received_bytes_total",
+            "internode_sent_bytes_total",
         ] {
             assert!(text.contains(&format!("replica_lb_{name}{{node=\"3\"}}")), "{name} missing");
+            assert!(text.contains(&format!("# TYPE replica_lb_{name} ")), "{name} has no type");
         }
         assert!(text.contains("replica_lb_hit_ratio{node=\"3\"} 0.5"));
+        assert!(text.contains("replica_lb_client_received_bytes_total{node=\"3\"} 1234\n"));
+        assert!(text.contains("replica_lb_internode_sent_bytes_total{node=\"3\"} 56\n"));
+        assert!(text.contains("# TYPE replica_lb_client_sent_bytes_total counter"));
     }
 }

@@ -1,6 +1,8 @@
-//! The gRPC services: the public `ReplicaLb` API (Get, Put, Stats) and the `Internode` API
-//! (replica reads and writes, fault injection). Every input is checked here; a bad request
-//! gets an `INVALID_ARGUMENT` status naming the problem and the node keeps serving.
+//! The gRPC services: the public `ReplicaLb` API (Get, MultiGet, Put, Stats, Probe) and the
+//! `Internode` API (replica reads and writes, fault injection). Every input is checked here; a
+//! bad request gets an `INVALID_ARGUMENT` status naming the problem and the node keeps serving.
+//! The handlers count the bytes of what they serve ([`crate::traffic`]): every request on
+//! arrival (valid or not), every reply as it is answered.
 
 use crate::coordinator::{self, CoordError};
 use crate::metrics::inc;
@@ -8,6 +10,7 @@ use crate::proto::{self, internode_server::Internode, replica_lb_server::Replica
 use crate::replica;
 use crate::state::NodeState;
 use crate::storage::Row;
+use crate::traffic::Link;
 use policy::ConsistencyLevel;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -27,6 +30,17 @@ impl Api {
     /// The services of `state`'s node.
     pub fn new(state: Arc<NodeState>) -> Api {
         Api { state }
+    }
+
+    /// Counts a request that arrived on `link`.
+    fn arrived<M: prost::Message>(&self, link: Link, request: &M) {
+        self.state.counters.traffic.received(link, request);
+    }
+
+    /// Counts a reply sent on `link` and answers with it.
+    fn answer<M: prost::Message>(&self, link: Link, reply: M) -> Result<Response<M>, Status> {
+        self.state.counters.traffic.sent(link, &reply);
+        Ok(Response::new(reply))
     }
 
     fn check_key(&self, key: &[u8]) -> Result<(), Status> {
@@ -92,6 +106,7 @@ pub fn cl_to_proto(cl: ConsistencyLevel) -> proto::Consistency {
 impl ReplicaLb for Api {
     async fn get(&self, request: Request<proto::GetRequest>) -> Result<Response<proto::GetResponse>, Status> {
         let r = request.into_inner();
+        self.arrived(Link::Client, &r);
         self.check_key(&r.key)?;
         let cl = self.consistency(r.consistency)?;
         let (deadline, ms) = self.deadline(r.timeout_ms, self.state.config.read_timeout_ms)?;
@@ -107,18 +122,70 @@ impl ReplicaLb for Api {
             Some(row) => (true, row.value, row.timestamp_us),
             None => (false, Default::default(), 0),
         };
-        Ok(Response::new(proto::GetResponse {
-            found,
-            value,
-            timestamp_us: ts,
-            replicas_answered: out.answered as u32,
-            coordinator: self.state.id.0 as u32,
-            feedback: Some(replica::feedback_to_proto(&self.state.feedback())),
-        }))
+        self.answer(
+            Link::Client,
+            proto::GetResponse {
+                found,
+                value,
+                timestamp_us: ts,
+                replicas_answered: out.answered as u32,
+                coordinator: self.state.id.0 as u32,
+                feedback: Some(replica::feedback_to_proto(&self.state.feedback())),
+            },
+        )
+    }
+
+    async fn multi_get(&self, request: Request<proto::MultiGetRequest>) -> Result<Response<proto::MultiGetResponse>, Status> {
+        let r = request.into_inner();
+        self.arrived(Link::Client, &r);
+        let max = coordinator::MAX_MULTI_KEYS;
+        if r.keys.is_empty() || r.keys.len() > max {
+            return Err(Status::invalid_argument(format!(
+                "{} keys; a multi-key read takes 1 to {max}",
+                r.keys.len()
+            )));
+        }
+        for (i, key) in r.keys.iter().enumerate() {
+            self.check_key(key)
+                .map_err(|s| Status::invalid_argument(format!("keys[{i}]: {}", s.message())))?;
+        }
+        let cl = self.consistency(r.consistency)?;
+        let (deadline, ms) = self.deadline(r.timeout_ms, self.state.config.read_timeout_ms)?;
+        // In its own task, as a Get: every key's read ends, whatever the client does.
+        let state = self.state.clone();
+        let out = tokio::spawn(async move { coordinator::multi_get(&state, r.keys, cl, deadline, ms).await })
+            .await
+            .unwrap_or_else(|e| Err(CoordError::Unavailable(format!("the multi-key read failed: {e}"))));
+        self.state.hold_outgoing().await;
+        let out = out.map_err(|e| self.fail(e))?;
+        let results = out
+            .into_iter()
+            .map(|read| match read.row {
+                Some(row) => proto::KeyResult {
+                    found: true,
+                    value: row.value,
+                    timestamp_us: row.timestamp_us,
+                    replicas_answered: read.answered as u32,
+                },
+                None => proto::KeyResult {
+                    replicas_answered: read.answered as u32,
+                    ..Default::default()
+                },
+            })
+            .collect();
+        self.answer(
+            Link::Client,
+            proto::MultiGetResponse {
+                results,
+                coordinator: self.state.id.0 as u32,
+                feedback: Some(replica::feedback_to_proto(&self.state.feedback())),
+            },
+        )
     }
 
     async fn put(&self, request: Request<proto::PutRequest>) -> Result<Response<proto::PutResponse>, Status> {
         let r = request.into_inner();
+        self.arrived(Link::Client, &r);
         self.check_key(&r.key)?;
         let max = self.state.config.max_value_bytes as usize;
         if r.value.len() > max {
@@ -135,11 +202,14 @@ impl ReplicaLb for Api {
             .unwrap_or_else(|e| Err(CoordError::Unavailable(format!("the write failed: {e}"))));
         self.state.hold_outgoing().await;
         let out = out.map_err(|e| self.fail(e))?;
-        Ok(Response::new(proto::PutResponse {
-            timestamp_us: out.timestamp_us,
-            replicas_acked: out.acked as u32,
-            coordinator: self.state.id.0 as u32,
-        }))
+        self.answer(
+            Link::Client,
+            proto::PutResponse {
+                timestamp_us: out.timestamp_us,
+                replicas_acked: out.acked as u32,
+                coordinator: self.state.id.0 as u32,
+            },
+        )
     }
 
     async fn stats(&self, _request: Request<proto::StatsRequest>) -> Result<Response<proto::StatsResponse>, Status> {
@@ -165,6 +235,7 @@ impl ReplicaLb for Api {
             })
             .collect();
         let policy = s.policy.stats();
+        let bytes = c.traffic.totals();
         Ok(Response::new(proto::StatsResponse {
             node_id: s.id.0 as u32,
             policy: s.config.policy.name.clone(),
@@ -192,10 +263,16 @@ impl ReplicaLb for Api {
             policy_violations: policy.violations,
             policy_rejected: policy.rejected,
             zone: s.config.zone,
+            client_received_bytes: bytes.client_received_bytes,
+            client_sent_bytes: bytes.client_sent_bytes,
+            internode_received_bytes: bytes.internode_received_bytes,
+            internode_sent_bytes: bytes.internode_sent_bytes,
+            coordinator_multi_gets: g(&c.coordinator_multi_gets),
         }))
     }
 
-    async fn probe(&self, _request: Request<proto::ProbeRequest>) -> Result<Response<proto::ProbeResponse>, Status> {
+    async fn probe(&self, request: Request<proto::ProbeRequest>) -> Result<Response<proto::ProbeResponse>, Status> {
+        self.arrived(Link::Client, request.get_ref());
         let s = &self.state;
         let answer = proto::ProbeResponse {
             node_id: s.id.0 as u32,
@@ -203,7 +280,7 @@ impl ReplicaLb for Api {
             latency_ns: s.residence_ewma_ns(),
         };
         s.hold_outgoing().await;
-        Ok(Response::new(answer))
+        self.answer(Link::Client, answer)
     }
 }
 
@@ -211,6 +288,7 @@ impl ReplicaLb for Api {
 impl Internode for Api {
     async fn replica_read(&self, request: Request<proto::ReplicaReadRequest>) -> Result<Response<proto::ReplicaReadResponse>, Status> {
         let r = request.into_inner();
+        self.arrived(Link::Internode, &r);
         self.check_key(&r.key)?;
         inc(&self.state.counters.replica_reads);
         let read = replica::read(&self.state, &r.key)
@@ -221,17 +299,21 @@ impl Internode for Api {
             Some(row) => (true, row.value, row.timestamp_us),
             None => (false, Default::default(), 0),
         };
-        Ok(Response::new(proto::ReplicaReadResponse {
-            found,
-            value,
-            timestamp_us: ts,
-            feedback: Some(replica::feedback_to_proto(&read.feedback)),
-            node_id: self.state.id.0 as u32,
-        }))
+        self.answer(
+            Link::Internode,
+            proto::ReplicaReadResponse {
+                found,
+                value,
+                timestamp_us: ts,
+                feedback: Some(replica::feedback_to_proto(&read.feedback)),
+                node_id: self.state.id.0 as u32,
+            },
+        )
     }
 
     async fn replica_write(&self, request: Request<proto::ReplicaWriteRequest>) -> Result<Response<proto::ReplicaWriteResponse>, Status> {
         let r = request.into_inner();
+        self.arrived(Link::Internode, &r);
         self.check_key(&r.key)?;
         let max = self.state.config.max_value_bytes as usize;
         if r.value.len() > max {
@@ -248,9 +330,12 @@ impl Internode for Api {
             .await
             .map_err(|e| Status::internal(format!("storage write failed: {e}")))?;
         self.state.hold_outgoing().await;
-        Ok(Response::new(proto::ReplicaWriteResponse {
-            node_id: self.state.id.0 as u32,
-        }))
+        self.answer(
+            Link::Internode,
+            proto::ReplicaWriteResponse {
+                node_id: self.state.id.0 as u32,
+            },
+        )
     }
 
     async fn set_faults(&self, request: Request<proto::FaultsRequest>) -> Result<Response<proto::FaultsResponse>, Status> {

@@ -103,6 +103,9 @@ pub struct RealPlan {
     pub timeout_ms: u32,
     /// Seed of the load generator.
     pub seed: u64,
+    /// Each node's NIC speed, bits per second in each direction (`network.nic_gbps`), for the
+    /// busiest second's utilisation; `None`: not given (utilisation is then 0).
+    pub nic_bits_per_s: Option<f64>,
 }
 
 /// The policies of one run.
@@ -326,6 +329,9 @@ pub(super) fn feed_second(rec: &mut Recorder, t_s: u32, node: usize, s: &NodeSec
         rec.remote_read(t_ns, node);
     }
     rec.disk_queue(t_ns, node, s.disk_queue);
+    rec.sent_bytes(t_ns, node, s.internode_out_bytes, true);
+    rec.sent_bytes(t_ns, node, s.nic_out_bytes.saturating_sub(s.internode_out_bytes), false);
+    rec.received_bytes(t_ns, node, s.nic_in_bytes);
 }
 
 fn set_disk_everywhere(file: &ClusterFile, on: bool) -> Result<(), String> {
@@ -549,6 +555,8 @@ fn measure(
         "{}: {} requests, {} completed, {} errors, {} time-outs; mean {:.2} ms, p99 {:.2} ms",
         run.label, bench.requests, bench.completed, bench.errors, bench.timeouts, bench.latency_ms.mean, bench.latency_ms.p99
     ));
+    // The nodes count their bytes; utilisation is against the scenario's NIC speed, if any.
+    recorder.track_network(plan.nic_bits_per_s);
     for (t, node, second) in sampler::per_second(&samples, plan.nodes as usize) {
         feed_second(recorder, t, node, &second);
     }
@@ -576,12 +584,20 @@ mod tests {
             remote_reads: 5,
             replica_reads: 6,
             disk_queue: 2,
-            ..NodeSecond::default()
+            nic_out_bytes: 5_000,
+            nic_in_bytes: 700,
+            internode_out_bytes: 1_200,
         };
+        rec.track_network(None);
         feed_second(&mut rec, 1, 1, &s);
         let m = rec.finish("x".into(), None, 0, 0.0);
         assert_eq!(*m.series.node(1, 1), s);
         assert_eq!(*m.series.node(0, 1), NodeSecond::default());
+        // client bytes = out + in - 2 x internode (each internode byte leaves one node and
+        // reaches another; here only one side was fed).
+        let net = m.summary.network.expect("the real cluster counts bytes");
+        assert_eq!((net.client_bytes, net.internode_bytes), (5_000 + 700 - 2 * 1_200, 1_200));
+        assert_eq!(net.nic_peak_utilization, 0.0, "no NIC speed in the plan");
     }
 
     #[test]

@@ -67,6 +67,12 @@ pub fn real_plan(sc: &Scenario, notes: &mut Vec<String>) -> Result<RealPlan, Str
     if sc.node.extra_delay.is_some() {
         notes.push("node.extra_delay is not applied on the real cluster".into());
     }
+    if sc.requests.multi.is_some() {
+        notes.push(
+            "requests.multi is the simulator's: the real run sends single-key reads (bench --multi K --multi-mode in|parallel sends multi-key requests)"
+                .into(),
+        );
+    }
     if sc.clients.count > 1 {
         notes.push(format!(
             "the {} clients are one load generator at the same total rate",
@@ -143,6 +149,7 @@ pub fn real_plan(sc: &Scenario, notes: &mut Vec<String>) -> Result<RealPlan, Str
         faults,
         timeout_ms,
         seed: sc.seed,
+        nic_bits_per_s: sc.network.nic_bits_per_s,
     })
 }
 

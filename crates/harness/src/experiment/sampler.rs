@@ -4,6 +4,10 @@
 //! good sample before it. A node that does not answer (down, paused) gets zeros for that
 //! second and its next answer covers the gap; a node that restarted (its uptime went back or
 //! a counter fell) starts again from zero.
+//!
+//! Bytes come from the node's own counters ([`node::traffic`]): `nic_out_bytes` is everything
+//! it sent that second (to clients and to nodes), `nic_in_bytes` everything it received, and
+//! `internode_out_bytes` what it sent to other nodes, as the simulator fills them.
 
 use metrics::NodeSecond;
 use node::client;
@@ -23,6 +27,10 @@ pub struct Counts {
     remote_reads: u64,
     replica_reads: u64,
     disk_queue: u32,
+    client_received_bytes: u64,
+    client_sent_bytes: u64,
+    internode_received_bytes: u64,
+    internode_sent_bytes: u64,
 }
 
 impl From<&StatsResponse> for Counts {
@@ -36,6 +44,10 @@ impl From<&StatsResponse> for Counts {
             remote_reads: s.remote_reads,
             replica_reads: s.replica_reads,
             disk_queue: s.disk_queue,
+            client_received_bytes: s.client_received_bytes,
+            client_sent_bytes: s.client_sent_bytes,
+            internode_received_bytes: s.internode_received_bytes,
+            internode_sent_bytes: s.internode_sent_bytes,
         }
     }
 }
@@ -88,10 +100,16 @@ fn delta(now: &Counts, before: Option<&Counts>) -> NodeSecond {
             || now.local_reads < b.local_reads
             || now.remote_reads < b.remote_reads
             || now.replica_reads < b.replica_reads
+            || now.client_received_bytes < b.client_received_bytes
+            || now.client_sent_bytes < b.client_sent_bytes
+            || now.internode_received_bytes < b.internode_received_bytes
+            || now.internode_sent_bytes < b.internode_sent_bytes
     });
     let zero = Counts::default();
     let b = if restarted { &zero } else { before.unwrap_or(&zero) };
     let d = |x: u64, y: u64| u32::try_from(x.saturating_sub(y)).unwrap_or(u32::MAX);
+    let sent = now.client_sent_bytes + now.internode_sent_bytes;
+    let received = now.client_received_bytes + now.internode_received_bytes;
     NodeSecond {
         reads: d(now.reads, b.reads),
         cache_hits: d(now.cache_hits, b.cache_hits),
@@ -100,8 +118,9 @@ fn delta(now: &Counts, before: Option<&Counts>) -> NodeSecond {
         remote_reads: d(now.remote_reads, b.remote_reads),
         replica_reads: d(now.replica_reads, b.replica_reads),
         disk_queue: now.disk_queue,
-        // The node cluster does not count bytes yet.
-        ..NodeSecond::default()
+        nic_out_bytes: sent.saturating_sub(b.client_sent_bytes + b.internode_sent_bytes),
+        nic_in_bytes: received.saturating_sub(b.client_received_bytes + b.internode_received_bytes),
+        internode_out_bytes: now.internode_sent_bytes.saturating_sub(b.internode_sent_bytes),
     }
 }
 
@@ -126,6 +145,7 @@ mod tests {
     use super::*;
 
     fn c(uptime_ms: u64, reads: u64, misses: u64) -> Option<Counts> {
+        // Bytes grow with the reads: 100 per read from clients, 10 per read to other nodes.
         Some(Counts {
             uptime_ms,
             reads,
@@ -135,6 +155,10 @@ mod tests {
             remote_reads: 0,
             replica_reads: reads - reads / 2,
             disk_queue: 1,
+            client_received_bytes: 20 * reads,
+            client_sent_bytes: 100 * reads,
+            internode_received_bytes: 7 * reads,
+            internode_sent_bytes: 10 * reads,
         })
     }
 
@@ -151,5 +175,26 @@ mod tests {
         let pick: Vec<(u32, u32, u32)> = got.iter().map(|(t, _, s)| (*t, s.reads, s.cache_misses)).collect();
         assert_eq!(pick, vec![(0, 50, 10), (2, 30, 30), (3, 40, 10)]);
         assert!(got.iter().all(|(_, _, s)| s.local_reads + s.replica_reads == s.reads));
+        let bytes: Vec<(u64, u64, u64)> = got
+            .iter()
+            .map(|(_, _, s)| (s.nic_out_bytes, s.nic_in_bytes, s.internode_out_bytes))
+            .collect();
+        assert_eq!(
+            bytes,
+            vec![(110 * 50, 27 * 50, 500), (110 * 30, 27 * 30, 300), (110 * 40, 27 * 40, 400)]
+        );
+    }
+
+    #[test]
+    fn bytes_that_fell_mean_a_restart() {
+        let mut before = c(1000, 100, 10).unwrap();
+        let mut now = before;
+        now.uptime_ms = 2000;
+        now.internode_sent_bytes = 3; // fell: a new process (reads did not move)
+        let s = delta(&now, Some(&before));
+        assert_eq!((s.internode_out_bytes, s.nic_out_bytes, s.reads), (3, 10_000 + 3, 100));
+        before.uptime_ms = 1500;
+        let same = delta(&before, Some(&before));
+        assert_eq!((same.nic_out_bytes, same.nic_in_bytes, same.reads), (0, 0, 0));
     }
 }

@@ -3,12 +3,18 @@
 //! runtime. Everything the policy must hear comes back to this thread on one channel: every
 //! request's end (with the coordinator's feedback record) and every probe's answer, so its
 //! ledger ends each send exactly once.
+//!
+//! A multi-key request ([`MultiOptions`]) is one entry of the dispatcher's table of open
+//! multi-key requests and one or more sends, each planned by the policy like a single read: K
+//! sends of one key (`parallel`), or one `MultiGet` of every key to the coordinator planned for
+//! the first (`in`). Each send ends in the policy's ledger as a single read does; the request
+//! ends when its last send has, and is counted once (a time-out of any part times it out).
 
 use super::client_policy::{ClientPolicy, Pending};
 use super::keys::{key_bytes, value_for};
-use super::report::{BenchReport, LatencySummary, Second, SecondReport};
-use super::{check_bench_options, BenchHooks, BenchOptions, Completion, Outcome, Schedule};
-use metrics::LatencyHistogram;
+use super::report::{BenchNetwork, BenchReport, LatencySummary, Second, SecondReport};
+use super::{check_bench_options, BenchHooks, BenchOptions, Completion, MultiMode, MultiOptions, Outcome, Schedule};
+use metrics::{LatencyHistogram, MultiSummary};
 use node::client::ClusterClient;
 use node::replica::feedback_from_proto;
 use policy::{Failure, Feedback, NodeCaps, NodeId, ProbeReply, Request};
@@ -21,6 +27,8 @@ use std::time::{Duration, Instant};
 const PROBE_TIMEOUT: Duration = Duration::from_millis(500);
 /// No coordinator: the request failed before it was sent.
 const NO_NODE: NodeId = NodeId(u16::MAX);
+/// How long a node may take to answer Stats for the run's byte counts.
+const STATS_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// What comes back to the dispatcher.
 enum Msg {
@@ -38,10 +46,34 @@ struct Done {
     ticket: Ticket,
     outcome: Outcome,
     feedback: Feedback,
+    /// The multi-key request it was part of.
+    multi: Option<u32>,
+}
+
+/// A multi-key request not finished yet.
+struct OpenMulti {
+    intended: Instant,
+    /// Sends not ended yet.
+    remaining: u32,
+    /// How it ends so far.
+    outcome: Outcome,
+    /// The coordinator of its first send (or the `IN` request's).
+    node: NodeId,
+    /// `in`: the keys, taken by its one send.
+    keys: Vec<u64>,
+}
+
+/// What one send asks of its coordinator.
+enum Work {
+    /// One key.
+    Single,
+    /// Every key of an `IN` request.
+    In(Vec<u64>),
 }
 
 /// Runs the open-loop benchmark on `rt` (call from a thread outside the runtime). `on_second`
-/// is called with each second's line as it ends.
+/// is called with each second's line as it ends. The report includes the bytes the nodes
+/// counted during the run (`network`).
 pub fn bench(
     rt: &tokio::runtime::Handle,
     client: &ClusterClient,
@@ -49,11 +81,24 @@ pub fn bench(
     opts: &BenchOptions,
     on_second: &mut dyn FnMut(&SecondReport),
 ) -> Result<BenchReport, String> {
-    bench_with(rt, client, policy, opts, on_second, BenchHooks::default())
+    run(rt, client, policy, opts, None, true, on_second, BenchHooks::default())
+}
+
+/// [`bench`] where every request reads `multi.keys` distinct keys (`bench --multi`).
+pub fn bench_multi(
+    rt: &tokio::runtime::Handle,
+    client: &ClusterClient,
+    policy: &mut ClientPolicy,
+    opts: &BenchOptions,
+    multi: &MultiOptions,
+    on_second: &mut dyn FnMut(&SecondReport),
+) -> Result<BenchReport, String> {
+    multi.check(opts)?;
+    run(rt, client, policy, opts, Some(*multi), true, on_second, BenchHooks::default())
 }
 
 /// [`bench`] with an experiment's extras: a shared time origin, every request's outcome, and
-/// nodes to avoid as coordinators.
+/// nodes to avoid as coordinators (no byte counts: the experiment samples the nodes itself).
 pub fn bench_with(
     rt: &tokio::runtime::Handle,
     client: &ClusterClient,
@@ -62,7 +107,55 @@ pub fn bench_with(
     on_second: &mut dyn FnMut(&SecondReport),
     hooks: BenchHooks<'_>,
 ) -> Result<BenchReport, String> {
+    run(rt, client, policy, opts, None, false, on_second, hooks)
+}
+
+/// Every node's byte counters now (`None`: a node did not answer).
+fn traffic(rt: &tokio::runtime::Handle, client: &ClusterClient) -> Option<Vec<node::proto::StatsResponse>> {
+    rt.block_on(async {
+        let mut out = Vec::new();
+        for &id in client.nodes() {
+            let mut c = client.node(id)?;
+            let s = tokio::time::timeout(STATS_TIMEOUT, c.stats(node::proto::StatsRequest {}))
+                .await
+                .ok()?
+                .ok()?;
+            out.push(s.into_inner());
+        }
+        Some(out)
+    })
+}
+
+/// The bytes between two readings of every node (`None`: a node missing or restarted).
+fn network_between(before: &[node::proto::StatsResponse], after: &[node::proto::StatsResponse]) -> Option<BenchNetwork> {
+    if before.len() != after.len() {
+        return None;
+    }
+    let mut net = BenchNetwork::default();
+    for (b, a) in before.iter().zip(after) {
+        if a.node_id != b.node_id || a.uptime_ms < b.uptime_ms {
+            return None;
+        }
+        let d = |x: u64, y: u64| x.checked_sub(y);
+        net.client_bytes += d(a.client_received_bytes, b.client_received_bytes)? + d(a.client_sent_bytes, b.client_sent_bytes)?;
+        net.internode_bytes += d(a.internode_sent_bytes, b.internode_sent_bytes)?;
+    }
+    Some(net)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run(
+    rt: &tokio::runtime::Handle,
+    client: &ClusterClient,
+    policy: &mut ClientPolicy,
+    opts: &BenchOptions,
+    multi: Option<MultiOptions>,
+    count_bytes: bool,
+    on_second: &mut dyn FnMut(&SecondReport),
+    hooks: BenchHooks<'_>,
+) -> Result<BenchReport, String> {
     check_bench_options(opts)?;
+    let before = count_bytes.then(|| traffic(rt, client)).flatten();
     let start = hooks.start.unwrap_or_else(Instant::now);
     let (tx, rx) = mpsc::channel::<Msg>();
     policy.set_topology(&client.zones(), opts.zone);
@@ -81,6 +174,10 @@ pub fn bench_with(
         completed: 0,
         errors: 0,
         timeouts: 0,
+        multi,
+        multis: Vec::new(),
+        free_multis: Vec::new(),
+        keys: Vec::new(),
     };
     let mut schedule = Schedule::new(opts, start);
     let hard_end = schedule.send_end() + Duration::from_millis(opts.timeout_ms as u64 + 2000);
@@ -92,7 +189,10 @@ pub fn bench_with(
         // Issue every request whose intended time has come.
         while let Some(pending) = schedule.due(now) {
             requests += 1;
-            d.issue(pending, now);
+            match d.multi {
+                None => d.issue(pending, now),
+                Some(m) => d.issue_multi(pending, m, &mut schedule, now),
+            }
         }
         // Settle whatever came back, then what the policy released or wants probed.
         while let Ok(msg) = rx.try_recv() {
@@ -111,7 +211,7 @@ pub fn bench_with(
         }
         if now >= hard_end {
             // Requests still out after their time-out (a hung client call): count as time-outs.
-            d.timeouts += d.in_flight as u64 + d.policy.rt.waiting() as u64;
+            d.timeouts += requests - (d.completed + d.errors + d.timeouts);
             break;
         }
         // Sleep until the next send, the policy's timer, or briefly while draining.
@@ -126,6 +226,7 @@ pub fn bench_with(
             }
         }
     }
+    let network = before.and_then(|b| network_between(&b, &traffic(rt, client)?));
     let per_second = d.seconds.iter().enumerate().map(|(t, x)| x.line(t)).collect();
     let stats = d.policy.stats();
     Ok(BenchReport {
@@ -143,6 +244,14 @@ pub fn bench_with(
         client_policy: d.policy.name().to_string(),
         probes_sent: stats.probes_sent,
         feedback_replies: stats.feedback_replies,
+        multi: multi.map(|_| MultiSummary {
+            requests,
+            completed: d.completed,
+            latency_ms: d.total.stats(),
+        }),
+        multi_mode: multi.map(|m| m.mode_name()),
+        multi_keys: multi.map(|m| m.keys),
+        network,
     })
 }
 
@@ -163,6 +272,13 @@ struct Dispatcher<'a, 'h> {
     completed: u64,
     errors: u64,
     timeouts: u64,
+    /// Multi-key requests (`None`: every request reads one key).
+    multi: Option<MultiOptions>,
+    /// Open multi-key requests by index (`None`: a free slot).
+    multis: Vec<Option<OpenMulti>>,
+    free_multis: Vec<u32>,
+    /// The keys of the multi-key request being issued (reused).
+    keys: Vec<u64>,
 }
 
 impl Dispatcher<'_, '_> {
@@ -201,10 +317,71 @@ impl Dispatcher<'_, '_> {
         self.down_seen = mask;
     }
 
+    /// Issues a multi-key request whose first key `p` holds: its other keys from `schedule`,
+    /// then its sends (every key's, or the one `IN` request's), each planned as a single read.
+    /// It fails at once, whole, when its sends would pass `max_in_flight`.
+    fn issue_multi(&mut self, p: Pending, m: MultiOptions, schedule: &mut Schedule, now: Instant) {
+        let sends = match m.mode {
+            MultiMode::Parallel => m.keys,
+            MultiMode::In => 1,
+        };
+        if self.in_flight + sends > self.opts.max_in_flight {
+            return self.tally(p.intended, now, NO_NODE, Outcome::Error);
+        }
+        schedule.multi_keys(p.key, m.keys, &mut self.keys);
+        let keys = match m.mode {
+            MultiMode::Parallel => Vec::new(),
+            MultiMode::In => self.keys.clone(),
+        };
+        let open = OpenMulti {
+            intended: p.intended,
+            remaining: sends as u32,
+            outcome: Outcome::Ok,
+            node: NO_NODE,
+            keys,
+        };
+        let slot = match self.free_multis.pop() {
+            Some(i) => {
+                self.multis[i as usize] = Some(open);
+                i
+            }
+            None => {
+                self.multis.push(Some(open));
+                (self.multis.len() - 1) as u32
+            }
+        };
+        for i in 0..sends {
+            let part = Pending {
+                key: self.keys[i],
+                intended: p.intended,
+                read: true,
+                multi: Some(slot),
+            };
+            self.issue(part, now);
+        }
+    }
+
+    /// One send of multi-key request `slot` ended: the request ends with its last.
+    fn part_done(&mut self, slot: u32, finished: Instant, outcome: Outcome) {
+        let Some(Some(m)) = self.multis.get_mut(slot as usize) else {
+            debug_assert!(false, "a send of an unknown multi-key request ended");
+            return;
+        };
+        m.remaining -= 1;
+        m.outcome = m.outcome.and(outcome);
+        if m.remaining > 0 {
+            return;
+        }
+        let (intended, node, outcome) = (m.intended, m.node, m.outcome);
+        self.multis[slot as usize] = None;
+        self.free_multis.push(slot);
+        self.tally(intended, finished, node, outcome);
+    }
+
     /// Plans one request and sends it, or leaves it waiting, or fails it.
     fn issue(&mut self, p: Pending, now: Instant) {
         if self.in_flight >= self.opts.max_in_flight {
-            return self.end_unsent(p.intended, now, Outcome::Error);
+            return self.end_unsent(&p, now, Outcome::Error);
         }
         let key = key_bytes(p.key);
         let (replicas, group) = self.client.replicas(&key);
@@ -228,7 +405,7 @@ impl Dispatcher<'_, '_> {
         match self.policy.rt.submit(&req, now_ns, || p) {
             Submitted::Send(d) => self.launch(p, d),
             Submitted::Queued => {}
-            Submitted::Unavailable | Submitted::Rejected => self.end_unsent(p.intended, now, Outcome::Error),
+            Submitted::Unavailable | Submitted::Rejected => self.end_unsent(&p, now, Outcome::Error),
         }
     }
 
@@ -238,6 +415,15 @@ impl Dispatcher<'_, '_> {
         // One send per request: the dispatch takes no more.
         self.policy.rt.close(d.id);
         self.in_flight += 1;
+        let mut work = Work::Single;
+        if let Some(Some(m)) = p.multi.and_then(|slot| self.multis.get_mut(slot as usize)) {
+            if m.node == NO_NODE {
+                m.node = via;
+            }
+            if !m.keys.is_empty() {
+                work = Work::In(std::mem::take(&mut m.keys));
+            }
+        }
         let client = self.client.clone();
         let tx = self.tx.clone();
         let (cl, timeout_ms, vb, verify) = (self.opts.cl, self.opts.timeout_ms, self.opts.value_bytes, self.opts.verify);
@@ -246,7 +432,27 @@ impl Dispatcher<'_, '_> {
             let sent = Instant::now();
             let key = key_bytes(k);
             let mut feedback = Feedback::default();
-            let result = if p.read {
+            let result = if let Work::In(keys) = work {
+                let wanted: Vec<_> = keys.iter().map(|&k| key_bytes(k)).collect();
+                client.multi_get(via, wanted, cl, timeout_ms).await.and_then(|r| {
+                    feedback = feedback_from_proto(r.feedback.as_ref());
+                    if r.results.len() != keys.len() {
+                        return Err(tonic::Status::data_loss(format!(
+                            "{} answers for {} keys",
+                            r.results.len(),
+                            keys.len()
+                        )));
+                    }
+                    match keys
+                        .iter()
+                        .zip(&r.results)
+                        .find(|(&k, a)| verify && a.found && a.value != value_for(k, a.value.len()))
+                    {
+                        Some((k, _)) => Err(tonic::Status::data_loss(format!("key {k}: wrong value"))),
+                        None => Ok(()),
+                    }
+                })
+            } else if p.read {
                 client.get(via, key, cl, timeout_ms).await.and_then(|r| {
                     feedback = feedback_from_proto(r.feedback.as_ref());
                     if verify && r.found && r.value != value_for(k, r.value.len()) {
@@ -271,6 +477,7 @@ impl Dispatcher<'_, '_> {
                 ticket,
                 outcome,
                 feedback,
+                multi: p.multi,
             }));
         });
     }
@@ -295,7 +502,10 @@ impl Dispatcher<'_, '_> {
             Outcome::Timeout => self.policy.rt.on_failure(d.ticket, Failure::Timeout, now_ns),
             Outcome::Error => self.policy.rt.on_failure(d.ticket, Failure::Error, now_ns),
         };
-        self.tally(d.intended, d.finished, d.node, d.outcome);
+        match d.multi {
+            Some(slot) => self.part_done(slot, d.finished, d.outcome),
+            None => self.tally(d.intended, d.finished, d.node, d.outcome),
+        }
     }
 
     /// Sends what the policy's runtime has for us: probes, requests it released, the timer.
@@ -310,13 +520,13 @@ impl Dispatcher<'_, '_> {
             let mut expired = Vec::new();
             self.policy.rt.cancel_waiting(|p| now >= p.intended + limit, |p| expired.push(p));
             for p in expired {
-                self.end_unsent(p.intended, now, Outcome::Timeout);
+                self.end_unsent(&p, now, Outcome::Timeout);
             }
         }
         while let Some((p, released)) = self.policy.rt.poll_released(now_ns, |_| true) {
             match released {
                 Released::Send(d) => self.launch(p, d),
-                Released::Unavailable => self.end_unsent(p.intended, now, Outcome::Error),
+                Released::Unavailable => self.end_unsent(&p, now, Outcome::Error),
             }
         }
         while let Some(probe) = self.policy.rt.poll_probe() {
@@ -342,9 +552,13 @@ impl Dispatcher<'_, '_> {
         }
     }
 
-    /// A request that ended before it was sent (no coordinator, overload, waited too long).
-    fn end_unsent(&mut self, intended: Instant, now: Instant, outcome: Outcome) {
-        self.tally(intended, now, NO_NODE, outcome);
+    /// A request, or a send of a multi-key request, that ended before it was sent (no
+    /// coordinator, overload, waited too long).
+    fn end_unsent(&mut self, p: &Pending, now: Instant, outcome: Outcome) {
+        match p.multi {
+            Some(slot) => self.part_done(slot, now, outcome),
+            None => self.tally(p.intended, now, NO_NODE, outcome),
+        }
     }
 
     fn tally(&mut self, intended: Instant, finished: Instant, node: NodeId, outcome: Outcome) {

@@ -28,6 +28,9 @@ pub struct Pending {
     pub intended: Instant,
     /// A read (else a write).
     pub read: bool,
+    /// The multi-key request it is part of (an index of the dispatcher's), `None` for a
+    /// request of its own.
+    pub multi: Option<u32>,
 }
 
 /// A client-side policy with its runtime.

@@ -8,11 +8,18 @@
 //! cluster's: an open-loop schedule of intended send times ([`super::Schedule`]), latency from
 //! the intended send time, per-second lines and the same JSON report, plus which node
 //! coordinated how many requests and the adapter's counters.
+//!
+//! Multi-key requests (`bench --multi K`, [`bench_multi`]): `parallel` sends K prepared
+//! single-key reads at once (each routed by the policy with its own token) and ends with the
+//! last; `in` sends one prepared `SELECT k, v ... WHERE k IN ?` with the K keys bound as a
+//! list: it carries no single token, so the driver's policy chooses its coordinator without one
+//! (any live node of the local datacenter, for the adapter as for `driver-default`), as the
+//! simulator's `in` does. The whole request has the one time-out.
 
 use super::keys::{key_bytes, value_for};
 use super::report::{BenchReport, LatencySummary, Second, SecondReport};
-use super::{check_bench_options, BenchOptions, LoadOptions, LoadOutcome, Outcome, Schedule};
-use metrics::LatencyHistogram;
+use super::{check_bench_options, BenchOptions, LoadOptions, LoadOutcome, MultiMode, MultiOptions, Outcome, Schedule};
+use metrics::{LatencyHistogram, MultiSummary};
 use policy::{ConsistencyLevel, ParamTable, ParamValue};
 use replica_lb_driver::{AdapterStats, ReplicaLbPolicy};
 use scylla::client::execution_profile::ExecutionProfile;
@@ -20,6 +27,7 @@ use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
 use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
 use scylla::policies::load_balancing::DefaultPolicy;
+use scylla::response::query_result::QueryResult;
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::Consistency;
 use serde::Serialize;
@@ -279,22 +287,137 @@ pub fn bench(
     bench_with(rt, target, opts, on_second, CqlHooks::default())
 }
 
+/// [`bench`] where every request reads `multi.keys` distinct keys (`bench --multi`).
+pub fn bench_multi(
+    rt: &tokio::runtime::Handle,
+    target: &CqlTarget,
+    opts: &BenchOptions,
+    multi: &MultiOptions,
+    on_second: &mut dyn FnMut(&SecondReport),
+) -> Result<CqlBenchReport, String> {
+    multi.check(opts)?;
+    run(rt, target, opts, Some(*multi), on_second, CqlHooks::default())
+}
+
 /// [`bench`] with an experiment's extras: a shared time origin and every request's end.
 pub fn bench_with(
     rt: &tokio::runtime::Handle,
     target: &CqlTarget,
     opts: &BenchOptions,
     on_second: &mut dyn FnMut(&SecondReport),
+    hooks: CqlHooks<'_>,
+) -> Result<CqlBenchReport, String> {
+    run(rt, target, opts, None, on_second, hooks)
+}
+
+/// The prepared statements of a run.
+struct Statements {
+    read: PreparedStatement,
+    write: PreparedStatement,
+    /// `SELECT k, v ... WHERE k IN ?`, prepared when the run sends `in` requests.
+    read_in: Option<PreparedStatement>,
+}
+
+/// What one request does.
+enum Call {
+    /// Read or write one key.
+    One { key: u64, read: bool },
+    /// Read every key, one prepared read each, all at once.
+    Parallel(Vec<u64>),
+    /// Read every key in one `IN` query.
+    In(Vec<u64>),
+}
+
+/// Runs one request's statements: its answer (a parallel request's first answer, when every
+/// read answered; else its first failure).
+async fn execute(s: &Session, st: &Statements, call: Call, value_bytes: usize) -> Result<QueryResult, ExecutionError> {
+    match call {
+        Call::One { key, read: true } => s.execute_unpaged(&st.read, (key_bytes(key).to_vec(),)).await,
+        Call::One { key, read: false } => {
+            s.execute_unpaged(&st.write, (key_bytes(key).to_vec(), value_for(key, value_bytes).to_vec()))
+                .await
+        }
+        Call::In(keys) => {
+            let list: Vec<Vec<u8>> = keys.iter().map(|&k| key_bytes(k).to_vec()).collect();
+            let Some(stmt) = &st.read_in else {
+                unreachable!("`run` prepares the IN statement for a run of `in` requests")
+            };
+            s.execute_unpaged(stmt, (list,)).await
+        }
+        Call::Parallel(keys) => {
+            let reads = keys.iter().map(|&k| s.execute_unpaged(&st.read, (key_bytes(k).to_vec(),)));
+            let mut first = None;
+            // All at once; the request fails with its first failure, once every read ended.
+            let mut failure = None;
+            for r in join_all(reads).await {
+                match r {
+                    Ok(r) => {
+                        first.get_or_insert(r);
+                    }
+                    Err(e) => {
+                        failure.get_or_insert(e);
+                    }
+                }
+            }
+            match (failure, first) {
+                (Some(e), _) => Err(e),
+                (None, Some(r)) => Ok(r),
+                // No keys (never: a multi-key request has at least 2).
+                (None, None) => Err(ExecutionError::EmptyPlan),
+            }
+        }
+    }
+}
+
+/// Polls every future until all are done (the request's reads, sent together).
+async fn join_all<F: std::future::Future>(futures: impl Iterator<Item = F>) -> Vec<F::Output> {
+    let mut futures: Vec<std::pin::Pin<Box<F>>> = futures.map(Box::pin).collect();
+    let mut out: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (f, o) in futures.iter_mut().zip(out.iter_mut()) {
+            if o.is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => *o = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    out.into_iter().flatten().collect()
+}
+
+fn run(
+    rt: &tokio::runtime::Handle,
+    target: &CqlTarget,
+    opts: &BenchOptions,
+    multi: Option<MultiOptions>,
+    on_second: &mut dyn FnMut(&SecondReport),
     mut hooks: CqlHooks<'_>,
 ) -> Result<CqlBenchReport, String> {
     check_bench_options(opts)?;
     let timeout = Duration::from_millis(opts.timeout_ms as u64);
     let cs = rt.block_on(connect(target, opts.cl, timeout))?;
-    let (read, write) = rt.block_on(async {
+    let statements = rt.block_on(async {
         let r = prepare(&cs.session, &format!("SELECT v FROM {KEYSPACE}.kv WHERE k = ?")).await?;
         let w = prepare(&cs.session, &format!("INSERT INTO {KEYSPACE}.kv (k, v) VALUES (?, ?)")).await?;
-        Ok::<_, String>((Arc::new(r), Arc::new(w)))
+        let read_in = match multi.map(|m| m.mode) {
+            Some(MultiMode::In) => Some(prepare(&cs.session, &format!("SELECT k, v FROM {KEYSPACE}.kv WHERE k IN ?")).await?),
+            _ => None,
+        };
+        Ok::<_, String>(Arc::new(Statements {
+            read: r,
+            write: w,
+            read_in,
+        }))
     })?;
+    let mut keys = Vec::new();
     let session = Arc::new(cs.session);
     let (tx, rx) = mpsc::channel::<Done>();
     let start = hooks.start.unwrap_or_else(Instant::now);
@@ -343,17 +466,20 @@ pub fn bench_with(
                 continue;
             }
             in_flight += 1;
-            let (s, tx) = (session.clone(), tx.clone());
-            let key = key_bytes(p.key).to_vec();
-            let stmt = if p.read { read.clone() } else { write.clone() };
-            let value = (!p.read).then(|| value_for(p.key, opts.value_bytes).to_vec());
-            rt.spawn(async move {
-                let call = async {
-                    match value {
-                        None => s.execute_unpaged(&stmt, (key,)).await,
-                        Some(v) => s.execute_unpaged(&stmt, (key, v)).await,
+            let (s, tx, st) = (session.clone(), tx.clone(), statements.clone());
+            let call = match multi {
+                None => Call::One { key: p.key, read: p.read },
+                Some(m) => {
+                    schedule.multi_keys(p.key, m.keys, &mut keys);
+                    match m.mode {
+                        MultiMode::Parallel => Call::Parallel(keys.clone()),
+                        MultiMode::In => Call::In(keys.clone()),
                     }
-                };
+                }
+            };
+            let value_bytes = opts.value_bytes;
+            rt.spawn(async move {
+                let call = execute(&s, &st, call, value_bytes);
                 let (outcome, coordinator) = match tokio::time::timeout(timeout, call).await {
                     Ok(Ok(r)) => {
                         let a = r.request_coordinator().node().address;
@@ -423,6 +549,14 @@ pub fn bench_with(
             client_policy: cs.policy.clone(),
             probes_sent: 0,
             feedback_replies: adapter.map_or(0, |a| a.runtime.replies),
+            multi: multi.map(|_| MultiSummary {
+                requests,
+                completed,
+                latency_ms: total.stats(),
+            }),
+            multi_mode: multi.map(|m| m.mode_name()),
+            multi_keys: multi.map(|m| m.keys),
+            network: None,
         },
         transport: "cql",
         coordinators,

@@ -11,6 +11,11 @@
 //! The client is token-aware: a client-side policy from the registry, in the shared policy
 //! runtime ([`client_policy`]), picks each request's coordinator among the key's live
 //! replicas; by default uniformly (as in the seeds).
+//!
+//! Multi-key requests ([`MultiOptions`], `bench --multi K`): every request reads K distinct
+//! keys, either as K token-aware single reads sent at once (`parallel`) or as one `IN` request
+//! (`MultiGet`) to the coordinator the policy chooses for the first key (`in`); its latency runs
+//! from its intended send time to its last answer.
 
 mod bench;
 pub mod client_policy;
@@ -18,12 +23,14 @@ pub mod cql;
 pub mod keys;
 pub mod report;
 
-pub use bench::{bench, bench_with};
+pub use bench::{bench, bench_multi, bench_with};
 pub use client_policy::ClientPolicy;
+pub use workload::scenario::MultiMode;
 
 use keys::{key_bytes, value_for};
 use node::client::ClusterClient;
 use policy::{ConsistencyLevel, NodeId, Rng};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -116,11 +123,15 @@ pub async fn load(client: &ClusterClient, opts: &LoadOptions) -> LoadOutcome {
 pub struct Schedule {
     rng: policy::Rng,
     keygen: workload::KeyGen,
+    /// Keys `0..count` exist.
+    count: u64,
     next_at: Instant,
     send_end: Instant,
     mean_gap_s: f64,
     arrivals: Arrivals,
     read_fraction: f64,
+    /// The keys of the multi-key request being drawn (reused).
+    seen: HashSet<u64>,
 }
 
 impl Schedule {
@@ -132,8 +143,10 @@ impl Schedule {
             next_at: start,
             send_end: start + Duration::from_secs_f64(opts.duration_s),
             mean_gap_s: 1.0 / opts.rate,
+            count: opts.keys.count,
             arrivals: opts.arrivals,
             read_fraction: opts.read_fraction,
+            seen: HashSet::new(),
         }
     }
 
@@ -146,12 +159,41 @@ impl Schedule {
             key: self.keygen.next(&mut self.rng),
             intended: self.next_at,
             read: self.rng.chance(self.read_fraction),
+            multi: None,
         };
         self.next_at += Duration::from_secs_f64(match self.arrivals {
             Arrivals::Poisson => self.rng.exponential(self.mean_gap_s),
             Arrivals::Uniform => self.mean_gap_s,
         });
         Some(pending)
+    }
+
+    /// The `k` distinct keys of a multi-key request whose first key is `first` (the one
+    /// [`Schedule::due`] drew), into `out`: the others drawn by the same key generator, a key
+    /// drawn twice drawn again. After `64 k` draws without enough distinct keys (a skew that
+    /// keeps repeating a few), the next unused keys after the last one drawn fill the rest.
+    /// `k` must not exceed the number of keys ([`MultiOptions::check`]).
+    pub fn multi_keys(&mut self, first: u64, k: usize, out: &mut Vec<u64>) {
+        out.clear();
+        self.seen.clear();
+        out.push(first);
+        self.seen.insert(first);
+        let mut draws = 64 * k;
+        while out.len() < k && draws > 0 {
+            draws -= 1;
+            let key = self.keygen.next(&mut self.rng);
+            if self.seen.insert(key) {
+                out.push(key);
+            }
+        }
+        let n = self.count.max(1);
+        let mut key = out.last().copied().unwrap_or(0);
+        while out.len() < k && (out.len() as u64) < n {
+            key = (key + 1) % n;
+            if self.seen.insert(key) {
+                out.push(key);
+            }
+        }
     }
 
     /// When the next request is due (`None`: every request was issued).
@@ -208,6 +250,68 @@ pub struct BenchOptions {
     pub zone: Option<u32>,
 }
 
+/// Most keys in one multi-key request (what a node's `MultiGet` takes).
+pub const MAX_MULTI_KEYS: usize = node::coordinator::MAX_MULTI_KEYS;
+
+/// Multi-key requests of `bench --multi K --multi-mode in|parallel`: every request of the run
+/// reads `keys` distinct keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MultiOptions {
+    /// Keys per request, 2 to [`MAX_MULTI_KEYS`].
+    pub keys: usize,
+    /// `Parallel`: one token-aware single read per key, all at once, each coordinator chosen by
+    /// the client policy; done when the last answers. `In`: one request for every key to one
+    /// coordinator (chosen as for the first key), which reads them all and answers once.
+    pub mode: MultiMode,
+}
+
+impl MultiOptions {
+    /// Checks the options against the run's, naming the bad flag.
+    pub fn check(&self, opts: &BenchOptions) -> Result<(), String> {
+        if !(2..=MAX_MULTI_KEYS).contains(&self.keys) {
+            return Err(format!(
+                "--multi {} must be a number of keys per request in [2, {MAX_MULTI_KEYS}]",
+                self.keys
+            ));
+        }
+        if self.keys as u64 > opts.keys.count {
+            return Err(format!(
+                "--multi {} asks for more distinct keys per request than --keys {} has",
+                self.keys, opts.keys.count
+            ));
+        }
+        if opts.read_fraction != 1.0 {
+            return Err(format!(
+                "--read-fraction {}: with --multi every request is a multi-key read; leave it at 1",
+                opts.read_fraction
+            ));
+        }
+        Ok(())
+    }
+
+    /// The mode as the flag and the report spell it.
+    pub fn mode_name(&self) -> &'static str {
+        multi_mode_name(self.mode)
+    }
+}
+
+/// `in` or `parallel`.
+pub fn multi_mode_name(mode: MultiMode) -> &'static str {
+    match mode {
+        MultiMode::In => "in",
+        MultiMode::Parallel => "parallel",
+    }
+}
+
+/// Parses `--multi-mode`: `in` or `parallel`.
+pub fn parse_multi_mode(text: &str) -> Result<MultiMode, String> {
+    match text {
+        "in" => Ok(MultiMode::In),
+        "parallel" => Ok(MultiMode::Parallel),
+        other => Err(format!("--multi-mode '{other}' is not one of: in, parallel")),
+    }
+}
+
 /// How a request ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -217,6 +321,18 @@ pub enum Outcome {
     Error,
     /// Timed out.
     Timeout,
+}
+
+impl Outcome {
+    /// How a multi-key request ends that has a part ending `self` and another `other`: a
+    /// time-out of any part times the whole request out, else an error fails it.
+    pub fn and(self, other: Outcome) -> Outcome {
+        match (self, other) {
+            (Outcome::Timeout, _) | (_, Outcome::Timeout) => Outcome::Timeout,
+            (Outcome::Error, _) | (_, Outcome::Error) => Outcome::Error,
+            _ => Outcome::Ok,
+        }
+    }
 }
 
 /// One finished request, as [`BenchHooks::on_done`] receives it.
@@ -282,4 +398,87 @@ pub fn check_bench_options(opts: &BenchOptions) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(n: u64, pattern: &str, read_fraction: f64) -> BenchOptions {
+        BenchOptions {
+            rate: 100.0,
+            duration_s: 1.0,
+            cl: ConsistencyLevel::One,
+            keys: keys::key_spec(pattern, n, 0.1, 0.9).unwrap(),
+            read_fraction,
+            value_bytes: 10,
+            timeout_ms: 1000,
+            max_in_flight: 100,
+            arrivals: Arrivals::Poisson,
+            seed: 3,
+            verify: false,
+            zone: None,
+        }
+    }
+
+    #[test]
+    fn multi_keys_are_distinct_start_with_the_first_and_follow_the_generator() {
+        for (n, pattern, k) in [
+            (1000, "uniform", 20),
+            (1000, "zipfian", 100),
+            (50, "zipfian", 50),
+            (3, "uniform", 2),
+        ] {
+            let opts = options(n, pattern, 1.0);
+            let mut s = Schedule::new(&opts, Instant::now());
+            let mut out = Vec::new();
+            for _ in 0..50 {
+                let first = s.keygen.next(&mut s.rng);
+                s.multi_keys(first, k, &mut out);
+                assert_eq!(out.len(), k, "{pattern} over {n}");
+                assert_eq!(out[0], first);
+                let set: HashSet<u64> = out.iter().copied().collect();
+                assert_eq!(set.len(), k, "{pattern} over {n}: distinct");
+                assert!(out.iter().all(|&x| x < n));
+            }
+        }
+        // The same seed draws the same keys.
+        let opts = options(1000, "uniform", 1.0);
+        let (mut a, mut b) = (Schedule::new(&opts, Instant::now()), Schedule::new(&opts, Instant::now()));
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        a.multi_keys(5, 30, &mut x);
+        b.multi_keys(5, 30, &mut y);
+        assert_eq!(x, y);
+    }
+
+    #[test]
+    fn multi_options_are_checked_naming_the_flag() {
+        let ok = MultiOptions {
+            keys: 20,
+            mode: MultiMode::In,
+        };
+        assert!(ok.check(&options(100, "uniform", 1.0)).is_ok());
+        let err = |m: MultiOptions, o: BenchOptions| m.check(&o).unwrap_err();
+        let e = err(MultiOptions { keys: 1, ..ok }, options(100, "uniform", 1.0));
+        assert!(e.contains("--multi 1") && e.contains("[2, 1000]"), "{e}");
+        let e = err(MultiOptions { keys: 1001, ..ok }, options(10_000, "uniform", 1.0));
+        assert!(e.contains("--multi 1001"), "{e}");
+        let e = err(MultiOptions { keys: 200, ..ok }, options(100, "uniform", 1.0));
+        assert!(e.contains("--keys 100"), "{e}");
+        let e = err(ok, options(100, "uniform", 0.9));
+        assert!(e.contains("--read-fraction 0.9"), "{e}");
+        assert_eq!(parse_multi_mode("in"), Ok(MultiMode::In));
+        assert_eq!(parse_multi_mode("parallel"), Ok(MultiMode::Parallel));
+        assert!(parse_multi_mode("IN").unwrap_err().contains("'IN' is not one of: in, parallel"));
+        assert_eq!(ok.mode_name(), "in");
+    }
+
+    #[test]
+    fn a_multi_request_times_out_as_a_whole() {
+        use Outcome::*;
+        assert_eq!(Ok.and(Ok), Ok);
+        assert_eq!(Ok.and(Error), Error);
+        assert_eq!(Error.and(Timeout), Timeout);
+        assert_eq!(Timeout.and(Ok), Timeout);
+    }
 }

@@ -1,6 +1,6 @@
 //! The benchmark's JSON report and its per-second lines.
 
-use metrics::LatencyHistogram;
+use metrics::{LatencyHistogram, MultiSummary};
 use serde::Serialize;
 
 /// Latency percentiles of successful requests, ms, measured from the intended send time.
@@ -109,6 +109,32 @@ pub struct BenchReport {
     pub probes_sent: u64,
     /// Replies that carried the coordinator's feedback record to the policy.
     pub feedback_replies: u64,
+    /// With `--multi`: every request above is a multi-key request, summarised again here as
+    /// the simulator's summary.json does (`requests`, `completed`, `latency_ms` from the
+    /// intended send time to the last key's answer).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multi: Option<MultiSummary>,
+    /// With `--multi`: `in` or `parallel`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multi_mode: Option<&'static str>,
+    /// With `--multi`: keys per request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multi_keys: Option<usize>,
+    /// Bytes the node cluster's nodes counted from the run's start to its end (all of their
+    /// traffic then, this client's and any other's); absent through the driver, or when a node
+    /// did not answer Stats at either end or restarted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<BenchNetwork>,
+}
+
+/// Bytes on the network during a bench run, as the nodes count them (docs/cluster.md), with
+/// the key names of summary.json's `network`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct BenchNetwork {
+    /// Bytes between clients and nodes, both directions.
+    pub client_bytes: u64,
+    /// Bytes between nodes (each counted once, as sent).
+    pub internode_bytes: u64,
 }
 
 /// One second's counts and latencies, as both `bench` paths keep them.

@@ -134,3 +134,65 @@ impl Drop for TestCluster {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// A unary call with raw bytes as the request body (a malformed protobuf message, or one
+/// encoded by hand); the reply's message bytes exactly as they came off the wire.
+pub async fn raw_call(addr: std::net::SocketAddr, path: &'static str, body: Vec<u8>) -> Result<Vec<u8>, tonic::Status> {
+    use bytes::{Buf, BufMut};
+    use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+    struct Raw;
+    impl Encoder for Raw {
+        type Item = Vec<u8>;
+        type Error = tonic::Status;
+        fn encode(&mut self, item: Vec<u8>, dst: &mut EncodeBuf<'_>) -> Result<(), tonic::Status> {
+            dst.put_slice(&item);
+            Ok(())
+        }
+    }
+    impl Decoder for Raw {
+        type Item = Vec<u8>;
+        type Error = tonic::Status;
+        fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Vec<u8>>, tonic::Status> {
+            let mut v = vec![0; src.remaining()];
+            src.copy_to_slice(&mut v);
+            Ok(Some(v))
+        }
+    }
+    struct RawCodec;
+    impl Codec for RawCodec {
+        type Encode = Vec<u8>;
+        type Decode = Vec<u8>;
+        type Encoder = Raw;
+        type Decoder = Raw;
+        fn encoder(&mut self) -> Raw {
+            Raw
+        }
+        fn decoder(&mut self) -> Raw {
+            Raw
+        }
+    }
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready().await.unwrap();
+    let path = tonic::codegen::http::uri::PathAndQuery::from_static(path);
+    grpc.unary(tonic::Request::new(body), path, RawCodec).await.map(|r| r.into_inner())
+}
+
+/// A plain HTTP GET of `path` on `addr` (the nodes' Prometheus endpoint); the whole answer.
+pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut out = String::new();
+    tokio::time::timeout(Duration::from_secs(5), s.read_to_string(&mut out))
+        .await
+        .unwrap()
+        .unwrap();
+    out
+}
