@@ -2,7 +2,7 @@
 //! session, every query sent to one chosen node (virtual tables are node-local).
 //!
 //! Read per node:
-//! - the plug-in's row (`replica_lb.hwlb`, docs/cassandra-hwlb.md): hits and misses of the cache
+//! - the plug-in's row (`replica_lb_hwlb.node`, docs/cassandra-hwlb.md): hits and misses of the cache
 //!   it measures, the reads this node coordinated and how many of their replica reads it kept
 //!   (local) or sent to others (remote), and the hit rate it publishes;
 //! - Cassandra's own count of reads the node executed on the experiment's table
@@ -93,19 +93,19 @@ impl Observer {
     pub async fn counters(&self, node: u32) -> Result<NodeCounters, String> {
         let st = self.on_node(
             node,
-            "SELECT enabled, hit_rate, cache_hits, cache_misses, reads_coordinated, local_reads, remote_reads FROM replica_lb.hwlb",
+            "SELECT enabled, hit_rate, cache_hits, cache_misses, reads_coordinated, local_reads, remote_reads FROM replica_lb_hwlb.node",
         )?;
         let rows = self
             .session
             .query_unpaged(st, ())
             .await
-            .map_err(|e| format!("node {node}: replica_lb.hwlb: {e}"))?
+            .map_err(|e| format!("node {node}: replica_lb_hwlb.node: {e}"))?
             .into_rows_result()
-            .map_err(|e| format!("node {node}: replica_lb.hwlb: {e}"))?;
+            .map_err(|e| format!("node {node}: replica_lb_hwlb.node: {e}"))?;
         let (enabled, hit_rate, hits, misses, coordinated, local, remote) = rows
             .maybe_first_row::<(Option<bool>, Option<f64>, Option<i64>, Option<i64>, Option<i64>, Option<i64>, Option<i64>)>()
-            .map_err(|e| format!("node {node}: replica_lb.hwlb: {e}"))?
-            .ok_or_else(|| format!("node {node}: replica_lb.hwlb has no row (is the plug-in installed?)"))?;
+            .map_err(|e| format!("node {node}: replica_lb_hwlb.node: {e}"))?
+            .ok_or_else(|| format!("node {node}: replica_lb_hwlb.node has no row (is the plug-in installed?)"))?;
         let st = self.on_node(
             node,
             "SELECT count FROM system_views.local_read_latency WHERE keyspace_name = ? AND table_name = ?",
@@ -136,7 +136,7 @@ impl Observer {
 
     /// Sets one of the plug-in's settings on node `node` (`enabled`, `read_cl`, ...).
     pub async fn set(&self, node: u32, name: &str, value: &str) -> Result<(), String> {
-        let st = self.on_node(node, "UPDATE replica_lb.hwlb_settings SET value = ? WHERE name = ?")?;
+        let st = self.on_node(node, "UPDATE replica_lb_hwlb.settings SET value = ? WHERE name = ?")?;
         self.session
             .query_unpaged(st, (value, name))
             .await

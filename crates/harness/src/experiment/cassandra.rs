@@ -17,7 +17,7 @@
 //!   misses, local, remote and replica reads, as the node cluster's experiments record them.
 
 use super::series::{self, Cumulative, Samples};
-use super::{feed_second, FaultAction, RealPlan};
+use super::{FaultAction, RealPlan};
 use crate::cassandra::observe::{NodeCounters, Observer};
 use crate::cassandra::plugin::{self, CoordinatorPolicy, PluginSettings};
 use crate::cassandra::{self, cgroup::DiskLimits, config::NodeSettings, CassandraCluster, CassandraUp};
@@ -357,7 +357,7 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
     let restarted = faults??;
     if let Some(samples) = samples {
         for (t, node, second) in series::per_second(&samples??, plan.nodes as usize) {
-            feed_second(&mut rec, t, node, &second);
+            series::feed_second(&mut rec, t, node, &second);
         }
     }
     for step in &plan.faults {

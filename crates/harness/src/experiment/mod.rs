@@ -26,7 +26,7 @@ mod sampler;
 
 use crate::launcher::{self, ClusterFile, NodeCommand, UpOptions};
 use crate::loadgen::{self, Arrivals, BenchHooks, BenchOptions, ClientPolicy, Completion, LoadOptions, Outcome};
-use metrics::{CacheOutcome, NodeSecond, PhaseSpec, ReadKind, Recorder, RecorderConfig, RunMetrics};
+use metrics::{PhaseSpec, Recorder, RecorderConfig, RunMetrics};
 use node::client::ClusterClient;
 use node::config::NodeConfig;
 use node::proto::FaultsRequest;
@@ -312,28 +312,6 @@ fn run_timeline(
 
 /// Turns a node's counters of one second into recorder calls (the recorder keeps marginal
 /// sums per second, so any pairing of kinds and outcomes with the same sums is equivalent).
-pub(super) fn feed_second(rec: &mut Recorder, t_s: u32, node: usize, s: &NodeSecond) {
-    let t_ns = t_s as u64 * 1_000_000_000;
-    for i in 0..s.reads {
-        let kind = if i < s.local_reads { ReadKind::Local } else { ReadKind::Replica };
-        let cache = if i < s.cache_hits {
-            CacheOutcome::Hit
-        } else if i < s.cache_hits + s.cache_misses {
-            CacheOutcome::Miss
-        } else {
-            CacheOutcome::NoCache
-        };
-        rec.read(t_ns, node, kind, cache);
-    }
-    for _ in 0..s.remote_reads {
-        rec.remote_read(t_ns, node);
-    }
-    rec.disk_queue(t_ns, node, s.disk_queue);
-    rec.sent_bytes(t_ns, node, s.internode_out_bytes, true);
-    rec.sent_bytes(t_ns, node, s.nic_out_bytes.saturating_sub(s.internode_out_bytes), false);
-    rec.received_bytes(t_ns, node, s.nic_in_bytes);
-}
-
 fn set_disk_everywhere(file: &ClusterFile, on: bool) -> Result<(), String> {
     for n in &file.nodes {
         let req = FaultsRequest {
@@ -557,8 +535,8 @@ fn measure(
     ));
     // The nodes count their bytes; utilisation is against the scenario's NIC speed, if any.
     recorder.track_network(plan.nic_bits_per_s);
-    for (t, node, second) in sampler::per_second(&samples, plan.nodes as usize) {
-        feed_second(recorder, t, node, &second);
+    for (t, node, second) in series::per_second(&samples, plan.nodes as usize) {
+        series::feed_second(recorder, t, node, &second);
     }
     drop(rt);
     Ok((timeline, completions))
@@ -567,38 +545,6 @@ fn measure(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_second_feeds_its_marginal_sums() {
-        let mut rec = Recorder::new(RecorderConfig {
-            nodes: 2,
-            duration_s: 3,
-            phases: vec![],
-        })
-        .unwrap();
-        let s = NodeSecond {
-            reads: 10,
-            cache_hits: 7,
-            cache_misses: 3,
-            local_reads: 4,
-            remote_reads: 5,
-            replica_reads: 6,
-            disk_queue: 2,
-            nic_out_bytes: 5_000,
-            nic_in_bytes: 700,
-            internode_out_bytes: 1_200,
-        };
-        rec.track_network(None);
-        feed_second(&mut rec, 1, 1, &s);
-        let m = rec.finish("x".into(), None, 0, 0.0);
-        assert_eq!(*m.series.node(1, 1), s);
-        assert_eq!(*m.series.node(0, 1), NodeSecond::default());
-        // client bytes = out + in - 2 x internode (each internode byte leaves one node and
-        // reaches another; here only one side was fed).
-        let net = m.summary.network.expect("the real cluster counts bytes");
-        assert_eq!((net.client_bytes, net.internode_bytes), (5_000 + 700 - 2 * 1_200, 1_200));
-        assert_eq!(net.nic_peak_utilization, 0.0, "no NIC speed in the plan");
-    }
 
     #[test]
     fn a_directory_of_something_else_is_refused() {

@@ -11,9 +11,6 @@ use workload::faults::{Action, FaultPlan};
 use workload::scenario::{Arrival, FaultKind, Placement, Routing, Speculative, StageSel};
 use workload::{RunSpec, Scenario};
 
-/// Size of every value written, bytes.
-const VALUE_BYTES: usize = 100;
-
 /// Turns a scenario into a real run's plan, refusing what a real cluster cannot do (one line,
 /// naming the setting). Settings that only the simulator models are listed in `notes`.
 pub fn real_plan(sc: &Scenario, notes: &mut Vec<String>) -> Result<RealPlan, String> {
@@ -28,6 +25,13 @@ pub fn real_plan(sc: &Scenario, notes: &mut Vec<String>) -> Result<RealPlan, Str
     }
     if sc.requests.speculative != Speculative::None {
         return Err("requests.speculative_retry cannot run on the real cluster (its coordinators do not retry)".into());
+    }
+    // The load generator writes every value at the scenario's mean size (`requests.value_bytes`).
+    let value_bytes = sc.requests.value_bytes.0.mean_ns().round().max(1.0) as usize;
+    if !matches!(sc.requests.value_bytes.0, workload::Dist::Constant { .. }) {
+        notes.push(format!(
+            "requests.value_bytes varies in the simulator; the real run writes every value at its mean, {value_bytes} bytes"
+        ));
     }
     let mut base = NodeConfig {
         replication_factor: sc.cluster.replication_factor as u32,
@@ -137,7 +141,7 @@ pub fn real_plan(sc: &Scenario, notes: &mut Vec<String>) -> Result<RealPlan, Str
         base,
         key_count: keys.count,
         keys,
-        value_bytes: VALUE_BYTES,
+        value_bytes,
         rate_per_s,
         arrivals,
         read_fraction: 1.0 - sc.clients.write_fraction,

@@ -1,14 +1,12 @@
-//! Once a second, every node's counters (its Stats), turned into per-second deltas.
-//!
-//! Sample k is taken at t0 + k s (k = 0..=duration); second k-1 gets sample k minus the last
-//! good sample before it. A node that does not answer (down, paused) gets zeros for that
-//! second and its next answer covers the gap; a node that restarted (its uptime went back or
-//! a counter fell) starts again from zero.
+//! Once a second, every node's counters (its Stats); [`super::series`] turns them into
+//! per-second deltas (gaps and restarts handled there, for both engines). A node restarted
+//! when its uptime went back or a counter fell.
 //!
 //! Bytes come from the node's own counters ([`node::traffic`]): `nic_out_bytes` is everything
 //! it sent that second (to clients and to nodes), `nic_in_bytes` everything it received, and
 //! `internode_out_bytes` what it sent to other nodes, as the simulator fills them.
 
+use super::series::{self, Cumulative};
 use metrics::NodeSecond;
 use node::client;
 use node::proto::StatsResponse;
@@ -53,7 +51,7 @@ impl From<&StatsResponse> for Counts {
 }
 
 /// `samples[k][node]`: node's counters at t0 + k s, `None` when it did not answer.
-pub type Samples = Vec<Vec<Option<Counts>>>;
+pub type Samples = series::Samples<Counts>;
 
 /// Samples every node at t0, t0 + 1 s, ..., t0 + `duration_s` s (or until `stop`).
 pub fn sample(addrs: &[SocketAddr], t0: Instant, duration_s: u32, stop: &AtomicBool) -> Samples {
@@ -91,53 +89,38 @@ pub fn sample(addrs: &[SocketAddr], t0: Instant, duration_s: u32, stop: &AtomicB
     out
 }
 
-fn delta(now: &Counts, before: Option<&Counts>) -> NodeSecond {
-    let restarted = before.is_none_or(|b| {
-        now.uptime_ms < b.uptime_ms
-            || now.reads < b.reads
-            || now.cache_hits < b.cache_hits
-            || now.cache_misses < b.cache_misses
-            || now.local_reads < b.local_reads
-            || now.remote_reads < b.remote_reads
-            || now.replica_reads < b.replica_reads
-            || now.client_received_bytes < b.client_received_bytes
-            || now.client_sent_bytes < b.client_sent_bytes
-            || now.internode_received_bytes < b.internode_received_bytes
-            || now.internode_sent_bytes < b.internode_sent_bytes
-    });
-    let zero = Counts::default();
-    let b = if restarted { &zero } else { before.unwrap_or(&zero) };
-    let d = |x: u64, y: u64| u32::try_from(x.saturating_sub(y)).unwrap_or(u32::MAX);
-    let sent = now.client_sent_bytes + now.internode_sent_bytes;
-    let received = now.client_received_bytes + now.internode_received_bytes;
-    NodeSecond {
-        reads: d(now.reads, b.reads),
-        cache_hits: d(now.cache_hits, b.cache_hits),
-        cache_misses: d(now.cache_misses, b.cache_misses),
-        local_reads: d(now.local_reads, b.local_reads),
-        remote_reads: d(now.remote_reads, b.remote_reads),
-        replica_reads: d(now.replica_reads, b.replica_reads),
-        disk_queue: now.disk_queue,
-        nic_out_bytes: sent.saturating_sub(b.client_sent_bytes + b.internode_sent_bytes),
-        nic_in_bytes: received.saturating_sub(b.client_received_bytes + b.internode_received_bytes),
-        internode_out_bytes: now.internode_sent_bytes.saturating_sub(b.internode_sent_bytes),
+impl Cumulative for Counts {
+    fn follows(&self, b: &Self) -> bool {
+        self.uptime_ms >= b.uptime_ms
+            && self.reads >= b.reads
+            && self.cache_hits >= b.cache_hits
+            && self.cache_misses >= b.cache_misses
+            && self.local_reads >= b.local_reads
+            && self.remote_reads >= b.remote_reads
+            && self.replica_reads >= b.replica_reads
+            && self.client_received_bytes >= b.client_received_bytes
+            && self.client_sent_bytes >= b.client_sent_bytes
+            && self.internode_received_bytes >= b.internode_received_bytes
+            && self.internode_sent_bytes >= b.internode_sent_bytes
     }
-}
 
-/// Per-second counters: `(second, node, counters)` for every second with an answer.
-pub fn per_second(samples: &Samples, nodes: usize) -> Vec<(u32, usize, NodeSecond)> {
-    let mut out = Vec::new();
-    // A node's first answer after t0 counts everything since its start (it was not up at t0).
-    let mut last: Vec<Option<Counts>> = samples.first().cloned().unwrap_or_default();
-    last.resize(nodes, None);
-    for (k, row) in samples.iter().enumerate().skip(1) {
-        for (node, c) in row.iter().enumerate().take(nodes) {
-            let Some(now) = c else { continue };
-            out.push(((k - 1) as u32, node, delta(now, last[node].as_ref())));
-            last[node] = Some(*now);
+    fn since(&self, b: &Self) -> NodeSecond {
+        let d = series::delta;
+        let sent = self.client_sent_bytes + self.internode_sent_bytes;
+        let received = self.client_received_bytes + self.internode_received_bytes;
+        NodeSecond {
+            reads: d(self.reads, b.reads),
+            cache_hits: d(self.cache_hits, b.cache_hits),
+            cache_misses: d(self.cache_misses, b.cache_misses),
+            local_reads: d(self.local_reads, b.local_reads),
+            remote_reads: d(self.remote_reads, b.remote_reads),
+            replica_reads: d(self.replica_reads, b.replica_reads),
+            disk_queue: self.disk_queue,
+            nic_out_bytes: sent.saturating_sub(b.client_sent_bytes + b.internode_sent_bytes),
+            nic_in_bytes: received.saturating_sub(b.client_received_bytes + b.internode_received_bytes),
+            internode_out_bytes: self.internode_sent_bytes.saturating_sub(b.internode_sent_bytes),
         }
     }
-    out
 }
 
 #[cfg(test)]
@@ -171,7 +154,7 @@ mod tests {
             vec![c(500, 30, 30)],   // second 2: restarted, counts since its start
             vec![c(1500, 70, 40)],  // second 3: 40 reads, 10 misses
         ];
-        let got = per_second(&samples, 1);
+        let got = series::per_second(&samples, 1);
         let pick: Vec<(u32, u32, u32)> = got.iter().map(|(t, _, s)| (*t, s.reads, s.cache_misses)).collect();
         assert_eq!(pick, vec![(0, 50, 10), (2, 30, 30), (3, 40, 10)]);
         assert!(got.iter().all(|(_, _, s)| s.local_reads + s.replica_reads == s.reads));
@@ -191,10 +174,11 @@ mod tests {
         let mut now = before;
         now.uptime_ms = 2000;
         now.internode_sent_bytes = 3; // fell: a new process (reads did not move)
-        let s = delta(&now, Some(&before));
+        assert!(!now.follows(&before));
+        let s = series::per_second(&vec![vec![Some(before)], vec![Some(now)]], 1)[0].2;
         assert_eq!((s.internode_out_bytes, s.nic_out_bytes, s.reads), (3, 10_000 + 3, 100));
         before.uptime_ms = 1500;
-        let same = delta(&before, Some(&before));
+        let same = before.since(&before);
         assert_eq!((same.nic_out_bytes, same.nic_in_bytes, same.reads), (0, 0, 0));
     }
 }

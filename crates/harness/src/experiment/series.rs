@@ -6,7 +6,7 @@
 //! second and its next answer covers the gap; a node whose counters went back (it restarted)
 //! starts again from zero.
 
-use metrics::NodeSecond;
+use metrics::{CacheOutcome, NodeSecond, ReadKind, Recorder};
 
 /// Counters that only grow while their node's process lives.
 pub trait Cumulative: Copy + Default {
@@ -39,6 +39,30 @@ pub fn per_second<T: Cumulative>(samples: &Samples<T>, nodes: usize) -> Vec<(u32
     out
 }
 
+/// Records one node-second of counters into `rec`, read by read (the recorder keeps the
+/// marginal sums the series and the summary need), with the second's bytes.
+pub fn feed_second(rec: &mut Recorder, t_s: u32, node: usize, s: &NodeSecond) {
+    let t_ns = u64::from(t_s) * 1_000_000_000;
+    for i in 0..s.reads {
+        let kind = if i < s.local_reads { ReadKind::Local } else { ReadKind::Replica };
+        let cache = if i < s.cache_hits {
+            CacheOutcome::Hit
+        } else if i < s.cache_hits + s.cache_misses {
+            CacheOutcome::Miss
+        } else {
+            CacheOutcome::NoCache
+        };
+        rec.read(t_ns, node, kind, cache);
+    }
+    for _ in 0..s.remote_reads {
+        rec.remote_read(t_ns, node);
+    }
+    rec.disk_queue(t_ns, node, s.disk_queue);
+    rec.sent_bytes(t_ns, node, s.internode_out_bytes, true);
+    rec.sent_bytes(t_ns, node, s.nic_out_bytes.saturating_sub(s.internode_out_bytes), false);
+    rec.received_bytes(t_ns, node, s.nic_in_bytes);
+}
+
 /// `now - before` as a per-second count (saturating, in `u32`).
 pub fn delta(now: u64, before: u64) -> u32 {
     u32::try_from(now.saturating_sub(before)).unwrap_or(u32::MAX)
@@ -47,6 +71,7 @@ pub fn delta(now: u64, before: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use metrics::RecorderConfig;
 
     #[derive(Clone, Copy, Debug, Default, PartialEq)]
     struct Reads(u64);
@@ -74,5 +99,37 @@ mod tests {
         ];
         let got: Vec<(u32, usize, u32)> = per_second(&samples, 2).into_iter().map(|(t, n, s)| (t, n, s.reads)).collect();
         assert_eq!(got, vec![(0, 0, 50), (0, 1, 7), (1, 1, 2), (2, 0, 30), (2, 1, 3), (3, 0, 40)]);
+    }
+
+    #[test]
+    fn a_second_feeds_its_marginal_sums() {
+        let mut rec = Recorder::new(RecorderConfig {
+            nodes: 2,
+            duration_s: 3,
+            phases: vec![],
+        })
+        .unwrap();
+        let s = NodeSecond {
+            reads: 10,
+            cache_hits: 7,
+            cache_misses: 3,
+            local_reads: 4,
+            remote_reads: 5,
+            replica_reads: 6,
+            disk_queue: 2,
+            nic_out_bytes: 5_000,
+            nic_in_bytes: 700,
+            internode_out_bytes: 1_200,
+        };
+        rec.track_network(None);
+        feed_second(&mut rec, 1, 1, &s);
+        let m = rec.finish("x".into(), None, 0, 0.0);
+        assert_eq!(*m.series.node(1, 1), s);
+        assert_eq!(*m.series.node(0, 1), NodeSecond::default());
+        // client bytes = out + in - 2 x internode (each internode byte leaves one node and
+        // reaches another; here only one side was fed).
+        let net = m.summary.network.expect("the real cluster counts bytes");
+        assert_eq!((net.client_bytes, net.internode_bytes), (5_000 + 700 - 2 * 1_200, 1_200));
+        assert_eq!(net.nic_peak_utilization, 0.0, "no NIC speed in the plan");
     }
 }

@@ -33,19 +33,23 @@ impl Sim<'_> {
             if !self.nodes[n].up || self.nodes[n].cache.is_none() {
                 continue;
             }
+            let mut published = false;
             if self.nodes[n].tracker.advance(now) {
                 self.publish_own_rate(n);
                 if self.sc.feedback.gossip {
                     let rate = self.nodes[n].tracker.hit_rate();
-                    if self.nodes[n].gossiped.offer(rate, now) {
-                        let gossip = Event::Gossip {
-                            node: n as u16,
-                            only: None,
-                            rate,
-                        };
-                        self.q.push(now + self.sc.feedback.gossip_delay_ns, gossip);
-                    }
+                    published = self.nodes[n].gossiped.offer(rate, now);
                 }
+            }
+            // What travels: a newly published rate, or with heartbeats the last one again.
+            let heartbeat = self.sc.feedback.gossip_heartbeat;
+            if let (true, Some(rate)) = (published || heartbeat, self.nodes[n].gossiped.last()) {
+                let gossip = Event::Gossip {
+                    node: n as u16,
+                    only: None,
+                    rate,
+                };
+                self.q.push(now + self.sc.feedback.gossip_delay_ns, gossip);
             }
         }
         if let Speculative::Percentile { quantile } = self.sc.requests.speculative {

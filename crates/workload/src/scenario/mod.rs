@@ -322,6 +322,10 @@ pub struct FeedbackModel {
     pub gossip: bool,
     /// Gossip propagation delay, ns.
     pub gossip_delay_ns: u64,
+    /// Every live node's last gossiped rate reaches its peers again every second with its
+    /// gossip heartbeat, so a rate that does not change stays fresh (Cassandra's gossip, as
+    /// the replica-lb plug-in reads it); otherwise a rate travels only when published.
+    pub gossip_heartbeat: bool,
 }
 
 /// Policies of the scenario.

@@ -201,6 +201,7 @@ pub struct RawFeedback {
     pub piggyback: Option<bool>,
     pub gossip: Option<bool>,
     pub gossip_delay_ms: Option<Spanned<f64>>,
+    pub gossip_heartbeat: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

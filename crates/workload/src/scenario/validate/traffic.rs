@@ -327,6 +327,7 @@ pub(super) fn feedback(cx: &Ctx, raw: &RawScenario) -> Res<FeedbackModel> {
             piggyback: true,
             gossip: false,
             gossip_delay_ns: S as u64,
+            gossip_heartbeat: false,
         });
     };
     let f = f.get_ref();
@@ -336,6 +337,13 @@ pub(super) fn feedback(cx: &Ctx, raw: &RawScenario) -> Res<FeedbackModel> {
         piggyback: f.piggyback.unwrap_or(true),
         gossip: f.gossip.unwrap_or(false),
         gossip_delay_ns: (cx.opt_num(&f.gossip_delay_ms, "feedback.gossip_delay_ms", 0.0, 3.6e6, 1000.0)? * MS) as u64,
+        gossip_heartbeat: match (f.gossip_heartbeat, f.gossip) {
+            (Some(true), Some(true)) => true,
+            (Some(true), _) => {
+                return cx.err(raw.feedback.as_ref().map_or(0..0, |s| s.span()), "feedback.gossip_heartbeat needs feedback.gossip = true")
+            }
+            _ => false,
+        },
     })
 }
 

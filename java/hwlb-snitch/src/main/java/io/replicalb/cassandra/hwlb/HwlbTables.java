@@ -19,16 +19,17 @@ import org.apache.cassandra.exceptions.InvalidRequestException;
 import org.apache.cassandra.schema.TableMetadata;
 
 /**
- * The virtual keyspace {@code replica_lb}: {@code hwlb} (this node's switch, rate and counters),
- * {@code hwlb_peers} (what this coordinator knows of each node and how often it chose it) and
- * {@code hwlb_settings} (every setting; {@code enabled}, {@code read_cl} and
+ * The virtual keyspace {@code replica_lb_hwlb} (apart from the data keyspace {@code replica_lb}
+ * that replica-lb's load generator writes): {@code node} (this node's switch, rate and counters),
+ * {@code peers} (what this coordinator knows of each node and how often it chose it) and
+ * {@code settings} (every setting; {@code enabled}, {@code read_cl} and
  * {@code reset_counters} writable with UPDATE). Node-local, like every virtual table: a client
  * asks each node separately.
  */
 public final class HwlbTables
 {
     /** The keyspace's name. */
-    public static final String KEYSPACE = "replica_lb";
+    public static final String KEYSPACE = "replica_lb_hwlb";
 
     private HwlbTables()
     {
@@ -59,14 +60,14 @@ public final class HwlbTables
         return Double.isNaN(x) ? null : x;
     }
 
-    /** {@code replica_lb.hwlb}: one row for this node. */
+    /** {@code replica_lb_hwlb.node}: one row for this node. */
     static final class NodeTable extends AbstractVirtualTable
     {
         private final HwlbControl c;
 
         NodeTable(HwlbControl c)
         {
-            super(table("hwlb", "HWLB on this node: switch, hit rate, counters")
+            super(table("node", "HWLB on this node: switch, hit rate, counters")
                   .addPartitionKeyColumn("node", UTF8Type.instance)
                   .addRegularColumn("enabled", BooleanType.instance)
                   .addRegularColumn("read_cl", UTF8Type.instance)
@@ -108,14 +109,14 @@ public final class HwlbTables
         }
     }
 
-    /** {@code replica_lb.hwlb_peers}: one row per node known (this one included). */
+    /** {@code replica_lb_hwlb.peers}: one row per node known (this one included). */
     static final class PeersTable extends AbstractVirtualTable
     {
         private final HwlbControl c;
 
         PeersTable(HwlbControl c)
         {
-            super(table("hwlb_peers", "HWLB: what this coordinator knows of each node, and how often it chose it")
+            super(table("peers", "HWLB: what this coordinator knows of each node, and how often it chose it")
                   .addPartitionKeyColumn("peer", UTF8Type.instance)
                   .addRegularColumn("state", UTF8Type.instance)
                   .addRegularColumn("hit_rate", DoubleType.instance)
@@ -148,14 +149,14 @@ public final class HwlbTables
         }
     }
 
-    /** {@code replica_lb.hwlb_settings}: every setting; some writable. */
+    /** {@code replica_lb_hwlb.settings}: every setting; some writable. */
     static final class SettingsTable extends AbstractMutableVirtualTable
     {
         private final HwlbControl c;
 
         SettingsTable(HwlbControl c)
         {
-            super(table("hwlb_settings", "HWLB settings; enabled, read_cl and reset_counters are writable")
+            super(table("settings", "HWLB settings; enabled, read_cl and reset_counters are writable")
                   .addPartitionKeyColumn("name", UTF8Type.instance)
                   .addRegularColumn("value", UTF8Type.instance)
                   .build());

@@ -1,6 +1,6 @@
 package io.replicalb.cassandra.hwlb;
 
-/** What a coordinator knows of one node's hit rate, as shown in {@code replica_lb.hwlb_peers}. */
+/** What a coordinator knows of one node's hit rate, as shown in {@code replica_lb_hwlb.peers}. */
 public enum PeerState
 {
     /** This node: its own rate, never stale. */
