@@ -38,7 +38,9 @@ pub fn up(a: &UpArgs) -> CliResult {
             (a.read_cl != "quorum", "--read-cl"),
         ] {
             if given {
-                return Err(CliError::usage(format!("{flag} sets the plug-in: give --coordinator-policy hwlb|naive too")));
+                return Err(CliError::usage(format!(
+                    "{flag} sets the plug-in: give --coordinator-policy hwlb|naive too"
+                )));
             }
         }
     }
@@ -52,7 +54,9 @@ pub fn up(a: &UpArgs) -> CliResult {
                 read_cl: a.read_cl.to_uppercase(),
                 ..PluginSettings::new(policy)
             };
-            plugin.validate().map_err(|e| CliError::usage(format!("--coordinator-policy: {e}")))?;
+            plugin
+                .validate()
+                .map_err(|e| CliError::usage(format!("--coordinator-policy: {e}")))?;
             let jar = plugin::jar(&mut progress).map_err(CliError::failed)?;
             let installed = plugin.install(settings, jar).map_err(CliError::usage)?;
             (installed, Some(policy.as_str().to_string()))
@@ -152,15 +156,32 @@ pub fn run(cmd: ClusterCommand) -> CliResult {
             }
             Ok(())
         }
-        ClusterCommand::SlowDisk(_) => Err(CliError::usage(
-            "cluster slow-disk works on the node engine only (a Cassandra node has no emulated disk); use cluster delay",
-        )),
+        ClusterCommand::SlowDisk(a) => {
+            if a.factor.is_some() || a.on == a.off {
+                return Err(CliError::usage(
+                    "cluster slow-disk on Cassandra: give --on (read throttle on, page cache capped on what the node uses now) or --off; --factor is the node engine's",
+                ));
+            }
+            cassandra::set_disk_limits(&a.dir, Some(a.node), a.on).map_err(CliError::usage)?;
+            match a.on {
+                true => println!("node {}: reads from its disk throttled, page cache capped", a.node),
+                false => println!("node {}: disk limits lifted", a.node),
+            }
+            Ok(())
+        }
         ClusterCommand::Signal(a) => {
             let sig = Signal::parse(&a.signal).map_err(|e| CliError::usage(e.to_string()))?;
             let c = cassandra::CassandraCluster::load(&a.dir).map_err(CliError::failed)?;
             let pid = c.node(a.id).map_err(CliError::usage)?.pid;
             send_signal(pid, sig).map_err(|e| CliError::failed(e.to_string()))?;
             println!("sent {sig:?} to node {}", a.id);
+            Ok(())
+        }
+        ClusterCommand::Switch(a) => {
+            let policy =
+                CoordinatorPolicy::parse(&a.coordinator_policy).map_err(|e| CliError::usage(format!("--coordinator-policy: {e}")))?;
+            plugin::switch(&a.dir, policy).map_err(CliError::failed)?;
+            println!("every coordinator of {} now runs {}", a.dir.display(), policy.as_str());
             Ok(())
         }
         ClusterCommand::Up(_) | ClusterCommand::Proxy(_) => Err(CliError::failed("cluster up and proxy do not act on a running cluster")),

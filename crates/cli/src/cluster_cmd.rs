@@ -33,6 +33,9 @@ pub enum ClusterCommand {
     SlowDisk(SlowDiskArgs),
     /// Send a signal to one node: kill (kill -9), term, stop (pause), cont (resume).
     Signal(SignalArgs),
+    /// Cassandra with the replica-lb plug-in: switch every coordinator to `hwlb` or `naive` at
+    /// run time (and for nodes started again later).
+    Switch(SwitchArgs),
     /// The delay proxy in front of a Cassandra cluster's CQL ports (started by `cluster up
     /// --engine cassandra`; not for direct use).
     #[command(hide = true)]
@@ -125,6 +128,17 @@ pub struct DirArgs {
     /// Print JSON instead of a table (status only).
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+/// `cluster switch` arguments.
+#[derive(Args, Debug)]
+pub struct SwitchArgs {
+    /// The cluster directory.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dir: PathBuf,
+    /// `hwlb` (HWLB on) or `naive` (the plug-in off: Cassandra's own order).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) coordinator_policy: String,
 }
 
 /// `cluster restart` arguments.
@@ -255,6 +269,9 @@ pub fn run(cmd: ClusterCommand) -> CliResult {
             Ok(())
         }
         ClusterCommand::SlowDisk(a) => slow_disk(a),
+        ClusterCommand::Switch(_) => Err(CliError::usage(
+            "cluster switch is for a Cassandra cluster with the replica-lb plug-in; a node cluster's coordinator policy is set by cluster up --policy",
+        )),
         ClusterCommand::Signal(a) => {
             let sig = Signal::parse(&a.signal).map_err(node_error)?;
             launcher::signal_node(&a.dir, a.id, sig).map_err(node_error)?;
@@ -275,6 +292,7 @@ fn cassandra_dir(cmd: &ClusterCommand) -> Option<&std::path::Path> {
         ClusterCommand::Delay(a) => &a.dir,
         ClusterCommand::SlowDisk(a) => &a.dir,
         ClusterCommand::Signal(a) => &a.dir,
+        ClusterCommand::Switch(a) => &a.dir,
     };
     dir.join(launcher::CLUSTER_FILE).exists().then_some(dir.as_path())
 }

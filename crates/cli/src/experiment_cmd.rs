@@ -5,8 +5,8 @@
 
 use crate::error::{CliError, CliResult};
 use clap::Args;
-use harness::cassandra::{self as cass, Engine};
 use harness::cassandra::plugin::CoordinatorPolicy;
+use harness::cassandra::{self as cass, Engine};
 use harness::experiment::cassandra::{self as cass_exp, CassandraRun, Chooser};
 use harness::experiment::plan::{policy_run, real_plan};
 use harness::experiment::{self, PolicyRun, RunOptions};

@@ -199,6 +199,7 @@ pub fn load(a: LoadArgs) -> CliResult {
                 params: ParamTable::new(),
                 seed: 1,
                 replication_factor: a.replication_factor,
+                hit_rates: None,
             };
             rt.block_on(cql::load(&t, &opts)).map_err(CliError::failed)?
         }
@@ -271,6 +272,7 @@ pub fn bench(a: BenchArgs) -> CliResult {
                 params,
                 seed: a.seed,
                 replication_factor: 3,
+                hit_rates: None,
             };
             let mut line = |s: &loadgen::report::SecondReport| println!("{}", s.text());
             let report = match &multi {

@@ -141,10 +141,7 @@ impl HitRatePoller {
         let state = session.get_cluster_state();
         for node in state.get_nodes_info() {
             let mut st = Statement::new("SELECT hit_count, request_count FROM system_views.caches WHERE name = ?");
-            st.set_load_balancing_policy(Some(SingleTargetLoadBalancingPolicy::new(
-                NodeIdentifier::Node(node.clone()),
-                None,
-            )));
+            st.set_load_balancing_policy(Some(SingleTargetLoadBalancingPolicy::new(NodeIdentifier::Node(node.clone()), None)));
             st.set_request_timeout(Some(self.opts.timeout));
             let Ok(Ok(rows)) = session.query_unpaged(st, (&self.opts.cache,)).await.map(|r| r.into_rows_result()) else {
                 continue;

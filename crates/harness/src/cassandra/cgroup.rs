@@ -51,10 +51,7 @@ impl DiskLimits {
             ));
         }
         if !(1..=MAX_READ_IOPS).contains(&self.read_iops) {
-            return Err(format!(
-                "disk reads {}/s: must be in [1, {MAX_READ_IOPS}]",
-                self.read_iops
-            ));
+            return Err(format!("disk reads {}/s: must be in [1, {MAX_READ_IOPS}]", self.read_iops));
         }
         Ok(())
     }
@@ -133,8 +130,9 @@ impl NodeCgroup {
         }
     }
 
-    /// Creates the groups (or reuses them) with the read throttle of `limits` on the disk that
-    /// holds `data_dir`, and no memory limit yet.
+    /// Creates the groups (or reuses them, keeping a memory limit already set: a restarted
+    /// node starts inside its old budget) with the read throttle of `limits` on the disk that
+    /// holds `data_dir`.
     pub fn create(&self, limits: &DiskLimits, data_dir: &Path) -> Result<(), String> {
         limits.validate()?;
         for (root, group) in [(MEMORY_ROOT, &self.memory), (BLKIO_ROOT, &self.blkio)] {
@@ -145,8 +143,7 @@ impl NodeCgroup {
             }
             std::fs::create_dir_all(group).map_err(|e| format!("cannot create cgroup {}: {e} (root is needed)", group.display()))?;
         }
-        self.throttle(limits, data_dir)?;
-        self.uncap()
+        self.throttle(limits, data_dir)
     }
 
     /// Throttles reads from the disk holding `data_dir` to `limits.read_iops` per second.

@@ -161,6 +161,23 @@ impl CassandraCluster {
         }
     }
 
+    /// Records that the plug-in now runs `policy` (`hwlb` or `naive`), so that a node started
+    /// again (`cluster restart`, a fault) comes back with it; the running nodes are switched over
+    /// CQL ([`super::plugin::switch`]). An error if the plug-in is not installed.
+    pub fn record_coordinator_policy(&mut self, dir: &Path, policy: &str) -> Result<(), String> {
+        if self.coordinator_policy.is_none() {
+            return Err(format!(
+                "the cluster in {} runs without the replica-lb plug-in: start it with --coordinator-policy",
+                dir.display()
+            ));
+        }
+        let enabled = format!("replica_lb.hwlb.enabled={}", policy == "hwlb");
+        self.system_properties.retain(|p| !p.starts_with("replica_lb.hwlb.enabled="));
+        self.system_properties.push(enabled);
+        self.coordinator_policy = Some(policy.to_string());
+        self.save(dir)
+    }
+
     /// The directory the cluster file lives in (every node's directory is below it).
     fn root(&self) -> Option<&Path> {
         self.nodes.first().and_then(|n| n.dir.parent())
@@ -284,6 +301,32 @@ fn wait_cql(dir: &Path, id: u32, pid: u32, timeout: Duration) -> Result<(), Stri
     }
 }
 
+/// How often a node that gave up on reaching its seed during start-up is started again.
+const SEED_RETRIES: u32 = 3;
+
+/// Starts node `id` and waits until it answers CQL; `started` hears each new pid (so the
+/// cluster file can name it before the wait). A node whose first gossip round found no seed
+/// (Cassandra gives up after its ring delay, which a loaded machine can exceed) is started
+/// again, up to [`SEED_RETRIES`] times. Returns the pid.
+fn start_node(
+    dir: &Path,
+    id: u32,
+    lib: &Path,
+    settings: &NodeSettings,
+    timeout: Duration,
+    started: &mut dyn FnMut(u32) -> Result<(), String>,
+) -> Result<u32, String> {
+    let mut attempt = 0;
+    loop {
+        let pid = spawn_node(dir, id, lib, settings)?;
+        started(pid)?;
+        match wait_cql(dir, id, pid, timeout) {
+            Err(e) if e.contains("Unable to contact any seeds") && attempt < SEED_RETRIES => attempt += 1,
+            other => return other.map(|_| pid),
+        }
+    }
+}
+
 /// Starts the cluster: fetches Cassandra's jars on first use, writes every node's
 /// configuration, starts the delay proxy, then the nodes one after another, each once the
 /// previous one answers CQL; writes `DIR/cluster.json`. On failure every process it started is
@@ -343,13 +386,8 @@ pub fn up(opts: &CassandraUp, progress: &mut dyn FnMut(&str)) -> Result<Cassandr
         return Err(e);
     }
     if let Some(limits) = cluster.disk {
-        // The row cache fills later: keep room for it besides the page cache budget.
-        let reserve_mb = limits.page_cache_mb + cluster.row_cache_mb + CAP_HEADROOM_MB;
-        for n in &cluster.nodes {
-            NodeCgroup::of(&dir, n.id).cap_page_cache(reserve_mb)?;
-        }
         progress(&format!(
-            "disk limits: {} reads/s per node from the disk, page cache ~{} MiB per node once warm",
+            "disk limits: {} reads/s per node from the disk; each node's page cache is capped at ~{} MiB once it is warm (cluster slow-disk --on, or an experiment after its warm-up)",
             limits.read_iops, limits.page_cache_mb
         ));
     }
@@ -385,19 +423,20 @@ fn start_all(
     cluster.save(dir)?;
     for id in 0..opts.nodes {
         let started = Instant::now();
-        let pid = spawn_node(dir, id, lib, &opts.settings)?;
         let nd = node_dir(dir, id);
-        cluster.nodes.push(CassandraNode {
-            id,
-            address: config::node_ip(id),
-            cql: client_addr(id),
-            node_cql: node_cql_addr(id),
-            pid,
-            dir: nd.clone(),
-            log: nd.join("system.log"),
-        });
-        cluster.save(dir)?;
-        wait_cql(dir, id, pid, opts.node_timeout)?;
+        let pid = start_node(dir, id, lib, &opts.settings, opts.node_timeout, &mut |pid| {
+            cluster.nodes.retain(|n| n.id != id);
+            cluster.nodes.push(CassandraNode {
+                id,
+                address: config::node_ip(id),
+                cql: client_addr(id),
+                node_cql: node_cql_addr(id),
+                pid,
+                dir: nd.clone(),
+                log: nd.join("system.log"),
+            });
+            cluster.save(dir)
+        })?;
         progress(&format!(
             "node {id}: {} up in {:.0} s (pid {pid}), clients reach it at {}",
             node_cql_addr(id),
@@ -553,13 +592,13 @@ pub fn restart(dir: &Path, id: u32, down_for: Duration, timeout: Duration) -> Re
         NodeCgroup::of(dir, id).drop_page_cache()?;
     }
     std::thread::sleep(down_for);
-    let pid = spawn_node(dir, id, &c.lib, &c.settings())?;
-    if let Some(n) = c.nodes.iter_mut().find(|n| n.id == id) {
-        n.pid = pid;
-    }
-    c.save(dir)?;
-    wait_cql(dir, id, pid, timeout)?;
-    Ok(pid)
+    let (lib, settings) = (c.lib.clone(), c.settings());
+    start_node(dir, id, &lib, &settings, timeout, &mut |pid| {
+        if let Some(n) = c.nodes.iter_mut().find(|n| n.id == id) {
+            n.pid = pid;
+        }
+        c.save(dir)
+    })
 }
 
 /// Runs Cassandra's nodetool against node `id` (through its JMX port on 127.0.0.1), e.g.
@@ -568,6 +607,7 @@ pub fn nodetool(dir: &Path, id: u32, args: &[&str]) -> Result<String, String> {
     let c = CassandraCluster::load(dir)?;
     c.node(id)?;
     let out = Command::new("java")
+        .args(config::JAVA17_FLAGS)
         .arg("-cp")
         .arg(format!("{}/*", c.lib.display()))
         .arg("org.apache.cassandra.tools.NodeTool")
@@ -580,21 +620,33 @@ pub fn nodetool(dir: &Path, id: u32, args: &[&str]) -> Result<String, String> {
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        let line = err.lines().chain(text.lines()).find(|l| !l.trim().is_empty()).unwrap_or("no output");
+        let line = err
+            .lines()
+            .chain(text.lines())
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("no output");
         return Err(format!("nodetool {} on node {id} failed: {line}", args.join(" ")));
     }
     Ok(text)
 }
 
-/// With disk limits: switches them off (`false`: no read throttle, no page cache cap; for
-/// filling the caches quickly, as the node engine turns its emulated disk off during warm-up)
-/// or on again (the throttle, and the page cache capped on what each node uses now).
-pub fn set_disk_limits(dir: &Path, on: bool) -> Result<(), String> {
+/// With disk limits, on node `node` (every node if `None`): switches them off (`false`: no
+/// read throttle, no page cache cap; for filling the caches quickly, as the node engine turns
+/// its emulated disk off during warm-up) or on (the throttle, and the page cache capped on
+/// what the node uses now: call it once the node is warm, since the JVM's own memory grows
+/// while it loads data and fills its caches). An error for a cluster without disk limits.
+pub fn set_disk_limits(dir: &Path, node: Option<u32>, on: bool) -> Result<(), String> {
     let c = CassandraCluster::load(dir)?;
     let Some(limits) = c.disk else {
-        return Ok(());
+        return Err(format!(
+            "the cluster in {} has no disk limits (cluster up --page-cache-mb M --disk-read-iops N)",
+            dir.display()
+        ));
     };
-    for n in &c.nodes {
+    if let Some(id) = node {
+        c.node(id)?;
+    }
+    for n in c.nodes.iter().filter(|n| node.is_none_or(|id| id == n.id)) {
         let g = NodeCgroup::of(dir, n.id);
         if on {
             g.throttle(&limits, &n.dir.join("data"))?;

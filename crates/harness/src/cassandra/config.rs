@@ -87,7 +87,10 @@ impl NodeSettings {
             return Err(format!("--row-cache-mb {}: must be in [0, {MAX_ROW_CACHE_MB}]", self.row_cache_mb));
         }
         if self.chunk_cache_mb > MAX_ROW_CACHE_MB {
-            return Err(format!("chunk cache {} MiB: must be in [0, {MAX_ROW_CACHE_MB}]", self.chunk_cache_mb));
+            return Err(format!(
+                "chunk cache {} MiB: must be in [0, {MAX_ROW_CACHE_MB}]",
+                self.chunk_cache_mb
+            ));
         }
         if let Some(d) = &self.disk {
             d.validate()?;
@@ -106,7 +109,11 @@ pub fn write_node_config(node_dir: &Path, id: u32, settings: &NodeSettings) -> R
     let nd = node_dir.display();
     // With disk limits every read of a data file goes through the page cache the cgroup caps
     // (no memory-mapped data or index files, whose pages the JVM would pin).
-    let disk_access_mode = if settings.disk.is_some() { "disk_access_mode: standard\n" } else { "" };
+    let disk_access_mode = if settings.disk.is_some() {
+        "disk_access_mode: standard\n"
+    } else {
+        ""
+    };
     let chunk_cache = match settings.chunk_cache_mb {
         0 => "file_cache_enabled: false\n".to_string(),
         mb => format!("file_cache_enabled: true\nfile_cache_size: {mb}MiB\n"),
@@ -166,7 +173,7 @@ fn write(path: &Path, text: &str) -> Result<(), String> {
 }
 
 /// The module exports and opens Cassandra needs on Java 17 (as its `jvm17-server.options`).
-const JAVA17_FLAGS: &[&str] = &[
+pub(crate) const JAVA17_FLAGS: &[&str] = &[
     "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED",
     "--add-exports=java.base/jdk.internal.ref=ALL-UNNAMED",
     "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED",

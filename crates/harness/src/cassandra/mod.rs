@@ -25,6 +25,6 @@ pub mod plugin;
 pub mod proxy;
 
 pub use cluster::{
-    disk_reads, down, engine_of, nodetool, pause, restart, set_delay, set_disk_limits, status, up, CassandraCluster,
-    CassandraNode, CassandraUp, Engine, NodeState,
+    disk_reads, down, engine_of, nodetool, pause, restart, set_delay, set_disk_limits, status, up, CassandraCluster, CassandraNode,
+    CassandraUp, Engine, NodeState,
 };

@@ -82,10 +82,7 @@ impl Observer {
             .get(node as usize)
             .ok_or_else(|| format!("node {node} is not in the cluster (0..{})", self.nodes.len().saturating_sub(1)))?;
         let mut st = Statement::new(cql);
-        st.set_load_balancing_policy(Some(SingleTargetLoadBalancingPolicy::new(
-            NodeIdentifier::NodeAddress(addr),
-            None,
-        )));
+        st.set_load_balancing_policy(Some(SingleTargetLoadBalancingPolicy::new(NodeIdentifier::NodeAddress(addr), None)));
         Ok(st)
     }
 
@@ -103,7 +100,15 @@ impl Observer {
             .into_rows_result()
             .map_err(|e| format!("node {node}: replica_lb_hwlb.node: {e}"))?;
         let (enabled, hit_rate, hits, misses, coordinated, local, remote) = rows
-            .maybe_first_row::<(Option<bool>, Option<f64>, Option<i64>, Option<i64>, Option<i64>, Option<i64>, Option<i64>)>()
+            .maybe_first_row::<(
+                Option<bool>,
+                Option<f64>,
+                Option<i64>,
+                Option<i64>,
+                Option<i64>,
+                Option<i64>,
+                Option<i64>,
+            )>()
             .map_err(|e| format!("node {node}: replica_lb_hwlb.node: {e}"))?
             .ok_or_else(|| format!("node {node}: replica_lb_hwlb.node has no row (is the plug-in installed?)"))?;
         let st = self.on_node(
@@ -150,7 +155,10 @@ impl Observer {
             self.set(node, "enabled", if enabled { "true" } else { "false" }).await?;
             let c = self.counters(node).await?;
             if c.hwlb_enabled != enabled {
-                return Err(format!("node {node}: the plug-in did not switch HWLB {}", if enabled { "on" } else { "off" }));
+                return Err(format!(
+                    "node {node}: the plug-in did not switch HWLB {}",
+                    if enabled { "on" } else { "off" }
+                ));
             }
         }
         Ok(())

@@ -104,6 +104,24 @@ impl PluginSettings {
     }
 }
 
+/// Switches the plug-in of the cluster in `dir` to `policy` at run time: every running node
+/// over CQL (the plug-in's writable settings table), and the cluster file, so that a node
+/// started again comes back with it. Nodes that do not answer keep their setting until they
+/// restart.
+pub fn switch(dir: &Path, policy: CoordinatorPolicy) -> Result<(), String> {
+    let mut c = super::CassandraCluster::load(dir)?;
+    c.record_coordinator_policy(dir, policy.as_str())?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    rt.block_on(async {
+        let observer =
+            super::observe::Observer::connect(c.nodes.len() as u32, crate::loadgen::cql::KEYSPACE, crate::loadgen::cql::TABLE).await?;
+        observer.set_hwlb(policy == CoordinatorPolicy::Hwlb).await
+    })
+}
+
 /// The plug-in's Maven project.
 pub fn project_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../java/hwlb-snitch")

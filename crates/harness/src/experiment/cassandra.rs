@@ -26,6 +26,7 @@ use crate::loadgen::cql::{self, CqlCompletion, CqlHooks, CqlTarget, KEYSPACE};
 use crate::loadgen::{BenchOptions, LoadOptions, Outcome};
 use metrics::{CacheOutcome, NodeSecond, ReadKind, RealStats, Recorder, RecorderConfig, RunMetrics, RunStats};
 use policy::ParamTable;
+use replica_lb_driver::hit_rates::HitRatePolling;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -103,7 +104,7 @@ pub fn prepare(
     let cluster = cassandra::up(&up, progress)?;
     progress(&format!("writing {} keys (CL=ALL)", plan.key_count));
     let rt = crate::loadgen::client_runtime(2)?;
-    let target = target(&cluster, cql::DRIVER_DEFAULT, &ParamTable::new(), plan.seed);
+    let target = target(&cluster, plan, cql::DRIVER_DEFAULT, &ParamTable::new());
     let out = rt.block_on(cql::load(
         &target,
         &LoadOptions {
@@ -128,13 +129,19 @@ pub fn prepare(
     Ok(cluster)
 }
 
-fn target(cluster: &CassandraCluster, policy: &str, params: &ParamTable, seed: u64) -> CqlTarget {
+fn target(cluster: &CassandraCluster, plan: &RealPlan, policy: &str, params: &ParamTable) -> CqlTarget {
     CqlTarget {
         contact_points: cluster.contact_points(),
         policy: policy.to_string(),
         params: params.clone(),
-        seed,
+        seed: plan.seed,
         replication_factor: 3,
+        // hwlb-client's tracker ticks as the scenario's nodes do.
+        hit_rates: Some(HitRatePolling {
+            tick: Duration::from_millis(plan.base.hit_rate_tick_ms),
+            window: Duration::from_millis(plan.base.hit_rate_window_ms),
+            ..HitRatePolling::default()
+        }),
     }
 }
 
@@ -149,7 +156,7 @@ fn bench_options(plan: &RealPlan, duration_s: f64, warmup: bool) -> BenchOptions
         timeout_ms: plan.timeout_ms,
         max_in_flight: 20_000,
         arrivals: plan.arrivals,
-        seed: plan.seed,
+        seed: if warmup { super::warmup_seed(plan.seed) } else { plan.seed },
         verify: false,
         zone: None,
     }
@@ -166,6 +173,9 @@ fn run_faults(plan: &RealPlan, dir: &Path, t0: Instant, progress: &mut dyn FnMut
         std::thread::sleep(at.saturating_duration_since(Instant::now()));
         let c = CassandraCluster::load(dir)?;
         let pid = c.node(step.node)?.pid;
+        if step.action != FaultAction::Start {
+            progress(&format!("t={:5.1} s: node {} {:?}", step.at_s, step.node, step.action));
+        }
         match step.action {
             FaultAction::Stop => send_signal(pid, Signal::Stop).map_err(|e| e.to_string())?,
             FaultAction::Cont => send_signal(pid, Signal::Cont).map_err(|e| e.to_string())?,
@@ -182,10 +192,10 @@ fn run_faults(plan: &RealPlan, dir: &Path, t0: Instant, progress: &mut dyn FnMut
                 restarted.get_or_insert((step.node as usize, back_s));
                 progress(&format!("t={back_s:5.1} s: node {} answers CQL again", step.node));
             }
+            // Started by the kill's restart, once the node was down for the fault's duration.
             FaultAction::Start => {}
             FaultAction::DiskFactor(_) => return Err("a Cassandra node has no emulated disk (fault kind \"slow\")".into()),
         }
-        progress(&format!("t={:5.1} s: node {} {:?}", step.at_s, step.node, step.action));
         i += 1;
     }
     Ok(restarted)
@@ -266,25 +276,32 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
                     run.label
                 ));
             }
-            let observer = rt.block_on(Observer::connect(plan.nodes, KEYSPACE, cql::TABLE))?;
-            rt.block_on(observer.set_hwlb(*policy == CoordinatorPolicy::Hwlb))?;
-            progress(&format!("{}: HWLB {} on every coordinator", run.label, if *policy == CoordinatorPolicy::Hwlb { "on" } else { "off" }));
+            plugin::switch(dir, *policy)?;
+            progress(&format!("{}: the plug-in runs {} at every coordinator", run.label, policy.as_str()));
             (cql::DRIVER_DEFAULT, ParamTable::new())
         }
     };
-    let t = target(&cluster, client, &params, plan.seed);
+    let t = target(&cluster, plan, client, &params);
     if plan.warmup_s > 0.0 {
         // Fill the caches quickly: no read throttle and no page cache cap meanwhile.
-        cassandra::set_disk_limits(dir, false)?;
+        if cluster.disk.is_some() {
+            cassandra::set_disk_limits(dir, None, false)?;
+        }
         progress(&format!(
             "{}: warming up {:.0} s at CL={}{}",
             run.label,
             plan.warmup_s,
             plan.warmup_cl.as_str().to_uppercase(),
-            if cluster.disk.is_some() { " (disk limits off meanwhile)" } else { "" }
+            if cluster.disk.is_some() {
+                " (disk limits off meanwhile)"
+            } else {
+                ""
+            }
         ));
         cql::bench(rt.handle(), &t, &bench_options(plan, plan.warmup_s, true), &mut |_| {})?;
-        cassandra::set_disk_limits(dir, true)?;
+        if cluster.disk.is_some() {
+            cassandra::set_disk_limits(dir, None, true)?;
+        }
     }
     let mut rec = Recorder::new(RecorderConfig {
         nodes: plan.nodes as usize,

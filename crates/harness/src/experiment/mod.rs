@@ -21,8 +21,8 @@
 
 pub mod cassandra;
 pub mod plan;
-pub mod series;
 mod sampler;
+pub mod series;
 
 use crate::launcher::{self, ClusterFile, NodeCommand, UpOptions};
 use crate::loadgen::{self, Arrivals, BenchHooks, BenchOptions, ClientPolicy, Completion, LoadOptions, Outcome};
@@ -106,6 +106,12 @@ pub struct RealPlan {
     /// Each node's NIC speed, bits per second in each direction (`network.nic_gbps`), for the
     /// busiest second's utilisation; `None`: not given (utilisation is then 0).
     pub nic_bits_per_s: Option<f64>,
+}
+
+/// The seed of a run's unmeasured warm-up: not the measured run's, whose keys would otherwise
+/// repeat the warm-up's in the same order (every one of them freshly cached).
+pub fn warmup_seed(seed: u64) -> u64 {
+    seed ^ 0x5eed
 }
 
 /// The policies of one run.
@@ -464,12 +470,12 @@ fn measure(
         if slow {
             set_disk_everywhere(file, false)?;
         }
-        let mut warm_choice = ClientPolicy::new(None, &ParamTable::new(), plan.seed ^ 0x5eed)?;
+        let mut warm_choice = ClientPolicy::new(None, &ParamTable::new(), warmup_seed(plan.seed))?;
         let r = loadgen::bench(
             rt.handle(),
             &client,
             &mut warm_choice,
-            &bench_opts(plan.warmup_cl, plan.warmup_s, plan.seed ^ 0x5eed),
+            &bench_opts(plan.warmup_cl, plan.warmup_s, warmup_seed(plan.seed)),
             &mut |_| {},
         )?;
         if slow {

@@ -20,15 +20,18 @@ use super::keys::{key_bytes, value_for};
 use super::report::{BenchReport, LatencySummary, Second, SecondReport};
 use super::{check_bench_options, BenchOptions, LoadOptions, LoadOutcome, MultiMode, MultiOptions, Outcome, Schedule};
 use metrics::{LatencyHistogram, MultiSummary};
+use policy::hwlb::policy::CLIENT_NAME as HWLB_CLIENT;
 use policy::{ConsistencyLevel, ParamTable, ParamValue};
+use replica_lb_driver::hit_rates::{HitRatePoller, HitRatePolling};
 use replica_lb_driver::{AdapterStats, ReplicaLbPolicy};
 use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
 use scylla::errors::{DbError, ExecutionError, RequestAttemptError};
-use scylla::policies::load_balancing::DefaultPolicy;
+use scylla::policies::load_balancing::{DefaultPolicy, NodeIdentifier, SingleTargetLoadBalancingPolicy};
 use scylla::response::query_result::QueryResult;
 use scylla::statement::prepared::PreparedStatement;
+use scylla::statement::unprepared::Statement;
 use scylla::statement::Consistency;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -58,13 +61,26 @@ pub struct CqlTarget {
     pub seed: u64,
     /// Replication factor of the keyspace `load` creates.
     pub replication_factor: u32,
+    /// For `hwlb-client`: how the nodes' hit rates are polled off the request path
+    /// ([`replica_lb_driver::hit_rates`]); `None` = the published tracker on the row cache.
+    pub hit_rates: Option<HitRatePolling>,
 }
 
-/// A connected session with its policy.
+/// A connected session with its policy (and, for `hwlb-client`, the hit-rate poller, stopped
+/// when the session is dropped).
 pub struct CqlSession {
-    session: Session,
+    session: Arc<Session>,
     adapter: Option<Arc<ReplicaLbPolicy>>,
     policy: String,
+    poller: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for CqlSession {
+    fn drop(&mut self) {
+        if let Some(p) = self.poller.take() {
+            p.abort();
+        }
+    }
 }
 
 fn consistency(cl: ConsistencyLevel) -> Consistency {
@@ -115,10 +131,21 @@ pub async fn connect(target: &CqlTarget, cl: ConsistencyLevel, timeout: Duration
             )
         })?
         .map_err(|e| format!("cannot connect to {}: {e}", list(&target.contact_points)))?;
+    let session = Arc::new(session);
+    // hwlb-client learns every node's hit rate off the request path.
+    let poller = match &adapter {
+        Some(policy) if target.policy == HWLB_CLIENT => {
+            let opts = target.hit_rates.clone().unwrap_or_default();
+            let poller = HitRatePoller::new(opts).map_err(|e| format!("hit-rate polling: {e}"))?;
+            Some(tokio::spawn(poller.run(session.clone(), policy.clone())))
+        }
+        _ => None,
+    };
     Ok(CqlSession {
         session,
         adapter,
         policy: target.policy.clone(),
+        poller,
     })
 }
 
@@ -161,7 +188,32 @@ async fn schema(s: &Session, rf: u32) -> Result<(), String> {
     .await
     .map_err(|e| format!("cannot create table {KEYSPACE}.kv: {e}"))?;
     s.await_schema_agreement().await.map_err(|e| format!("schema agreement: {e}"))?;
+    table_everywhere(s).await?;
     s.refresh_metadata().await.map_err(|e| format!("metadata refresh: {e}"))?;
+    Ok(())
+}
+
+/// Waits until every node knows the table (schema agreement as the driver sees it can come
+/// before a busy node has applied the change, and a write there would then fail).
+async fn table_everywhere(s: &Session) -> Result<(), String> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for node in s.get_cluster_state().get_nodes_info() {
+        loop {
+            let mut st = Statement::new("SELECT table_name FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?");
+            st.set_load_balancing_policy(Some(SingleTargetLoadBalancingPolicy::new(NodeIdentifier::Node(node.clone()), None)));
+            let known = match s.query_unpaged(st, (KEYSPACE, TABLE)).await.map(|r| r.into_rows_result()) {
+                Ok(Ok(rows)) => rows.rows_num() > 0,
+                _ => false,
+            };
+            if known {
+                break;
+            }
+            if Instant::now() > deadline {
+                return Err(format!("node {} did not learn table {KEYSPACE}.{TABLE} within 60 s", node.address));
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
     Ok(())
 }
 
@@ -173,7 +225,7 @@ pub async fn load(target: &CqlTarget, opts: &LoadOptions) -> Result<LoadOutcome,
     let cs = connect(target, opts.cl, Duration::from_millis(opts.timeout_ms as u64)).await?;
     schema(&cs.session, target.replication_factor).await?;
     let write = Arc::new(prepare(&cs.session, &format!("INSERT INTO {KEYSPACE}.kv (k, v) VALUES (?, ?)")).await?);
-    let session = Arc::new(cs.session);
+    let session = cs.session.clone();
     let start = Instant::now();
     let mut out = LoadOutcome {
         written: 0,
@@ -418,7 +470,7 @@ fn run(
         }))
     })?;
     let mut keys = Vec::new();
-    let session = Arc::new(cs.session);
+    let session = cs.session.clone();
     let (tx, rx) = mpsc::channel::<Done>();
     let start = hooks.start.unwrap_or_else(Instant::now);
     let mut schedule = Schedule::new(opts, start);

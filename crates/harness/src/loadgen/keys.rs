@@ -1,7 +1,9 @@
 //! Keys, values and key-popularity models of the load generator.
 //!
 //! Keys are the decimal numbers `0..N-1` as text (easy to type into grpcurl); the value of key
-//! `i` is a fixed pattern (`v<i>:` repeated, cut to the size), so a reader can check it.
+//! `i` starts with `v<i>:` and goes on with bytes drawn from a generator seeded by `i`, cut to
+//! the size: a reader can check it, and a store that compresses its files (Cassandra) cannot
+//! shrink it, so the data on disk is as large as the values written.
 
 use bytes::Bytes;
 use workload::{KeyPattern, KeySpec};
@@ -13,11 +15,18 @@ pub fn key_bytes(i: u64) -> Bytes {
 
 /// The value written for key `i`, `len` bytes long.
 pub fn value_for(i: u64, len: usize) -> Bytes {
-    let unit = format!("v{i}:");
     let mut v = Vec::with_capacity(len);
+    v.extend(format!("v{i}:").bytes().take(len));
+    // splitmix64 seeded by the key: the same bytes for the same key, every time.
+    let mut state = i ^ 0x5eed_0f_7a_1e_5eed;
     while v.len() < len {
-        let take = (len - v.len()).min(unit.len());
-        v.extend_from_slice(&unit.as_bytes()[..take]);
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        let take = (len - v.len()).min(8);
+        v.extend_from_slice(&z.to_le_bytes()[..take]);
     }
     Bytes::from(v)
 }
@@ -58,9 +67,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn values_are_checkable() {
-        assert_eq!(&value_for(7, 7)[..], b"v7:v7:v");
+    fn values_are_checkable_and_do_not_compress() {
+        assert_eq!(&value_for(7, 3)[..], b"v7:");
+        assert_eq!(&value_for(7, 2)[..], b"v7");
         assert_eq!(value_for(7, 0).len(), 0);
+        assert_eq!(value_for(7, 1000), value_for(7, 1000), "the same bytes every time");
+        assert_ne!(value_for(7, 1000)[3..], value_for(8, 1000)[3..]);
+        assert_eq!(value_for(7, 1000)[..500], value_for(7, 500)[..], "a shorter value is a prefix");
+        // No repeating pattern: as many distinct bytes as random bytes have.
+        let v = value_for(123, 4096);
+        let distinct = v.iter().collect::<std::collections::BTreeSet<_>>().len();
+        assert!(distinct > 250, "{distinct} distinct byte values");
         assert_eq!(&key_bytes(42)[..], b"42");
     }
 

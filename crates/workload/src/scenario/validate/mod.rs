@@ -198,7 +198,11 @@ coordinator = "naive"
         let s = parse(MINIMAL, "x").unwrap();
         assert_eq!(s.cassandra, CassandraModel::default());
         let with = |body: &str| format!("{MINIMAL}[cassandra]\n{body}");
-        let s = parse(&with("row_cache_mb = 24\nchunk_cache_mb = 0\npage_cache_mb = 16\ndisk_read_iops = 300\n"), "x").unwrap();
+        let s = parse(
+            &with("row_cache_mb = 24\nchunk_cache_mb = 0\npage_cache_mb = 16\ndisk_read_iops = 300\n"),
+            "x",
+        )
+        .unwrap();
         assert_eq!(
             s.cassandra,
             CassandraModel {

@@ -340,7 +340,10 @@ pub(super) fn feedback(cx: &Ctx, raw: &RawScenario) -> Res<FeedbackModel> {
         gossip_heartbeat: match (f.gossip_heartbeat, f.gossip) {
             (Some(true), Some(true)) => true,
             (Some(true), _) => {
-                return cx.err(raw.feedback.as_ref().map_or(0..0, |s| s.span()), "feedback.gossip_heartbeat needs feedback.gossip = true")
+                return cx.err(
+                    raw.feedback.as_ref().map_or(0..0, |s| s.span()),
+                    "feedback.gossip_heartbeat needs feedback.gossip = true",
+                )
             }
             _ => false,
         },
