@@ -381,10 +381,13 @@ fn run_cassandra(args: ExperimentArgs) -> CliResult {
     };
     let _down = CassandraDown(cluster_dir.clone());
     let mut progress = |line: &str| eprintln!("{line}");
-    let plugin = runs
-        .iter()
-        .any(|r| matches!(r.chooser, Chooser::Coordinator(_)))
-        .then(|| cass_exp::plugin_settings(&plan));
+    let plugin = match runs.iter().any(|r| matches!(r.chooser, Chooser::Coordinator(_))) {
+        true => {
+            let hwlb = scenario.policy.params.get("hwlb").cloned().unwrap_or_default();
+            Some(cass_exp::plugin_settings(&plan, &hwlb).map_err(|e| CliError::usage(format!("{path}: {e}")))?)
+        }
+        false => None,
+    };
     let settings = cass_exp::node_settings(&scenario.cassandra);
     cass_exp::prepare(&plan, settings, plugin.as_ref(), &cluster_dir, &mut progress).map_err(CliError::failed)?;
     let mut real: Vec<RunMetrics> = Vec::new();
@@ -394,8 +397,9 @@ fn run_cassandra(args: ExperimentArgs) -> CliResult {
         real.push(m);
         write_real(&scenario, &specs, &real, sim_results.as_deref(), &out, Engine::Cassandra)?;
     }
-    let coordinator_runs = runs.iter().any(|r| matches!(r.chooser, Chooser::Coordinator(_)));
-    let table = if coordinator_runs {
+    // With the nodes' cache counters (the plug-in, or a row cache), the cold-restart table.
+    let cache_counted = plugin.is_some() || scenario.cassandra.row_cache_mb > 0;
+    let table = if cache_counted {
         compare_table(&real, sim_results.as_deref())
     } else {
         tail_table(&real, sim_results.as_deref())

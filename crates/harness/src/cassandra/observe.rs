@@ -39,8 +39,24 @@ pub struct NodeCounters {
     pub hwlb_enabled: bool,
 }
 
+/// Where the cache counters come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The replica-lb plug-in's row (the cache it measures, its coordinator counters).
+    Plugin,
+    /// Cassandra's row cache counters (`system_views.caches`), on a cluster without the
+    /// plug-in. Which reads a node coordinated is not known then: with `every_read_local`
+    /// (CL=ONE, where a coordinator that is a replica reads itself) every read counts as the
+    /// node's own, otherwise as a replica read.
+    RowCache {
+        /// Whether every read a node executed is one it coordinated.
+        every_read_local: bool,
+    },
+}
+
 /// A session that queries single nodes of a cluster.
 pub struct Observer {
+    source: Source,
     session: Session,
     /// Where the driver reaches each node (by node id).
     nodes: Vec<SocketAddr>,
@@ -53,8 +69,8 @@ const QUERY_TIMEOUT: Duration = Duration::from_millis(800);
 
 impl Observer {
     /// Connects to the cluster of `nodes` nodes (client addresses `client_addr(0..nodes)`),
-    /// observing reads of `keyspace.table`.
-    pub async fn connect(nodes: u32, keyspace: &str, table: &str) -> Result<Observer, String> {
+    /// observing reads of `keyspace.table` with counters from `source`.
+    pub async fn connect(nodes: u32, keyspace: &str, table: &str, source: Source) -> Result<Observer, String> {
         let addrs: Vec<SocketAddr> = (0..nodes).map(client_addr).collect();
         let profile = ExecutionProfile::builder()
             .consistency(Consistency::One)
@@ -69,6 +85,7 @@ impl Observer {
             .map_err(|_| "the cluster did not answer within 20 s".to_string())?
             .map_err(|e| format!("cannot connect to the cluster: {e}"))?;
         Ok(Observer {
+            source,
             session,
             nodes: addrs,
             keyspace: keyspace.into(),
@@ -88,6 +105,58 @@ impl Observer {
 
     /// Node `node`'s counters now.
     pub async fn counters(&self, node: u32) -> Result<NodeCounters, String> {
+        let table_reads = self.table_reads(node).await?;
+        match self.source {
+            Source::Plugin => self.plugin_counters(node, table_reads).await,
+            Source::RowCache { every_read_local } => {
+                let st = self.on_node(node, "SELECT hit_count, request_count FROM system_views.caches WHERE name = 'rows'")?;
+                let (hits, requests) = self
+                    .session
+                    .query_unpaged(st, ())
+                    .await
+                    .map_err(|e| format!("node {node}: system_views.caches: {e}"))?
+                    .into_rows_result()
+                    .map_err(|e| format!("node {node}: system_views.caches: {e}"))?
+                    .maybe_first_row::<(Option<i64>, Option<i64>)>()
+                    .map_err(|e| format!("node {node}: system_views.caches: {e}"))?
+                    .unwrap_or((None, None));
+                let (hits, requests) = (hits.unwrap_or(0).max(0) as u64, requests.unwrap_or(0).max(0) as u64);
+                let own = if every_read_local { table_reads } else { 0 };
+                Ok(NodeCounters {
+                    cache_hits: hits,
+                    cache_misses: requests.saturating_sub(hits),
+                    coordinated: own,
+                    local_reads: own,
+                    remote_reads: 0,
+                    table_reads,
+                    hit_rate: if requests > 0 { hits as f64 / requests as f64 } else { 0.0 },
+                    hwlb_enabled: false,
+                })
+            }
+        }
+    }
+
+    /// Reads node `node` executed on the observed table (Cassandra's count).
+    async fn table_reads(&self, node: u32) -> Result<u64, String> {
+        let st = self.on_node(
+            node,
+            "SELECT count FROM system_views.local_read_latency WHERE keyspace_name = ? AND table_name = ?",
+        )?;
+        let reads = self
+            .session
+            .query_unpaged(st, (&self.keyspace, &self.table))
+            .await
+            .map_err(|e| format!("node {node}: local_read_latency: {e}"))?
+            .into_rows_result()
+            .map_err(|e| format!("node {node}: local_read_latency: {e}"))?
+            .maybe_first_row::<(Option<i64>,)>()
+            .map_err(|e| format!("node {node}: local_read_latency: {e}"))?
+            .and_then(|(c,)| c)
+            .unwrap_or(0);
+        Ok(reads.max(0) as u64)
+    }
+
+    async fn plugin_counters(&self, node: u32, table_reads: u64) -> Result<NodeCounters, String> {
         let st = self.on_node(
             node,
             "SELECT enabled, hit_rate, cache_hits, cache_misses, reads_coordinated, local_reads, remote_reads FROM replica_lb_hwlb.node",
@@ -111,21 +180,6 @@ impl Observer {
             )>()
             .map_err(|e| format!("node {node}: replica_lb_hwlb.node: {e}"))?
             .ok_or_else(|| format!("node {node}: replica_lb_hwlb.node has no row (is the plug-in installed?)"))?;
-        let st = self.on_node(
-            node,
-            "SELECT count FROM system_views.local_read_latency WHERE keyspace_name = ? AND table_name = ?",
-        )?;
-        let reads = self
-            .session
-            .query_unpaged(st, (&self.keyspace, &self.table))
-            .await
-            .map_err(|e| format!("node {node}: local_read_latency: {e}"))?
-            .into_rows_result()
-            .map_err(|e| format!("node {node}: local_read_latency: {e}"))?
-            .maybe_first_row::<(Option<i64>,)>()
-            .map_err(|e| format!("node {node}: local_read_latency: {e}"))?
-            .and_then(|(c,)| c)
-            .unwrap_or(0);
         let n = |v: Option<i64>| v.unwrap_or(0).max(0) as u64;
         Ok(NodeCounters {
             cache_hits: n(hits),
@@ -133,7 +187,7 @@ impl Observer {
             coordinated: n(coordinated),
             local_reads: n(local),
             remote_reads: n(remote),
-            table_reads: reads.max(0) as u64,
+            table_reads,
             hit_rate: hit_rate.unwrap_or(0.0),
             hwlb_enabled: enabled.unwrap_or(false),
         })

@@ -57,7 +57,13 @@ pub struct PluginSettings {
     pub window_ms: u64,
     /// The consistency level reads use (the snitch is not told it; see the plug-in's docs).
     pub read_cl: String,
+    /// `hwlb` parameters the plug-in shares with the Rust policy (`hit_rate_cap`,
+    /// `min_spread`, `stale_after_ms`, `stale_rate`), as system properties.
+    pub params: Vec<(String, String)>,
 }
+
+/// The `hwlb` parameters the plug-in takes (the rest are the Rust policy's only).
+pub const PLUGIN_PARAMS: [&str; 4] = ["hit_rate_cap", "min_spread", "stale_after_ms", "stale_rate"];
 
 impl PluginSettings {
     /// The published tracker, reads at QUORUM.
@@ -67,7 +73,29 @@ impl PluginSettings {
             tick_ms: 10_000,
             window_ms: 60_000,
             read_cl: "QUORUM".into(),
+            params: Vec::new(),
         }
+    }
+
+    /// Takes over `hwlb` parameter overrides (already checked against the Rust policy's
+    /// declared parameters); one the plug-in does not implement is refused, naming it.
+    pub fn with_params(mut self, overrides: &policy::ParamTable) -> Result<Self, String> {
+        for (name, value) in overrides {
+            if !PLUGIN_PARAMS.contains(&name.as_str()) {
+                return Err(format!(
+                    "hwlb parameter '{name}' is the simulator's and the node cluster's only; inside Cassandra the plug-in takes {}",
+                    PLUGIN_PARAMS.join(", ")
+                ));
+            }
+            let text = match value {
+                policy::ParamValue::Int(v) => v.to_string(),
+                policy::ParamValue::Float(v) => v.to_string(),
+                policy::ParamValue::Bool(v) => v.to_string(),
+                policy::ParamValue::Text(v) => v.clone(),
+            };
+            self.params.push((name.clone(), text));
+        }
+        Ok(self)
     }
 
     /// Checks the values, naming a bad one and what is allowed.
@@ -100,6 +128,8 @@ impl PluginSettings {
             format!("replica_lb.hwlb.window_ms={}", self.window_ms),
             format!("replica_lb.hwlb.read_cl={}", self.read_cl),
         ]);
+        base.system_properties
+            .extend(self.params.iter().map(|(name, value)| format!("replica_lb.hwlb.{name}={value}")));
         Ok(base)
     }
 }
@@ -116,8 +146,13 @@ pub fn switch(dir: &Path, policy: CoordinatorPolicy) -> Result<(), String> {
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     rt.block_on(async {
-        let observer =
-            super::observe::Observer::connect(c.nodes.len() as u32, crate::loadgen::cql::KEYSPACE, crate::loadgen::cql::TABLE).await?;
+        let observer = super::observe::Observer::connect(
+            c.nodes.len() as u32,
+            crate::loadgen::cql::KEYSPACE,
+            crate::loadgen::cql::TABLE,
+            super::observe::Source::Plugin,
+        )
+        .await?;
         observer.set_hwlb(policy == CoordinatorPolicy::Hwlb).await
     })
 }
@@ -222,6 +257,20 @@ mod tests {
         s.window_ms = 60_000;
         s.read_cl = "EACH_QUORUM".into();
         assert!(s.validate().unwrap_err().contains("'EACH_QUORUM'"));
+    }
+
+    #[test]
+    fn shared_parameters_become_system_properties_and_the_others_are_refused() {
+        let mut t = policy::ParamTable::new();
+        t.insert("stale_after_ms".into(), policy::ParamValue::Float(3000.0));
+        let s = PluginSettings::new(CoordinatorPolicy::Hwlb).with_params(&t).unwrap();
+        let installed = s.install(NodeSettings::default(), PathBuf::from("/j.jar")).unwrap();
+        assert!(installed
+            .system_properties
+            .contains(&"replica_lb.hwlb.stale_after_ms=3000".to_string()));
+        t.insert("warmup_reads".into(), policy::ParamValue::Float(1.0));
+        let e = PluginSettings::new(CoordinatorPolicy::Hwlb).with_params(&t).unwrap_err();
+        assert!(e.contains("'warmup_reads'") && e.contains("stale_rate"), "{e}");
     }
 
     #[test]

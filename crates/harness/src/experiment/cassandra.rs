@@ -18,7 +18,7 @@
 
 use super::series::{self, Cumulative, Samples};
 use super::{FaultAction, RealPlan};
-use crate::cassandra::observe::{NodeCounters, Observer};
+use crate::cassandra::observe::{NodeCounters, Observer, Source};
 use crate::cassandra::plugin::{self, CoordinatorPolicy, PluginSettings};
 use crate::cassandra::{self, cgroup::DiskLimits, config::NodeSettings, CassandraCluster, CassandraUp};
 use crate::launcher::{send_signal, Signal};
@@ -68,14 +68,16 @@ pub fn node_settings(model: &CassandraModel) -> NodeSettings {
 }
 
 /// The plug-in settings for a plan whose runs include coordinator policies: the scenario's
-/// hit-rate tracker and consistency level, HWLB off until a run switches it on.
-pub fn plugin_settings(plan: &RealPlan) -> PluginSettings {
+/// hit-rate tracker, consistency level and `hwlb` parameters, HWLB off until a run switches it
+/// on.
+pub fn plugin_settings(plan: &RealPlan, hwlb_params: &ParamTable) -> Result<PluginSettings, String> {
     PluginSettings {
         tick_ms: plan.base.hit_rate_tick_ms,
         window_ms: plan.base.hit_rate_window_ms,
         read_cl: plan.cl.as_str().to_uppercase(),
         ..PluginSettings::new(CoordinatorPolicy::Naive)
     }
+    .with_params(hwlb_params)
 }
 
 /// Starts the cluster for `plan` in `dir` with `settings` (and the plug-in when given), writes
@@ -228,12 +230,12 @@ impl Cumulative for NodeCounters {
 }
 
 /// Reads every node's counters at t0, t0 + 1 s, ..., t0 + `duration_s` s (or until `stop`).
-fn sample(nodes: u32, t0: Instant, duration_s: u32, stop: &AtomicBool) -> Result<Samples<NodeCounters>, String> {
+fn sample(nodes: u32, source: Source, t0: Instant, duration_s: u32, stop: &AtomicBool) -> Result<Samples<NodeCounters>, String> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the sampler's runtime: {e}"))?;
-    let observer = std::sync::Arc::new(rt.block_on(Observer::connect(nodes, KEYSPACE, cql::TABLE))?);
+    let observer = std::sync::Arc::new(rt.block_on(Observer::connect(nodes, KEYSPACE, cql::TABLE, source))?);
     let mut out = Vec::with_capacity(duration_s as usize + 1);
     for k in 0..=duration_s {
         let at = t0 + Duration::from_secs(u64::from(k));
@@ -308,7 +310,16 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
         duration_s: plan.duration_s,
         phases: plan.phases.clone(),
     })?;
-    let coordinator_run = matches!(run.chooser, Chooser::Coordinator(_));
+    // Per node counters: the plug-in's, or with a row cache Cassandra's own (which then do
+    // not say which reads a node coordinated, except at CL=ONE, where it read them itself);
+    // without either, each read counts at the coordinator that answered it.
+    let source = match (cluster.coordinator_policy.is_some(), cluster.row_cache_mb > 0) {
+        (true, _) => Some(Source::Plugin),
+        (false, true) => Some(Source::RowCache {
+            every_read_local: plan.cl == policy::ConsistencyLevel::One,
+        }),
+        (false, false) => None,
+    };
     let index: Vec<_> = cluster.contact_points();
     let t0 = Instant::now() + Duration::from_millis(200);
     let stop = AtomicBool::new(false);
@@ -322,7 +333,8 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
     ));
     let (report, faults, samples) = std::thread::scope(|scope| {
         let injector = scope.spawn(|| run_faults(plan, dir, t0, &mut |l| eprintln!("{label}: {l}")));
-        let sampler = coordinator_run.then(|| scope.spawn(|| sample(plan.nodes, t0, plan.duration_s, &stop)));
+        let stop = &stop;
+        let sampler = source.map(|source| scope.spawn(move || sample(plan.nodes, source, t0, plan.duration_s, stop)));
         let mut on_done = |c: &CqlCompletion| {
             let Some(intended_ns) = c.intended.checked_duration_since(t0).map(|d| d.as_nanos() as u64) else {
                 return;
@@ -332,8 +344,8 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
             match c.outcome {
                 Outcome::Ok => {
                     rec.completed(finished_ns, finished_ns.saturating_sub(intended_ns));
-                    // Client runs: the coordinator the client chose served the read (CL=ONE).
-                    if !coordinator_run {
+                    // Not sampled: the coordinator the client chose served the read (CL=ONE).
+                    if source.is_none() {
                         if let Some(n) = c.coordinator.and_then(|a| index.iter().position(|x| *x == a)) {
                             rec.read(finished_ns, n, ReadKind::Local, CacheOutcome::NoCache);
                         }
@@ -395,4 +407,57 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
         m.summary.latency_ms.p999
     ));
     Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(hits: u64, misses: u64, local: u64, remote: u64, table: u64) -> NodeCounters {
+        NodeCounters {
+            cache_hits: hits,
+            cache_misses: misses,
+            coordinated: local,
+            local_reads: local,
+            remote_reads: remote,
+            table_reads: table,
+            hit_rate: 0.0,
+            hwlb_enabled: true,
+        }
+    }
+
+    #[test]
+    fn a_nodes_second_splits_its_reads_into_its_own_and_other_coordinators() {
+        let before = at(100, 20, 50, 50, 120);
+        let now = at(180, 40, 90, 100, 220);
+        assert!(now.follows(&before));
+        let s = now.since(&before);
+        assert_eq!((s.reads, s.cache_hits, s.cache_misses), (100, 80, 20));
+        assert_eq!((s.local_reads, s.remote_reads, s.replica_reads), (40, 50, 60));
+        // A restarted node's counters start again: it does not follow.
+        assert!(!at(5, 5, 2, 2, 10).follows(&before));
+        // Its own reads never exceed what it executed (counters read a moment apart).
+        let odd = at(180, 40, 200, 100, 220).since(&before);
+        assert!(odd.local_reads <= odd.reads && odd.replica_reads == odd.reads - odd.local_reads);
+    }
+
+    #[test]
+    fn node_settings_follow_the_scenarios_cassandra_section() {
+        let m = CassandraModel {
+            heap_mb: 1024,
+            row_cache_mb: 12,
+            chunk_cache_mb: 0,
+            disk: Some((8, 220)),
+        };
+        let s = node_settings(&m);
+        assert_eq!((s.heap_mb, s.row_cache_mb, s.chunk_cache_mb), (1024, 12, 0));
+        assert_eq!(
+            s.disk,
+            Some(DiskLimits {
+                page_cache_mb: 8,
+                read_iops: 220
+            })
+        );
+        assert!(node_settings(&CassandraModel::default()).disk.is_none());
+    }
 }
