@@ -4,7 +4,7 @@
 use crate::cluster_cmd::{ClusterCommand, UpArgs};
 use crate::error::{CliError, CliResult};
 use harness::cassandra::cgroup::DiskLimits;
-use harness::cassandra::plugin::{self, CoordinatorPolicy, PluginSettings};
+use harness::cassandra::plugin::{self, CoordinatorPolicy, PluginSettings, PluginState};
 use harness::cassandra::{self, config::NodeSettings, CassandraUp};
 use harness::launcher::{check_fault_s, send_signal, Signal};
 use std::path::PathBuf;
@@ -103,19 +103,45 @@ pub fn run(cmd: ClusterCommand) -> CliResult {
     match cmd {
         ClusterCommand::Status(a) => {
             let nodes = cassandra::status(&a.dir).map_err(CliError::failed)?;
+            // The plug-in's view, where it runs; nodes that do not answer show none.
+            let with_plugin = cassandra::CassandraCluster::load(&a.dir)
+                .map_err(CliError::failed)?
+                .coordinator_policy
+                .is_some();
+            let plugin: Vec<Option<PluginState>> = if with_plugin && nodes.iter().any(|n| n.cql) {
+                plugin::states(&a.dir).map_err(CliError::failed)?
+            } else {
+                vec![None; nodes.len()]
+            };
             if a.json {
+                #[derive(serde::Serialize)]
+                struct Row<'a> {
+                    #[serde(flatten)]
+                    node: &'a cassandra::NodeState,
+                    #[serde(skip_serializing_if = "Option::is_none")]
+                    plugin: Option<&'a PluginState>,
+                }
+                let rows: Vec<Row> = nodes
+                    .iter()
+                    .zip(&plugin)
+                    .map(|(node, p)| Row { node, plugin: p.as_ref() })
+                    .collect();
                 println!(
                     "{}",
-                    serde_json::to_string_pretty(&nodes).map_err(|e| CliError::failed(e.to_string()))?
+                    serde_json::to_string_pretty(&rows).map_err(|e| CliError::failed(e.to_string()))?
                 );
                 return Ok(());
             }
-            println!(
+            print!(
                 "{:<6}{:<9}{:<10}{:<6}{:<18}{:>9}",
                 "node", "pid", "state", "cql", "address", "delay ms"
             );
-            for n in nodes {
-                println!(
+            if with_plugin {
+                print!("  {:<7}{:>9}{:>13}", "order", "hit rate", "coordinated");
+            }
+            println!();
+            for (n, p) in nodes.iter().zip(&plugin) {
+                print!(
                     "{:<6}{:<9}{:<10}{:<6}{:<18}{:>9}",
                     n.id,
                     n.pid,
@@ -124,6 +150,17 @@ pub fn run(cmd: ClusterCommand) -> CliResult {
                     n.address.to_string(),
                     n.delay_ms
                 );
+                match p {
+                    Some(p) => print!(
+                        "  {:<7}{:>9.3}{:>13}",
+                        if p.hwlb_enabled { "hwlb" } else { "naive" },
+                        p.hit_rate,
+                        p.reads_coordinated
+                    ),
+                    None if with_plugin => print!("  {:<7}{:>9}{:>13}", "-", "-", "-"),
+                    None => {}
+                }
+                println!();
             }
             Ok(())
         }

@@ -15,8 +15,9 @@
 //!   (Cassandra's own counters) equal the times the coordinators put it among the first k, and
 //!   all of them together are exactly k per read, so no read contacted a replica twice or too
 //!   few (with speculative retry off, a QUORUM read is one data and one digest read);
-//! - `cluster switch --coordinator-policy naive` turns HWLB off at run time: no more draws, and
-//!   every coordinator reads locally first, as Cassandra without the plug-in.
+//! - `cluster switch --coordinator-policy naive` turns HWLB off at run time (and `cluster status`
+//!   shows it): no more draws, and every coordinator reads locally first, as Cassandra without
+//!   the plug-in.
 //! The cluster listens on loopback only and is stopped even when the test fails.
 
 use scylla::client::session::Session;
@@ -298,8 +299,13 @@ fn hwlb_inside_cassandra_draws_replicas_as_its_rows_and_cassandra_reads_them() {
         assert_eq!(a.draws, b.draws, "coordinator {c} drew with HWLB off");
         assert_eq!(a.local_reads - b.local_reads, calls, "coordinator {c} not first in its own order");
     }
-    let status = run(&["cluster", "status", "--dir", &d, "--json"]);
-    assert!(status.contains("running"), "{status}");
+    // `cluster status` shows every node running with the plug-in's order switched to naive.
+    let status: serde_json::Value = serde_json::from_str(&run(&["cluster", "status", "--dir", &d, "--json"])).unwrap();
+    for n in status.as_array().unwrap() {
+        assert_eq!(n["state"], "running", "{n}");
+        assert_eq!(n["plugin"]["hwlb_enabled"], false, "{n}");
+        assert!(n["plugin"]["reads_coordinated"].as_u64().unwrap() > 100, "{n}");
+    }
     run(&["cluster", "down", "--dir", &d]);
     drop(cluster);
     let _ = std::fs::remove_dir_all(&dir);

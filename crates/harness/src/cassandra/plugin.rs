@@ -157,6 +157,54 @@ pub fn switch(dir: &Path, policy: CoordinatorPolicy) -> Result<(), String> {
     })
 }
 
+/// What one node's plug-in reports, for `cluster status`.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PluginState {
+    /// Whether the node orders replicas by HWLB (`false`: Cassandra's own order, `naive`).
+    pub hwlb_enabled: bool,
+    /// The hit rate it measures and gossips.
+    pub hit_rate: f64,
+    /// Reads it coordinated since it started.
+    pub reads_coordinated: u64,
+    /// Hits and misses of the cache it measures since it started.
+    pub cache_hits: u64,
+    /// See `cache_hits`.
+    pub cache_misses: u64,
+}
+
+/// Each node's plug-in state, `None` for a node that does not answer (down, paused, starting);
+/// an error if the cluster in `dir` runs without the plug-in or no node answers at all.
+pub fn states(dir: &Path) -> Result<Vec<Option<PluginState>>, String> {
+    let c = super::CassandraCluster::load(dir)?;
+    if c.coordinator_policy.is_none() {
+        return Err(format!("the cluster in {} runs without the replica-lb plug-in", dir.display()));
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    rt.block_on(async {
+        let observer = super::observe::Observer::connect(
+            c.nodes.len() as u32,
+            crate::loadgen::cql::KEYSPACE,
+            crate::loadgen::cql::TABLE,
+            super::observe::Source::Plugin,
+        )
+        .await?;
+        let mut out = Vec::with_capacity(c.nodes.len());
+        for n in &c.nodes {
+            out.push(observer.counters(n.id).await.ok().map(|k| PluginState {
+                hwlb_enabled: k.hwlb_enabled,
+                hit_rate: k.hit_rate,
+                reads_coordinated: k.coordinated,
+                cache_hits: k.cache_hits,
+                cache_misses: k.cache_misses,
+            }));
+        }
+        Ok(out)
+    })
+}
+
 /// The plug-in's Maven project.
 pub fn project_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../java/hwlb-snitch")
