@@ -18,6 +18,7 @@
 //! - `cluster switch --coordinator-policy naive` turns HWLB off at run time (and `cluster status`
 //!   shows it): no more draws, and every coordinator reads locally first, as Cassandra without
 //!   the plug-in.
+//!
 //! The cluster listens on loopback only and is stopped even when the test fails.
 
 use scylla::client::session::Session;

@@ -201,9 +201,9 @@ async fn table_everywhere(s: &Session) -> Result<(), String> {
         loop {
             let mut st = Statement::new("SELECT table_name FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?");
             st.set_load_balancing_policy(Some(SingleTargetLoadBalancingPolicy::new(NodeIdentifier::Node(node.clone()), None)));
-            let known = match s.query_unpaged(st, (KEYSPACE, TABLE)).await.map(|r| r.into_rows_result()) {
-                Ok(Ok(rows)) => rows.rows_num() > 0,
-                _ => false,
+            let known = match s.query_unpaged(st, (KEYSPACE, TABLE)).await {
+                Ok(result) => result.into_rows_result().is_ok_and(|rows| rows.rows_num() > 0),
+                Err(_) => false,
             };
             if known {
                 break;

@@ -18,7 +18,7 @@ pub fn value_for(i: u64, len: usize) -> Bytes {
     let mut v = Vec::with_capacity(len);
     v.extend(format!("v{i}:").bytes().take(len));
     // splitmix64 seeded by the key: the same bytes for the same key, every time.
-    let mut state = i ^ 0x5eed_0f_7a_1e_5eed;
+    let mut state = i ^ 0x005e_ed0f_7a1e_5eed;
     while v.len() < len {
         state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = state;
