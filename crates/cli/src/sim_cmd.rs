@@ -42,6 +42,10 @@ pub struct RunArgs {
     /// dotted path, a number indexes `[[fault]]` entries; see docs/scenarios.md).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    /// Also write each chart of the report as an SVG file of its own, in DIR/charts/ (to put
+    /// in a README or a paper).
+    #[arg(long)]
+    charts: bool,
 }
 
 /// `demo` arguments.
@@ -88,7 +92,7 @@ fn run_file(args: RunArgs) -> CliResult {
     let specs = sim::parse_list(args.policy.as_deref(), &scenario).map_err(CliError::usage)?;
     let out = args.out.unwrap_or_else(|| Path::new("out").join(&scenario.name));
     let results = simulate(&scenario, &specs, seed)?;
-    let summary = write_outputs(&scenario, seed, &results, &out)?;
+    let summary = write_outputs(&scenario, seed, &results, &out, args.charts)?;
     if args.json {
         print!("{}", summary.to_json());
     } else {
@@ -108,7 +112,7 @@ pub fn demo(args: DemoArgs) -> CliResult {
         scenario.run.duration_s
     );
     let results = simulate(&scenario, &specs, seed)?;
-    write_outputs(&scenario, seed, &results, &args.out)?;
+    write_outputs(&scenario, seed, &results, &args.out, false)?;
     print_restart_table(&results);
     println!("report: {}", args.out.join("report.html").display());
     Ok(())
@@ -175,7 +179,7 @@ fn simulate(scenario: &Scenario, specs: &[sim::RunSpec], seed: u64) -> Result<Ve
     Ok(results)
 }
 
-fn write_outputs(scenario: &Scenario, seed: u64, results: &[RunResult], out: &Path) -> Result<Summary, CliError> {
+fn write_outputs(scenario: &Scenario, seed: u64, results: &[RunResult], out: &Path, charts: bool) -> Result<Summary, CliError> {
     let io = |what: &Path, e: std::io::Error| CliError::failed(format!("cannot write {}: {e}", what.display()));
     std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
     let summary = Summary {
@@ -193,14 +197,22 @@ fn write_outputs(scenario: &Scenario, seed: u64, results: &[RunResult], out: &Pa
         std::fs::write(&p, timeseries_csv(&r.metrics.series)).map_err(|e| io(&p, e))?;
     }
     let runs: Vec<&RunMetrics> = results.iter().map(|r| &r.metrics).collect();
-    let html = report::render(&report::ReportInput {
+    let input = report::ReportInput {
         scenario: &scenario.name,
         description: &scenario.description,
         seed,
         runs: &runs,
-    });
+    };
     let p = out.join("report.html");
-    std::fs::write(&p, html).map_err(|e| io(&p, e))?;
+    std::fs::write(&p, report::render(&input)).map_err(|e| io(&p, e))?;
+    if charts {
+        let dir = out.join("charts");
+        std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+        for (name, svg) in report::chart_files(&input) {
+            let p = dir.join(name);
+            std::fs::write(&p, svg).map_err(|e| io(&p, e))?;
+        }
+    }
     Ok(summary)
 }
 

@@ -107,6 +107,35 @@ fn run_writes_the_contracted_outputs() {
     assert!(out.join("naive").join("timeseries.csv").exists());
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("<svg") && !html.contains("<script"));
+    assert!(!out.join("charts").exists(), "charts only with --charts");
+}
+
+#[test]
+fn charts_writes_every_chart_of_the_report_as_a_file() {
+    let dir = tmp("charts");
+    let sc = dir.join("tiny.toml");
+    std::fs::write(&sc, SMALL).unwrap();
+    let out = dir.join("out");
+    let o = bin()
+        .args(["sim", "run", sc.to_str().unwrap(), "--policy", "naive,hwlb", "--charts", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(out.join("charts"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), html.matches("<svg").count(), "{names:?}");
+    for name in ["compared-p99-read-latency.svg", "cache-hit-ratio-naive.svg", "cache-hit-ratio-hwlb.svg"] {
+        assert!(names.iter().any(|n| n == name), "{name} not in {names:?}");
+    }
+    for name in &names {
+        let svg = std::fs::read_to_string(out.join("charts").join(name)).unwrap();
+        assert!(svg.starts_with("<svg xmlns") && svg.ends_with("</svg>") && svg.contains("<style>"), "{name}");
+    }
 }
 
 #[test]

@@ -205,7 +205,49 @@ impl Chart {
         );
         s
     }
+
+    /// The chart as an SVG file of its own (for a README or a paper): the report's chart style
+    /// inlined, a white background, and a legend under the plot naming each line's colour.
+    pub fn standalone_svg(&self) -> String {
+        let (w, h) = self.size;
+        // The legend: entries left to right, wrapped at the chart's width (text ~5.5 px a char).
+        let mut legend = String::new();
+        let (mut x, mut row) = (LEFT, 0usize);
+        for line in &self.lines {
+            let width = 16.0 + 5.5 * line.label.chars().count() as f64 + 12.0;
+            if x + width > w - RIGHT && x > LEFT {
+                x = LEFT;
+                row += 1;
+            }
+            let y = h + 4.0 + LEGEND_ROW * row as f64;
+            let _ = write!(
+                legend,
+                r#"<rect x="{x:.1}" y="{:.1}" width="10" height="10" fill="{}"/><text x="{:.1}" y="{:.1}" class="tick">{}</text>"#,
+                y,
+                line.color,
+                x + 14.0,
+                y + 9.0,
+                esc(&line.label)
+            );
+            x += width;
+        }
+        let total_h = h + 8.0 + LEGEND_ROW * (row + 1) as f64;
+        let plot = self.svg();
+        let inner = plot
+            .split_once('>')
+            .map(|(_, rest)| rest.strip_suffix("</svg>").unwrap_or(rest))
+            .unwrap_or("");
+        format!(
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{total_h}" viewBox="0 0 {w} {total_h}" class="chart"><style>{STANDALONE_CSS}</style><rect width="{w}" height="{total_h}" fill="white"/>{inner}{legend}</svg>"#
+        )
+    }
 }
+
+/// Height of one legend row in a standalone chart, px.
+const LEGEND_ROW: f64 = 16.0;
+
+/// The report's chart style, for a chart outside the report's page.
+const STANDALONE_CSS: &str = "text{font-family:system-ui,sans-serif}.title{font-size:11px;fill:#333}.tick{font-size:9px;fill:#666}.grid{stroke:#eee}.frame{fill:none;stroke:#999}.marker{stroke:#555;stroke-dasharray:3,3}.span{fill:#f4f0ff}";
 
 #[cfg(test)]
 mod tests {
@@ -247,5 +289,8 @@ mod tests {
         let s = c.svg();
         assert!(s.starts_with("<svg") && s.ends_with("</svg>"));
         assert!(s.contains("a&lt;b") && s.contains("d=\"M") && s.matches(" M").count() == 1);
+        let file = c.standalone_svg();
+        assert!(file.starts_with("<svg") && file.ends_with("</svg>") && file.matches("<svg").count() == 1);
+        assert!(file.contains("<style>") && file.contains(">n0</text>"), "{file}");
     }
 }

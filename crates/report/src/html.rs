@@ -50,6 +50,30 @@ pub fn render(input: &ReportInput<'_>) -> String {
     h
 }
 
+/// The report's charts as SVG files of their own, with the names to write them under:
+/// `compared-<measure>.svg` for the policies compared, `<measure>-<policy>.svg` for each
+/// policy's per-node chart (`sim run --charts`).
+pub fn chart_files(input: &ReportInput<'_>) -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = crate::panels::compared_charts(input)
+        .iter()
+        .map(|c| (format!("compared-{}.svg", crate::panels::slug(&c.title)), c.standalone_svg()))
+        .collect();
+    for (title, charts) in crate::panels::per_node_charts(input) {
+        for c in charts {
+            let stem = format!("{}-{}", crate::panels::slug(title), crate::panels::label_slug(&c.title));
+            // Two runs under one label (the same policy twice) get -2, -3, ...
+            let mut name = format!("{stem}.svg");
+            let mut n = 1;
+            while files.iter().any(|(f, _)| *f == name) {
+                n += 1;
+                name = format!("{stem}-{n}.svg");
+            }
+            files.push((name, c.standalone_svg()));
+        }
+    }
+    files
+}
+
 fn summary_table(h: &mut String, input: &ReportInput<'_>) {
     h.push_str("<h2>Summary</h2>\n<table><tr><th>policy</th><th>requests</th><th>completed</th><th>timeouts</th><th>errors</th><th>mean ms</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>warm-up s</th></tr>\n");
     for run in input.runs {
@@ -183,6 +207,18 @@ mod tests {
         assert_eq!(page.matches("<svg").count(), 2 + 2 * 3);
         assert!(!page.contains("time-outs/s") && !page.contains("cache misses/s") && !page.contains("remote reads/s"));
         assert!(page.contains("d &lt;x&gt;") && page.contains("(restarted)"));
+        // The same charts as files of their own, each under a name of its own.
+        let files = chart_files(&ReportInput {
+            scenario: "s",
+            description: "d",
+            seed: 1,
+            runs: &[&m, &m],
+        });
+        let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(files.len(), 2 + 2 * 3, "{names:?}");
+        assert!(names.contains(&"compared-p99-read-latency.svg") && names.contains(&"cache-hit-ratio-naive-2.svg"), "{names:?}");
+        let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
+        assert_eq!(unique.len(), names.len());
     }
 
     #[test]

@@ -12,5 +12,5 @@ pub mod html;
 pub mod leaderboard;
 mod panels;
 
-pub use html::{render, ReportInput};
+pub use html::{chart_files, render, ReportInput};
 pub use leaderboard::{Entry, Leaderboard};

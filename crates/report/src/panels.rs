@@ -118,21 +118,12 @@ fn any_node_data(input: &ReportInput<'_>, measure: NodeMeasure) -> bool {
     })
 }
 
-/// Policies compared: one wide chart per cluster measure, a line per policy.
-pub(crate) fn compared(h: &mut String, input: &ReportInput<'_>) {
+/// Policies compared: one wide chart per cluster measure with data, a line per policy.
+pub(crate) fn compared_charts(input: &ReportInput<'_>) -> Vec<Chart> {
     let Some(first) = input.runs.first() else {
-        return;
+        return Vec::new();
     };
-    h.push_str("<h2>Policies compared</h2>\n<p class=\"legend\">");
-    for (i, run) in input.runs.iter().enumerate() {
-        let _ = write!(
-            h,
-            "<span style=\"color:{}\">&#9632; {}</span> ",
-            policy_color(i),
-            esc(&run.summary.policy)
-        );
-    }
-    h.push_str("&nbsp; dashed lines: faults; shaded: named phases.</p>\n<div class=\"multiples\">");
+    let mut charts = Vec::new();
     for (title, measure, log_y) in CLUSTER_MEASURES {
         let has_data = input
             .runs
@@ -157,7 +148,7 @@ pub(crate) fn compared(h: &mut String, input: &ReportInput<'_>) {
                 values: run.series.cluster.iter().map(measure).collect(),
             })
             .collect();
-        let chart = Chart {
+        charts.push(Chart {
             title: title.to_string(),
             x_max: first.series.seconds as f64,
             y_max: nice_max(y_max),
@@ -166,27 +157,15 @@ pub(crate) fn compared(h: &mut String, input: &ReportInput<'_>) {
             markers: markers(first),
             spans: spans(first),
             size: WIDE,
-        };
-        h.push_str(&chart.svg());
+        });
     }
-    h.push_str("</div>\n");
+    charts
 }
 
-/// Per node: for each measure with data, one small chart per policy, wrapped.
-pub(crate) fn per_node(h: &mut String, input: &ReportInput<'_>) {
-    let Some(first) = input.runs.first() else {
-        return;
-    };
-    h.push_str("<h2>Per node</h2>\n<p class=\"legend\">");
-    for n in 0..first.series.nodes.min(64) {
-        let (c, bold) = node_color(first, n);
-        let _ = write!(
-            h,
-            "<span style=\"color:{c}\">&#9632; node {n}{}</span> ",
-            if bold { " (restarted)" } else { "" }
-        );
-    }
-    h.push_str("</p>\n");
+/// Per node: for each measure with data, its title and one small chart per policy (a line per
+/// node), all on the same y axis.
+pub(crate) fn per_node_charts(input: &ReportInput<'_>) -> Vec<(&'static str, Vec<Chart>)> {
+    let mut out = Vec::new();
     for (title, measure, ratio) in NODE_MEASURES {
         if !any_node_data(input, measure) {
             continue;
@@ -202,32 +181,97 @@ pub(crate) fn per_node(h: &mut String, input: &ReportInput<'_>) {
                     .fold(0.0, f64::max),
             )
         };
+        let charts = input
+            .runs
+            .iter()
+            .map(|run| {
+                let s = &run.series;
+                let lines = (0..s.nodes)
+                    .map(|n| {
+                        let (color, bold) = node_color(run, n);
+                        Line {
+                            label: format!("node {n}"),
+                            color: color.to_string(),
+                            bold,
+                            values: (0..s.seconds).map(|t| measure(s, s.node(t, n))).collect(),
+                        }
+                    })
+                    .collect();
+                Chart {
+                    title: run.summary.policy.clone(),
+                    x_max: s.seconds as f64,
+                    y_max,
+                    log_y: false,
+                    lines,
+                    markers: markers(run),
+                    spans: spans(run),
+                    size: SMALL,
+                }
+            })
+            .collect();
+        out.push((title, charts));
+    }
+    out
+}
+
+/// Policies compared, as HTML: the policies' colours, then the charts.
+pub(crate) fn compared(h: &mut String, input: &ReportInput<'_>) {
+    if input.runs.is_empty() {
+        return;
+    }
+    h.push_str("<h2>Policies compared</h2>\n<p class=\"legend\">");
+    for (i, run) in input.runs.iter().enumerate() {
+        let _ = write!(
+            h,
+            "<span style=\"color:{}\">&#9632; {}</span> ",
+            policy_color(i),
+            esc(&run.summary.policy)
+        );
+    }
+    h.push_str("&nbsp; dashed lines: faults; shaded: named phases.</p>\n<div class=\"multiples\">");
+    for chart in compared_charts(input) {
+        h.push_str(&chart.svg());
+    }
+    h.push_str("</div>\n");
+}
+
+/// Per node, as HTML: the nodes' colours, then each measure's small multiples.
+pub(crate) fn per_node(h: &mut String, input: &ReportInput<'_>) {
+    let Some(first) = input.runs.first() else {
+        return;
+    };
+    h.push_str("<h2>Per node</h2>\n<p class=\"legend\">");
+    for n in 0..first.series.nodes.min(64) {
+        let (c, bold) = node_color(first, n);
+        let _ = write!(
+            h,
+            "<span style=\"color:{c}\">&#9632; node {n}{}</span> ",
+            if bold { " (restarted)" } else { "" }
+        );
+    }
+    h.push_str("</p>\n");
+    for (title, charts) in per_node_charts(input) {
         let _ = write!(h, "<h3>{}</h3>\n<div class=\"multiples\">", esc(title));
-        for run in input.runs {
-            let s = &run.series;
-            let lines = (0..s.nodes)
-                .map(|n| {
-                    let (color, bold) = node_color(run, n);
-                    Line {
-                        label: format!("node {n}"),
-                        color: color.to_string(),
-                        bold,
-                        values: (0..s.seconds).map(|t| measure(s, s.node(t, n))).collect(),
-                    }
-                })
-                .collect();
-            let chart = Chart {
-                title: run.summary.policy.clone(),
-                x_max: s.seconds as f64,
-                y_max,
-                log_y: false,
-                lines,
-                markers: markers(run),
-                spans: spans(run),
-                size: SMALL,
-            };
+        for chart in charts {
             h.push_str(&chart.svg());
         }
         h.push_str("</div>\n");
     }
+}
+
+/// The file-name part of a measure's title: lower-case words joined by '-', up to the first
+/// comma or parenthesis ("NIC sent, MB/s (...)" -> "nic-sent").
+pub(crate) fn slug(title: &str) -> String {
+    label_slug(title.split([',', '(']).next().unwrap_or(title))
+}
+
+/// A whole label as a file-name part ("naive (sim)" -> "naive-sim", "random/hwlb" ->
+/// "random-hwlb").
+pub(crate) fn label_slug(label: &str) -> String {
+    let words: Vec<String> = label
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| w.to_ascii_lowercase())
+        .collect();
+    words.join("-")
 }
