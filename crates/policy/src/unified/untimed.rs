@@ -315,4 +315,40 @@ mod tests {
             assert_eq!(first(&u, &nodes, &mut rng), expected, "outlier_count {outlier_count}");
         }
     }
+
+    #[test]
+    fn it_decides_only_where_no_candidate_reports_a_service_time() {
+        let mut u = Untimed::new(RANKING);
+        let nodes = ids(3);
+        assert!(!u.applies(&nodes), "nothing heard yet: C3's ranking decides");
+        answer(&mut u, 0, 0.4);
+        assert!(u.applies(&nodes));
+        u.sent(NodeId(1));
+        u.replied(NodeId(1), 400_000, true);
+        assert!(!u.applies(&nodes), "node 1 reports a service time");
+        assert!(u.applies(&[NodeId(0), NodeId(2)]));
+        // Its next reply without one hands it back.
+        answer(&mut u, 1, 0.4);
+        assert!(u.applies(&nodes));
+    }
+
+    #[test]
+    fn the_floor_follows_a_node_that_moved_and_a_new_node_is_tried_first() {
+        let mut u = Untimed::new(RANKING);
+        for _ in 0..100 {
+            answer(&mut u, 0, 0.30);
+        }
+        let floor_ms = |u: &Untimed| u.nodes.get(NodeId(0)).unwrap().floor_ns / 1e6;
+        assert!((floor_ms(&u) - 0.30).abs() < 1e-9);
+        // Moved 0.30 ms further away: the floor rises 1% a sample, 1.01^70 = 2.007.
+        for _ in 0..69 {
+            answer(&mut u, 0, 0.60);
+        }
+        assert!(floor_ms(&u) < 0.60 && floor_ms(&u) > 0.59, "{}", floor_ms(&u));
+        answer(&mut u, 0, 0.60);
+        assert!((floor_ms(&u) - 0.60).abs() < 1e-9, "{}", floor_ms(&u));
+        // Node 1 never answered: it scores 0 and gets the next read.
+        let mut rng = Rng::seed_from_u64(4);
+        assert_eq!(first(&u, &ids(2), &mut rng), NodeId(1));
+    }
 }
