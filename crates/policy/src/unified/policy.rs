@@ -356,7 +356,7 @@ mod tests {
             assert_eq!(p.plan(&req, now, rng, &mut plan), Decision::Send);
             let t = plan.targets()[0];
             p.on_send(t, now);
-            if i % 7 == 0 {
+            if i.is_multiple_of(7) {
                 p.on_failure(t, Failure::Timeout, now + 1);
             } else {
                 p.on_reply(&reply(t.0, 300_000 + (i % 13) * 50_000), now + 1);
