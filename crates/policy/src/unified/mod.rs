@@ -6,10 +6,14 @@
 //!   time (a replica answering), our own outstanding requests weigh first
 //!   (`concurrency_weight` 1,000: a node without one of ours in flight beats any node with
 //!   one), then C3's cubic queue score; that is what wins under time-varying service rates and
-//!   in the textbook queue. Where replies carry none (a coordinator answering a client, or a
-//!   driver that sees only latencies), the score is the expected response time of one more
-//!   request, `(1 + outstanding) x R` (linear, `n` = 1): zone latency counts in full, so reads
-//!   stay in the near zone unless the near node is actually slower.
+//!   in the textbook queue.
+//! - **Without a service time, the untimed ranking** ([`untimed`]): where replies carry none (a
+//!   coordinator answering a client, or a driver that sees only latencies), the score is
+//!   `floor + (1 + outstanding) x excess`: the lowest response time seen (the zone's round
+//!   trip, which load does not change) plus the part above it, on slow averages (0.02 on a new
+//!   sample) with nodes whose excesses are within 60% of each other counted as equal. Reads stay
+//!   in the near zone unless the near node is actually slower, and many clients do not follow
+//!   the same momentarily fast coordinator (`poc-network`).
 //! - **C3's rate control and per-group backlog** stay available (`rate_control`), off by
 //!   default: no scenario measured a gain from them once own outstanding requests rank first.
 //! - **HWLB's shares at a coordinator** ([`crate::hwlb`]): with hit rates known, a coordinator
@@ -24,5 +28,6 @@
 //! simulator, on the node cluster (both sides) and in the driver (client side, latencies only).
 
 pub mod policy;
+pub mod untimed;
 
 pub use policy::{Unified, NAME, PARAMS};

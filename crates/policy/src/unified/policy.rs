@@ -1,6 +1,8 @@
-//! The `unified` policy: [`crate::c3::C3`] for ranking, rate control and backlog everywhere;
-//! at a coordinator with hit rates, [`crate::hwlb::Hwlb`]'s draw instead, with busy and silent
-//! replicas moved behind the healthy ones ([`crate::health`]). See the [module docs](super).
+//! The `unified` policy: [`crate::c3::C3`] for ranking, rate control and backlog where nodes
+//! report a service time; [`super::untimed::Untimed`]'s ranking where they report none (unless
+//! rate control is on); at a coordinator with hit rates, [`crate::hwlb::Hwlb`]'s draw instead,
+//! with busy and silent replicas moved behind the healthy ones ([`crate::health`]). See the
+//! [module docs](super).
 
 use crate::c3::{Ranking, C3};
 use crate::health::{DriverView, HealthRule, MAX_MIN_RESPONSES};
@@ -11,11 +13,13 @@ use crate::policy::Policy;
 use crate::rng::Rng;
 use crate::types::{Decision, Failure, Feedback, NodeCaps, NodeId, Plan, Reply, Request, Side, MAX_REPLICAS};
 
+use super::untimed::{Untimed, UntimedRanking};
+
 /// The name it is registered under.
 pub const NAME: &str = "unified";
 
 /// Its parameters, with the defaults the tournament chose (docs/unified.md).
-pub static PARAMS: [ParamSpec; 9] = [
+pub static PARAMS: [ParamSpec; 15] = [
     ParamSpec::float(
         "concurrency_weight",
         1000.0,
@@ -28,15 +32,59 @@ pub static PARAMS: [ParamSpec; 9] = [
         1.0,
         0.0,
         1e6,
-        "n for nodes that report no service time (coordinators, driver latencies)",
+        "nodes without a service time (coordinators, driver latencies): score = floor + (1 + n x outstanding)^b x excess; this is n",
     ),
     ParamSpec::float(
         "untimed_queue_exponent",
         1.0,
         0.0,
         16.0,
-        "b for nodes that report no service time: 1 = expected response time (1 + outstanding) x R",
+        "nodes without a service time: b in floor + (1 + n x outstanding)^b x excess",
     ),
+    ParamSpec::float(
+        "untimed_ewma_weight",
+        0.02,
+        0.0,
+        1.0,
+        "nodes without a service time: weight of a new sample in the response-time and deviation averages",
+    ),
+    ParamSpec::float(
+        "untimed_deviation_weight",
+        2.0,
+        0.0,
+        1e6,
+        "nodes without a service time: average deviations added to the average response time",
+    ),
+    ParamSpec::float(
+        "untimed_floor_drift",
+        0.01,
+        0.0,
+        1.0,
+        "nodes without a service time: how much the lowest response time rises per sample above it",
+    ),
+    ParamSpec::float(
+        "untimed_equal_within",
+        0.6,
+        0.0,
+        1e6,
+        "nodes without a service time: response times above the floor within this fraction of the lowest count as equal",
+    ),
+    ParamSpec::float(
+        "untimed_outlier_factor",
+        3.0,
+        1.0,
+        1e6,
+        "nodes without a service time: a sample above this many times the estimate is an outlier",
+    ),
+    ParamSpec {
+        name: "untimed_outlier_count",
+        default: D::Int {
+            value: 3,
+            min: 0,
+            max: 1_000_000,
+        },
+        description: "nodes without a service time: outliers in a row after which the average restarts from the last one (0 = never)",
+    },
     ParamSpec {
         name: "rate_control",
         default: D::Bool(false),
@@ -83,7 +131,9 @@ pub struct Unified {
     c3: C3,
     hwlb: Hwlb,
     heat: bool,
+    rate_control: bool,
     view: DriverView,
+    untimed: Untimed,
 }
 
 impl Unified {
@@ -110,7 +160,18 @@ impl Unified {
             c3: c3.with_untimed_ranking(untimed),
             hwlb: Hwlb::new(&hwlb_params)?,
             heat: params.bool("heat"),
+            rate_control: params.bool("rate_control"),
             view: DriverView::new(rule),
+            untimed: Untimed::new(UntimedRanking {
+                concurrency_weight: params.f64("untimed_concurrency_weight"),
+                queue_exponent: params.f64("untimed_queue_exponent"),
+                ewma_weight: params.f64("untimed_ewma_weight"),
+                deviation_weight: params.f64("untimed_deviation_weight"),
+                floor_drift: params.f64("untimed_floor_drift"),
+                equal_within: params.f64("untimed_equal_within"),
+                outlier_factor: params.f64("untimed_outlier_factor"),
+                outlier_count: params.i64("untimed_outlier_count") as u32,
+            }),
             params,
         })
     }
@@ -159,23 +220,31 @@ impl Policy for Unified {
         if self.heat && req.local.is_some() {
             return self.plan_with_heat(req, now_ns, rng, out);
         }
+        if !self.rate_control && self.untimed.applies(req.candidates) {
+            self.untimed.plan(req, rng, out);
+            return Decision::Send;
+        }
         self.c3.plan(req, now_ns, rng, out)
     }
 
     fn on_send(&mut self, node: NodeId, now_ns: u64) {
         self.view.sent(node);
+        self.untimed.sent(node);
         self.c3.on_send(node, now_ns);
         self.hwlb.on_send(node, now_ns);
     }
 
     fn on_reply(&mut self, reply: &Reply, now_ns: u64) {
         self.view.replied(reply.node, now_ns);
+        let timed = reply.feedback.service_time_ns.is_some();
+        self.untimed.replied(reply.node, reply.latency_ns, timed);
         self.c3.on_reply(reply, now_ns);
         self.hwlb.on_reply(reply, now_ns);
     }
 
     fn on_failure(&mut self, node: NodeId, failure: Failure, now_ns: u64) {
         self.view.failed(node, failure, now_ns);
+        self.untimed.failed(node);
         self.c3.on_failure(node, failure, now_ns);
         self.hwlb.on_failure(node, failure, now_ns);
     }
@@ -230,23 +299,27 @@ mod tests {
 
     #[test]
     fn without_a_service_time_the_near_node_keeps_the_read_despite_one_outstanding() {
-        // A client choosing coordinators: node 0 answers in 0.5 ms (same zone), node 1 in
-        // 1.4 ms (far zone). With one of ours in flight at node 0, (1 + 1) x 0.5 = 1.0 < 1.4: the
-        // read stays near. C3's cubic score (here with n = 1000 as for replicas) would send it far.
+        // A client choosing coordinators: node 0 answers in 0.30-0.40 ms (same zone), node 1 in
+        // 0.65-0.75 ms (far zone). One of ours in flight at node 0 adds to the part above its
+        // floor only: the read stays near. With two in flight it goes far. (C3's (1 + os) x R
+        // sends it far with one.)
         let mut p = defaults();
         let nodes = ids(2);
         let mut rng = Rng::seed_from_u64(1);
         let mut plan = Plan::new();
-        for (node, ms) in [(0, 0.5), (1, 1.4)] {
-            p.on_send(NodeId(node), 0);
-            p.on_reply(&reply(node, (ms * 1e6) as u64), MS);
+        let mut t = 0;
+        for _ in 0..300 {
+            for (node, ms) in [(0, 0.30), (0, 0.40), (1, 0.65), (1, 0.75)] {
+                t += MS;
+                p.on_send(NodeId(node), t);
+                p.on_reply(&reply(node, (ms * 1e6) as u64), t);
+            }
         }
-        p.on_send(NodeId(0), 2 * MS);
-        p.plan(&req(&nodes, 1), 2 * MS, &mut rng, &mut plan);
+        p.on_send(NodeId(0), t);
+        p.plan(&req(&nodes, 1), t, &mut rng, &mut plan);
         assert_eq!(plan.targets(), &[NodeId(0)]);
-        // Two in flight: 3 x 0.5 = 1.5 > 1.4, now the far node is cheaper.
-        p.on_send(NodeId(0), 2 * MS);
-        p.plan(&req(&nodes, 1), 2 * MS, &mut rng, &mut plan);
+        p.on_send(NodeId(0), t);
+        p.plan(&req(&nodes, 1), t, &mut rng, &mut plan);
         assert_eq!(plan.targets(), &[NodeId(1)]);
     }
 
@@ -267,6 +340,37 @@ mod tests {
         p.on_send(NodeId(0), 2 * MS);
         p.plan(&req(&nodes, 1), 2 * MS, &mut rng, &mut plan);
         assert_eq!(plan.targets(), &[NodeId(1)], "one of ours in flight at the fast node");
+    }
+
+    #[test]
+    fn the_untimed_ranking_allocates_nothing_on_the_request_path() {
+        // The registry's allocation test replies with service times; this one without, so the
+        // ranking of coordinators (crate::unified::untimed) is the one planning.
+        let mut p = defaults();
+        let nodes = ids(6);
+        let mut rng = Rng::seed_from_u64(9);
+        let mut plan = Plan::new();
+        let mut cycle = |p: &mut Unified, i: u64, rng: &mut Rng| {
+            let now = i * 100_000;
+            let req = req(&nodes[..3 + (i % 4) as usize], 1);
+            assert_eq!(p.plan(&req, now, rng, &mut plan), Decision::Send);
+            let t = plan.targets()[0];
+            p.on_send(t, now);
+            if i.is_multiple_of(7) {
+                p.on_failure(t, Failure::Timeout, now + 1);
+            } else {
+                p.on_reply(&reply(t.0, 300_000 + (i % 13) * 50_000), now + 1);
+            }
+        };
+        for i in 0..1_000 {
+            cycle(&mut p, i, &mut rng);
+        }
+        assert!(p.untimed.applies(&nodes[..3]), "coordinators answered without service times");
+        let before = allocations();
+        for i in 1_000..21_000 {
+            cycle(&mut p, i, &mut rng);
+        }
+        assert_eq!(allocations() - before, 0);
     }
 
     /// A coordinator's QUORUM read over three replicas, node 0 local.

@@ -1,0 +1,354 @@
+//! The ranking of nodes whose replies carry no service time: a client choosing coordinators,
+//! or a driver that sees only latencies. It scores a node by the expected time of one more
+//! request, split into a part that load does not change and a part that it does:
+//!
+//! `score = floor + (1 + n x outstanding)^b x excess`
+//!
+//! - `floor`: the lowest response time seen, rising by `floor_drift` (1%) per sample so that it
+//!   follows a node that moved. It is the network round trip plus the quickest service: the
+//!   zone latency a read pays whatever the load.
+//! - `excess`: a pessimistic response time above the floor, `R + k x D - floor`, with `R` the
+//!   average response time and `D` the average deviation from it (both EWMAs, weight
+//!   `ewma_weight` 0.02 on a new sample, `k` = `deviation_weight` 2: TCP's retransmission
+//!   estimate, smoothed far more). Our own requests in flight multiply only this part.
+//! - **Equal within**: excesses within `equal_within` (60%) of the lowest among the candidates
+//!   count as equal (the lower ones are raised to that line), so nodes that answer alike are
+//!   chosen by requests in flight, as `least-outstanding` does, instead of by noise.
+//! - **A node that changed**: `outlier_count` (3) samples in a row above `outlier_factor` (3)
+//!   times `R + k x D` replace `R` with the last one. A slow average would otherwise take tens
+//!   of samples to notice a node that became ten times slower; an isolated outlier (a rare
+//!   slow read) still moves it by 2% only.
+//!
+//! Why the averages are slow: with 0.9 on the newest sample (C3's EWMA) the ranking follows the
+//! last reply, many clients move together to whichever node answered fast a moment ago, and
+//! its network card queues (`poc-network`, docs/unified.md).
+//!
+//! Ties (nodes never heard from score 0) are broken uniformly at random. Allocation-free: per
+//! node a few numbers in a [`NodeTable`], per plan arrays on the stack.
+
+use crate::nodes::NodeTable;
+use crate::order::{scored_rotation, select_best};
+use crate::rng::Rng;
+use crate::types::{NodeId, Plan, Request, MAX_REPLICAS};
+
+/// The ranking's parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct UntimedRanking {
+    /// `n`: how much each of our requests in flight counts.
+    pub concurrency_weight: f64,
+    /// `b`: the exponent on `1 + n x outstanding`.
+    pub queue_exponent: f64,
+    /// The weight of a new sample in the response-time and deviation EWMAs.
+    pub ewma_weight: f64,
+    /// `k`: how many average deviations are added to the average response time.
+    pub deviation_weight: f64,
+    /// How much the floor rises per sample above it (a fraction).
+    pub floor_drift: f64,
+    /// Excesses within this fraction of the lowest count as equal.
+    pub equal_within: f64,
+    /// A sample above this many times `R + k x D` is an outlier.
+    pub outlier_factor: f64,
+    /// After this many outliers in a row the average restarts from the last sample (0: never).
+    pub outlier_count: u32,
+}
+
+/// What is known of one node.
+#[derive(Clone, Copy, Debug, Default)]
+struct Node {
+    /// A reply without a service time was seen (the estimates below are set).
+    known: bool,
+    /// Its last reply carried a service time (C3's ranking decides for it).
+    timed: bool,
+    /// Our requests in flight there.
+    outstanding: u32,
+    /// EWMA of the response time, ns.
+    response_ns: f64,
+    /// EWMA of |sample - response_ns|, ns.
+    deviation_ns: f64,
+    /// The lowest response time, drifting up, ns.
+    floor_ns: f64,
+    /// Outliers in a row.
+    outliers: u32,
+}
+
+impl Node {
+    /// `R + k x D`.
+    #[inline]
+    fn pessimistic_ns(&self, r: &UntimedRanking) -> f64 {
+        self.response_ns + r.deviation_weight * self.deviation_ns
+    }
+
+    /// The part of the response time that load changes.
+    #[inline]
+    fn excess_ns(&self, r: &UntimedRanking) -> f64 {
+        (self.pessimistic_ns(r) - self.floor_ns).max(0.0)
+    }
+}
+
+/// Response times and requests in flight per node, and the ranking over them.
+#[derive(Debug)]
+pub struct Untimed {
+    ranking: UntimedRanking,
+    nodes: NodeTable<Node>,
+}
+
+impl Untimed {
+    /// Nothing known yet.
+    pub fn new(ranking: UntimedRanking) -> Self {
+        Untimed {
+            ranking,
+            nodes: NodeTable::new(),
+        }
+    }
+
+    /// Whether this ranking decides for `candidates`: at least one of them answered without a
+    /// service time and none with one (otherwise C3's ranking decides, as before any reply).
+    #[inline]
+    pub fn applies(&self, candidates: &[NodeId]) -> bool {
+        let mut untimed = false;
+        for &c in candidates {
+            match self.nodes.get(c) {
+                Some(n) if n.timed => return false,
+                Some(n) if n.known => untimed = true,
+                _ => {}
+            }
+        }
+        untimed
+    }
+
+    /// Plans `req`: the `count` best-scored candidates (ties at random), then the next best as
+    /// the first fallback, then the others.
+    pub fn plan(&self, req: &Request<'_>, rng: &mut Rng, out: &mut Plan) {
+        let r = &self.ranking;
+        let mut lowest = f64::INFINITY;
+        for &c in req.candidates {
+            if let Some(n) = self.nodes.get(c).filter(|n| n.known) {
+                lowest = lowest.min(n.excess_ns(r));
+            }
+        }
+        let line = lowest * (1.0 + r.equal_within);
+        let (mut order, mut scores, n) = scored_rotation(req.candidates, rng, |node| match self.nodes.get(node) {
+            Some(x) if x.known => {
+                let q = 1.0 + r.concurrency_weight * x.outstanding as f64;
+                let penalty = if r.queue_exponent == 1.0 { q } else { q.powf(r.queue_exponent) };
+                x.floor_ns + penalty * x.excess_ns(r).max(line)
+            }
+            _ => 0.0,
+        });
+        let (order, scores) = (&mut order[..n], &mut scores[..n]);
+        let count = req.count.min(n);
+        for slot in 0..count {
+            pick_lowest(&mut order[slot..], &mut scores[slot..], rng);
+        }
+        select_best(&mut order[count..], &mut scores[count..], 1);
+        out.set_order(order, req.count);
+    }
+
+    /// A request was sent to `node`.
+    #[inline]
+    pub fn sent(&mut self, node: NodeId) {
+        let n = self.nodes.entry(node);
+        n.outstanding = n.outstanding.saturating_add(1);
+    }
+
+    /// `node` answered after `latency_ns`; `timed`: the reply carried a service time.
+    pub fn replied(&mut self, node: NodeId, latency_ns: u64, timed: bool) {
+        let r = self.ranking;
+        let n = self.nodes.entry(node);
+        n.outstanding = n.outstanding.saturating_sub(1);
+        n.timed = timed;
+        if timed {
+            return;
+        }
+        let sample = latency_ns as f64;
+        if !n.known {
+            *n = Node {
+                known: true,
+                response_ns: sample,
+                floor_ns: sample,
+                ..*n
+            };
+            return;
+        }
+        n.floor_ns = sample.min(n.floor_ns * (1.0 + r.floor_drift));
+        if sample > r.outlier_factor * n.pessimistic_ns(&r) {
+            n.outliers += 1;
+        } else {
+            n.outliers = 0;
+        }
+        if r.outlier_count > 0 && n.outliers >= r.outlier_count {
+            n.outliers = 0;
+            n.response_ns = sample;
+            return;
+        }
+        let w = r.ewma_weight;
+        n.deviation_ns = w * (sample - n.response_ns).abs() + (1.0 - w) * n.deviation_ns;
+        n.response_ns = w * sample + (1.0 - w) * n.response_ns;
+    }
+
+    /// A request to `node` ended without a reply.
+    #[inline]
+    pub fn failed(&mut self, node: NodeId) {
+        if let Some(n) = self.nodes.get_mut(node) {
+            n.outstanding = n.outstanding.saturating_sub(1);
+        }
+    }
+}
+
+/// Moves the lowest-scored node to the front, drawn uniformly among equal lowest scores.
+#[inline]
+fn pick_lowest(order: &mut [NodeId], scores: &mut [f64], rng: &mut Rng) {
+    debug_assert!(order.len() <= MAX_REPLICAS);
+    let best = scores.iter().copied().fold(f64::INFINITY, f64::min);
+    let ties = scores.iter().filter(|&&s| s <= best).count();
+    let mut skip = if ties > 1 { rng.below(ties) } else { 0 };
+    for i in 0..scores.len() {
+        if scores[i] <= best {
+            if skip == 0 {
+                order.swap(0, i);
+                scores.swap(0, i);
+                return;
+            }
+            skip -= 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::*;
+
+    const RANKING: UntimedRanking = UntimedRanking {
+        concurrency_weight: 1.0,
+        queue_exponent: 1.0,
+        ewma_weight: 0.02,
+        deviation_weight: 2.0,
+        floor_drift: 0.01,
+        equal_within: 0.6,
+        outlier_factor: 3.0,
+        outlier_count: 3,
+    };
+
+    fn answer(u: &mut Untimed, node: u16, ms: f64) {
+        u.sent(NodeId(node));
+        u.replied(NodeId(node), (ms * 1e6) as u64, false);
+    }
+
+    fn first(u: &Untimed, nodes: &[NodeId], rng: &mut Rng) -> NodeId {
+        let mut plan = Plan::new();
+        u.plan(&req(nodes, 1), rng, &mut plan);
+        plan.targets()[0]
+    }
+
+    #[test]
+    fn nodes_that_answer_alike_are_chosen_by_requests_in_flight() {
+        // Three nodes with the same floor whose averages differ by less than 60%: one of ours
+        // in flight at the fastest sends the read to one of the two others, at random.
+        let mut u = Untimed::new(RANKING);
+        let nodes = ids(3);
+        let mut rng = Rng::seed_from_u64(1);
+        for _ in 0..200 {
+            for (node, ms) in [(0, 0.30), (0, 0.70), (1, 0.30), (1, 0.90), (2, 0.30), (2, 0.80)] {
+                answer(&mut u, node, ms);
+            }
+        }
+        u.sent(NodeId(0));
+        let mut hits = [0u32; 3];
+        for _ in 0..1_000 {
+            hits[first(&u, &nodes, &mut rng).index()] += 1;
+        }
+        assert_eq!(hits[0], 0, "{hits:?}");
+        assert!(hits[1] > 400 && hits[2] > 400, "{hits:?}");
+    }
+
+    #[test]
+    fn the_near_zone_keeps_the_read_with_one_in_flight() {
+        // Near node: 0.30 ms floor, answers 0.30-0.40 ms; far node: 0.65 ms floor, 0.65-0.75.
+        // One of ours in flight at the near node doubles only the part above the floor:
+        // 0.30 + 2 x 0.24 < 0.65 + 0.24, the read stays near. With two in flight it goes far.
+        // (C3's (1 + 1) x 0.35 > 0.70 would send it far at once.)
+        let mut u = Untimed::new(RANKING);
+        let nodes = ids(2);
+        let mut rng = Rng::seed_from_u64(2);
+        for _ in 0..300 {
+            for (node, ms) in [(0, 0.30), (0, 0.40), (1, 0.65), (1, 0.75)] {
+                answer(&mut u, node, ms);
+            }
+        }
+        u.sent(NodeId(0));
+        assert_eq!(first(&u, &nodes, &mut rng), NodeId(0));
+        u.sent(NodeId(0));
+        assert_eq!(first(&u, &nodes, &mut rng), NodeId(1));
+    }
+
+    #[test]
+    fn a_rare_outlier_moves_little_and_a_node_that_slowed_down_is_left_at_once() {
+        let warm = |outlier_count| {
+            let mut u = Untimed::new(UntimedRanking { outlier_count, ..RANKING });
+            for _ in 0..300 {
+                for node in [0, 1] {
+                    answer(&mut u, node, 0.5);
+                    answer(&mut u, node, 0.7);
+                }
+            }
+            u
+        };
+        let nodes = ids(2);
+        let mut rng = Rng::seed_from_u64(3);
+        for outlier_count in [3, 0] {
+            let mut u = warm(outlier_count);
+            // One 5 ms read at node 0: one in flight at node 1 still sends the read to 0.
+            answer(&mut u, 0, 5.0);
+            u.sent(NodeId(1));
+            assert_eq!(first(&u, &nodes, &mut rng), NodeId(0));
+            // Node 0 answers 10 ms slower from now on. After three such answers its average
+            // restarts at 10.6 ms and six in flight at node 1 do not bring the read back;
+            // without the restart the average has moved by less than 2 ms and they do.
+            for _ in 0..3 {
+                answer(&mut u, 0, 10.6);
+            }
+            for _ in 0..5 {
+                u.sent(NodeId(1));
+            }
+            let expected = if outlier_count > 0 { NodeId(1) } else { NodeId(0) };
+            assert_eq!(first(&u, &nodes, &mut rng), expected, "outlier_count {outlier_count}");
+        }
+    }
+
+    #[test]
+    fn it_decides_only_where_no_candidate_reports_a_service_time() {
+        let mut u = Untimed::new(RANKING);
+        let nodes = ids(3);
+        assert!(!u.applies(&nodes), "nothing heard yet: C3's ranking decides");
+        answer(&mut u, 0, 0.4);
+        assert!(u.applies(&nodes));
+        u.sent(NodeId(1));
+        u.replied(NodeId(1), 400_000, true);
+        assert!(!u.applies(&nodes), "node 1 reports a service time");
+        assert!(u.applies(&[NodeId(0), NodeId(2)]));
+        // Its next reply without one hands it back.
+        answer(&mut u, 1, 0.4);
+        assert!(u.applies(&nodes));
+    }
+
+    #[test]
+    fn the_floor_follows_a_node_that_moved_and_a_new_node_is_tried_first() {
+        let mut u = Untimed::new(RANKING);
+        for _ in 0..100 {
+            answer(&mut u, 0, 0.30);
+        }
+        let floor_ms = |u: &Untimed| u.nodes.get(NodeId(0)).unwrap().floor_ns / 1e6;
+        assert!((floor_ms(&u) - 0.30).abs() < 1e-9);
+        // Moved 0.30 ms further away: the floor rises 1% a sample, 1.01^70 = 2.007.
+        for _ in 0..69 {
+            answer(&mut u, 0, 0.60);
+        }
+        assert!(floor_ms(&u) < 0.60 && floor_ms(&u) > 0.59, "{}", floor_ms(&u));
+        answer(&mut u, 0, 0.60);
+        assert!((floor_ms(&u) - 0.60).abs() < 1e-9, "{}", floor_ms(&u));
+        // Node 1 never answered: it scores 0 and gets the next read.
+        let mut rng = Rng::seed_from_u64(4);
+        assert_eq!(first(&u, &ids(2), &mut rng), NodeId(1));
+    }
+}
