@@ -1,19 +1,8 @@
 //! `cluster up --engine cassandra` checks its flags before it fetches or starts anything: bad
 //! input is one line on stderr and exit code 2 (no Cassandra is needed for these).
 
-use std::process::Command;
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_replica-lb"))
-        .args(args)
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::run;
 
 #[test]
 fn bad_cassandra_flags_are_refused_before_anything_starts() {

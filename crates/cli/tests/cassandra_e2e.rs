@@ -14,33 +14,12 @@ use scylla::client::session_builder::SessionBuilder;
 use scylla::statement::Consistency;
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
+
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_replica-lb");
-
-fn run(args: &[&str]) -> String {
-    let out = Command::new(BIN).args(args).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "replica-lb {}: {}{}",
-        args.join(" "),
-        text,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
-}
-
-/// Stops the cluster when the test ends, however it ends.
-struct Cluster(PathBuf);
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        let _ = Command::new(BIN).args(["cluster", "down", "--dir"]).arg(&self.0).output();
-    }
-}
+mod common;
+use common::{run_ok as run, ClusterGuard as Cluster};
 
 fn bench_json(dir: &Path, policy: &str, pause_node: Option<&str>) -> serde_json::Value {
     let out = dir.join(format!("bench-{policy}.json"));

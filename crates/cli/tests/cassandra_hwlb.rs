@@ -27,35 +27,13 @@ use scylla::policies::load_balancing::{NodeIdentifier, SingleTargetLoadBalancing
 use scylla::statement::unprepared::Statement;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_replica-lb");
+mod common;
+use common::{run_ok as run, ClusterGuard as Cluster};
+
 /// Replicas per read (QUORUM of 3).
 const K: f64 = 2.0;
-
-fn run(args: &[&str]) -> String {
-    let out = Command::new(BIN).args(args).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "replica-lb {}: {}{}",
-        args.join(" "),
-        text,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
-}
-
-/// Stops the cluster when the test ends, however it ends.
-struct Cluster(PathBuf);
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        let _ = Command::new(BIN).args(["cluster", "down", "--dir"]).arg(&self.0).output();
-    }
-}
 
 /// What one coordinator's plug-in and Cassandra's counters say at one moment.
 #[derive(Clone, Debug, Default)]

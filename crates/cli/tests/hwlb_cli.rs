@@ -1,19 +1,9 @@
 //! The `replica-lb hwlb plan|sample` contract, checked from outside through the binary.
 
 use serde_json::Value;
-use std::process::Command;
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_replica-lb"))
-        .args(args)
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::run;
 
 #[test]
 fn plan_json_has_the_contract_keys() {

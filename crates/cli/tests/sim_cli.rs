@@ -129,12 +129,19 @@ fn charts_writes_every_chart_of_the_report_as_a_file() {
         .collect();
     names.sort();
     assert_eq!(names.len(), html.matches("<svg").count(), "{names:?}");
-    for name in ["compared-p99-read-latency.svg", "cache-hit-ratio-naive.svg", "cache-hit-ratio-hwlb.svg"] {
+    for name in [
+        "compared-p99-read-latency.svg",
+        "cache-hit-ratio-naive.svg",
+        "cache-hit-ratio-hwlb.svg",
+    ] {
         assert!(names.iter().any(|n| n == name), "{name} not in {names:?}");
     }
     for name in &names {
         let svg = std::fs::read_to_string(out.join("charts").join(name)).unwrap();
-        assert!(svg.starts_with("<svg xmlns") && svg.ends_with("</svg>") && svg.contains("<style>"), "{name}");
+        assert!(
+            svg.starts_with("<svg xmlns") && svg.ends_with("</svg>") && svg.contains("<style>"),
+            "{name}"
+        );
     }
 }
 

@@ -216,7 +216,10 @@ mod tests {
         });
         let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(files.len(), 2 + 2 * 3, "{names:?}");
-        assert!(names.contains(&"compared-p99-read-latency.svg") && names.contains(&"cache-hit-ratio-naive-2.svg"), "{names:?}");
+        assert!(
+            names.contains(&"compared-p99-read-latency.svg") && names.contains(&"cache-hit-ratio-naive-2.svg"),
+            "{names:?}"
+        );
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
     }

@@ -51,29 +51,35 @@ pub fn classpath_dir(progress: &mut dyn FnMut(&str)) -> Result<PathBuf, String> 
     ));
     let _ = std::fs::remove_dir_all(&lib);
     std::fs::create_dir_all(&lib).map_err(|e| format!("cannot create {}: {e}", lib.display()))?;
-    let out = Command::new("mvn")
-        .arg("-B")
-        .arg("-q")
-        .arg("-f")
+    let mut mvn = Command::new("mvn");
+    mvn.args(["-B", "-q", "-f"])
         .arg(pom_path())
         .arg("dependency:copy-dependencies")
-        .arg(format!("-DoutputDirectory={}", lib.display()))
-        .output()
-        .map_err(|e| format!("cannot run mvn (Maven is needed to fetch Cassandra's jars): {e}"))?;
-    if !out.status.success() {
-        let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-        let line = text
-            .lines()
-            .find(|l| l.contains("ERROR"))
-            .unwrap_or("no error line")
-            .trim()
-            .to_string();
-        return Err(format!("mvn could not fetch Cassandra {version}: {line}"));
-    }
+        .arg(format!("-DoutputDirectory={}", lib.display()));
+    run_maven(mvn, &format!("fetch Cassandra {version}"))?;
     let jar = lib.join(format!("cassandra-all-{version}.jar"));
     if !jar.exists() {
         return Err(format!("mvn finished but {} is missing", jar.display()));
     }
     std::fs::write(&marker, b"").map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
     Ok(lib)
+}
+
+/// Runs a Maven command to completion; on failure, one line naming `what` it was to do and
+/// Maven's first ERROR line.
+pub(crate) fn run_maven(mut mvn: Command, what: &str) -> Result<(), String> {
+    let out = mvn
+        .output()
+        .map_err(|e| format!("cannot run mvn (Maven is needed to {what}): {e}"))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let line = text
+        .lines()
+        .find(|l| l.contains("ERROR"))
+        .unwrap_or("no error line")
+        .trim()
+        .to_string();
+    Err(format!("mvn could not {what}: {line}"))
 }

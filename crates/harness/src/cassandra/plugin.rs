@@ -141,20 +141,23 @@ impl PluginSettings {
 pub fn switch(dir: &Path, policy: CoordinatorPolicy) -> Result<(), String> {
     let mut c = super::CassandraCluster::load(dir)?;
     c.record_coordinator_policy(dir, policy.as_str())?;
+    let (rt, observer) = plugin_observer(&c)?;
+    rt.block_on(observer.set_hwlb(policy == CoordinatorPolicy::Hwlb))
+}
+
+/// A runtime and an observer of every node's plug-in, for a command that runs once.
+fn plugin_observer(c: &super::CassandraCluster) -> Result<(tokio::runtime::Runtime, super::observe::Observer), String> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    rt.block_on(async {
-        let observer = super::observe::Observer::connect(
-            c.nodes.len() as u32,
-            crate::loadgen::cql::KEYSPACE,
-            crate::loadgen::cql::TABLE,
-            super::observe::Source::Plugin,
-        )
-        .await?;
-        observer.set_hwlb(policy == CoordinatorPolicy::Hwlb).await
-    })
+    let observer = rt.block_on(super::observe::Observer::connect(
+        c.nodes.len() as u32,
+        crate::loadgen::cql::KEYSPACE,
+        crate::loadgen::cql::TABLE,
+        super::observe::Source::Plugin,
+    ))?;
+    Ok((rt, observer))
 }
 
 /// What one node's plug-in reports, for `cluster status`.
@@ -179,18 +182,8 @@ pub fn states(dir: &Path) -> Result<Vec<Option<PluginState>>, String> {
     if c.coordinator_policy.is_none() {
         return Err(format!("the cluster in {} runs without the replica-lb plug-in", dir.display()));
     }
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let (rt, observer) = plugin_observer(&c)?;
     rt.block_on(async {
-        let observer = super::observe::Observer::connect(
-            c.nodes.len() as u32,
-            crate::loadgen::cql::KEYSPACE,
-            crate::loadgen::cql::TABLE,
-            super::observe::Source::Plugin,
-        )
-        .await?;
         let mut out = Vec::with_capacity(c.nodes.len());
         for n in &c.nodes {
             out.push(observer.counters(n.id).await.ok().map(|k| PluginState {
@@ -256,22 +249,11 @@ pub fn jar(progress: &mut dyn FnMut(&str)) -> Result<PathBuf, String> {
         "building the replica-lb plug-in for Cassandra with Maven ({})",
         project.display()
     ));
-    let out = Command::new("mvn")
-        .args(["-B", "-q", "-DskipTests", "-f"])
+    let mut mvn = Command::new("mvn");
+    mvn.args(["-B", "-q", "-DskipTests", "-f"])
         .arg(project.join("pom.xml"))
-        .arg("package")
-        .output()
-        .map_err(|e| format!("cannot run mvn (Maven builds the plug-in): {e}"))?;
-    if !out.status.success() {
-        let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-        let line = text
-            .lines()
-            .find(|l| l.contains("ERROR"))
-            .unwrap_or("no error line")
-            .trim()
-            .to_string();
-        return Err(format!("mvn could not build the plug-in: {line}"));
-    }
+        .arg("package");
+    super::dist::run_maven(mvn, "build the plug-in")?;
     let built = std::fs::read_dir(project.join("target"))
         .map_err(|e| format!("mvn finished but {}/target is missing: {e}", project.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
