@@ -36,7 +36,7 @@ use scylla::policies::load_balancing::{FallbackPlan, LoadBalancingPolicy, Routin
 use scylla::routing::Shard;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Replicas of one token read per request at most (replication factors are far smaller).
 pub const MAX_TOKEN_REPLICAS: usize = 16;
@@ -60,7 +60,7 @@ pub struct ReplicaLbPolicy {
     label: String,
     local_dc: Option<String>,
     permit_dc_failover: bool,
-    epoch: Instant,
+    epoch_ns: u64,
     rotation: AtomicUsize,
 }
 
@@ -85,6 +85,25 @@ fn key(node: NodeRef<'_>) -> NodeKey<'_> {
 
 fn live(node: &Node) -> bool {
     node.is_connected()
+}
+
+/// The monotonic clock in nanoseconds, read directly (`Instant` adds a checked subtraction
+/// and a 128-bit conversion per reading; the adapter reads the clock twice per request).
+#[cfg(unix)]
+#[inline]
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC exists on every unix the
+    // driver runs on, and it cannot fail with a valid pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64).wrapping_mul(1_000_000_000).wrapping_add(ts.tv_nsec as u64)
+}
+
+#[cfg(not(unix))]
+fn monotonic_ns() -> u64 {
+    use std::sync::OnceLock;
+    static START: OnceLock<std::time::Instant> = OnceLock::new();
+    ns(START.get_or_init(std::time::Instant::now).elapsed())
 }
 
 fn ns(d: Duration) -> u64 {
@@ -131,17 +150,27 @@ impl ReplicaLbPolicy {
             shards: cores.into_iter().map(|c| PolicyShard(Mutex::new(c))).collect(),
             local_dc,
             permit_dc_failover,
-            epoch: Instant::now(),
+            epoch_ns: monotonic_ns(),
             rotation: AtomicUsize::new(0),
         }
     }
 
+    /// Nanoseconds since the policy was built, on the monotonic clock.
+    #[inline]
     fn now_ns(&self) -> u64 {
-        ns(self.epoch.elapsed())
+        monotonic_ns().saturating_sub(self.epoch_ns)
     }
 
+    #[inline]
     fn home(&self) -> usize {
-        THREAD.try_with(|t| *t).unwrap_or(0) % self.shards.len()
+        let t = THREAD.try_with(|t| *t).unwrap_or(0);
+        let n = self.shards.len();
+        // A mask, not a division, for the usual power-of-two shard counts.
+        if n.is_power_of_two() {
+            t & (n - 1)
+        } else {
+            t % n
+        }
     }
 
     fn lock_shard(&self, i: usize) -> MutexGuard<'_, Core> {
@@ -150,10 +179,20 @@ impl ReplicaLbPolicy {
     }
 
     /// This thread's shard, or another free one when it is busy.
+    #[inline]
     fn lock(&self) -> MutexGuard<'_, Core> {
         let home = self.home();
+        match self.shards[home].0.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => self.lock_other(home),
+        }
+    }
+
+    #[cold]
+    fn lock_other(&self, home: usize) -> MutexGuard<'_, Core> {
         let n = self.shards.len();
-        for k in 0..n {
+        for k in 1..n {
             match self.shards[(home + k) % n].0.try_lock() {
                 Ok(g) => return g,
                 Err(TryLockError::Poisoned(p)) => return p.into_inner(),
@@ -167,15 +206,25 @@ impl ReplicaLbPolicy {
     fn complete(&self, node: NodeRef<'_>, latency: Duration, outcome: Outcome) {
         let (key, latency) = (key(node), ns(latency));
         let home = self.home();
+        let now = self.now_ns();
+        if self.lock_shard(home).complete_matched(&key, latency, outcome, now) {
+            return;
+        }
+        self.complete_elsewhere(&key, home, latency, outcome);
+    }
+
+    /// An attempt's end that this thread's shard does not hold: another's, or untracked.
+    #[cold]
+    fn complete_elsewhere(&self, key: &NodeKey<'_>, home: usize, latency: u64, outcome: Outcome) {
         let n = self.shards.len();
-        for k in 0..n {
+        for k in 1..n {
             let now = self.now_ns();
-            if self.lock_shard((home + k) % n).complete_matched(&key, latency, outcome, now) {
+            if self.lock_shard((home + k) % n).complete_matched(key, latency, outcome, now) {
                 return;
             }
         }
         let now = self.now_ns();
-        self.lock_shard(home).complete_untracked(&key, latency, outcome, now);
+        self.lock_shard(home).complete_untracked(key, latency, outcome, now);
     }
 
     /// Tells every shard's policy the hit rate (in [0, 1]) of the node with `host_id`,
@@ -251,21 +300,21 @@ impl ReplicaLbPolicy {
         let (token, table) = (request.token?, request.table?);
         let keyspace = cluster.get_keyspace(table.ks_name())?;
         let set = cluster.replica_locator().replicas_for_token(token, &keyspace.strategy, dc, table);
-        let mut found: [Option<(NodeRef<'a>, Shard)>; MAX_TOKEN_REPLICAS] = [None; MAX_TOKEN_REPLICAS];
-        let mut alive = [false; MAX_TOKEN_REPLICAS];
+        let mut found: [Option<NodeRef<'a>>; MAX_TOKEN_REPLICAS] = [None; MAX_TOKEN_REPLICAS];
+        let mut shards: [Shard; MAX_TOKEN_REPLICAS] = [0; MAX_TOKEN_REPLICAS];
         let mut n = 0;
         for (node, shard) in set.into_iter().take(MAX_TOKEN_REPLICAS) {
-            found[n] = Some((node, shard));
-            alive[n] = live(node);
+            found[n] = Some(node);
+            shards[n] = shard;
             n += 1;
         }
-        if !alive[..n].contains(&true) {
+        if n == 0 {
             return None;
         }
         let now = self.now_ns();
-        let seen = found[..n].iter().zip(alive).filter_map(|(f, a)| f.map(|(node, _)| (key(node), a)));
-        let pos = self.lock().pick(seen, true, now)?;
-        found[pos].map(|(node, shard)| (node, Some(shard)))
+        let node = |i: usize| found[i].expect("a replica read above");
+        let pos = self.lock().pick(n, |i| key(node(i)), |i| live(node(i)), true, now)?;
+        Some((node(pos), Some(shards[pos])))
     }
 
     /// Token-unaware choice among up to [`MAX_REPLICAS`] nodes of `dc`'s ring (every node if
@@ -277,6 +326,9 @@ impl ReplicaLbPolicy {
             None => locator.unique_nodes_in_global_ring(),
         };
         let len = nodes.len();
+        if len == 0 {
+            return None;
+        }
         let take = len.min(MAX_REPLICAS);
         let start = if len > MAX_REPLICAS {
             self.rotation.fetch_add(MAX_REPLICAS, Ordering::Relaxed) % len
@@ -284,15 +336,8 @@ impl ReplicaLbPolicy {
             0
         };
         let at = |i: usize| &nodes[(start + i) % len];
-        let mut alive = [false; MAX_REPLICAS];
-        for (i, a) in alive.iter_mut().enumerate().take(take) {
-            *a = live(at(i));
-        }
-        if !alive[..take].contains(&true) {
-            return None;
-        }
         let now = self.now_ns();
-        let pos = self.lock().pick((0..take).map(|i| (key(at(i)), alive[i])), false, now)?;
+        let pos = self.lock().pick(take, |i| key(at(i)), |i| live(at(i)), false, now)?;
         Some((at(pos), None))
     }
 
