@@ -155,23 +155,26 @@ impl Core {
         let now = self.clock(now_ns);
         self.sweep(now);
         let n = n.min(MAX_REPLICAS);
-        // Every candidate's id (a node beyond the table's bound is left out), in order.
+        // Every candidate's id (a node beyond the table's bound is left out), in order, and
+        // the live ones among them.
         let mut ids = [NodeId(0); MAX_REPLICAS];
         let mut at = [0u8; MAX_REPLICAS];
         let mut m = 0;
+        let mut cands = [NodeId(0); MAX_REPLICAS];
+        let mut of = [0u8; MAX_REPLICAS];
+        let mut c = 0;
         let mut group: u64 = 0xcbf2_9ce4_8422_2325;
         // Bit j: the liveness of ids[j] was read in this call.
         let mut fresh: u64 = 0;
         for i in 0..n {
-            let k = key(i);
-            let Some(r) = self.nodes.resolve(&k) else {
+            let Some(r) = self.nodes.resolve(&key(i)) else {
                 continue;
             };
             if r.new_zone_info {
                 self.topology_changed();
             }
             group = (group ^ r.id.0 as u64).wrapping_mul(0x0100_0000_01b3);
-            if r.new {
+            let is_live = if r.new {
                 // First sighting: read it now (a node first seen down is news to the policy).
                 let is_live = live(i);
                 self.nodes.set_live(r.id, is_live, now);
@@ -179,30 +182,26 @@ impl Core {
                     self.rt.on_node_down(r.id, now);
                 }
                 fresh |= 1 << m;
-            }
+                is_live
+            } else {
+                match self.nodes.liveness(r.id) {
+                    (cached, Some(t)) if now.saturating_sub(t) < LIVENESS_TTL_NS => cached,
+                    _ => {
+                        fresh |= 1 << m;
+                        self.read_live(r.id, &mut live, i, now)
+                    }
+                }
+            };
             ids[m] = r.id;
             at[m] = i as u8;
+            if is_live {
+                cands[c] = r.id;
+                of[c] = m as u8;
+                c += 1;
+            }
             m += 1;
         }
         loop {
-            let mut cands = [NodeId(0); MAX_REPLICAS];
-            let mut of = [0u8; MAX_REPLICAS];
-            let mut c = 0;
-            for j in 0..m {
-                let id = ids[j];
-                let (cached, checked) = self.nodes.liveness(id);
-                let is_live = if fresh & (1 << j) != 0 || checked.is_some_and(|t| now.saturating_sub(t) < LIVENESS_TTL_NS) {
-                    cached
-                } else {
-                    fresh |= 1 << j;
-                    self.read_live(id, &mut live, at[j] as usize, now)
-                };
-                if is_live {
-                    cands[c] = id;
-                    of[c] = j as u8;
-                    c += 1;
-                }
-            }
             if c == 0 {
                 return None;
             }
@@ -225,9 +224,25 @@ impl Core {
             if fresh & (1 << j) == 0 {
                 fresh |= 1 << j;
                 if !self.read_live(node, &mut live, at[j] as usize, now) {
-                    // Its connection went since it was last read: the send cannot happen.
+                    // Its connection went since it was last read: the send cannot happen. The
+                    // choice is made again among the others, each read now.
                     self.stats.not_connected += 1;
                     let _ = self.rt.on_failure(ticket, Failure::ConnectionLost, now);
+                    c = 0;
+                    for j in 0..m {
+                        let id = ids[j];
+                        let is_live = if fresh & (1 << j) != 0 {
+                            self.nodes.liveness(id).0
+                        } else {
+                            fresh |= 1 << j;
+                            self.read_live(id, &mut live, at[j] as usize, now)
+                        };
+                        if is_live {
+                            cands[c] = id;
+                            of[c] = j as u8;
+                            c += 1;
+                        }
+                    }
                     continue;
                 }
             }

@@ -30,7 +30,9 @@ use crate::core::{AdapterStats, Core, Outcome};
 use crate::nodes::NodeKey;
 use policy::{Failure, MAX_REPLICAS};
 use rustc_hash::FxHashSet;
+use scylla::cluster::metadata::Keyspace;
 use scylla::cluster::{ClusterState, Node, NodeRef};
+use scylla::frame::response::result::TableSpec;
 use scylla::errors::{DbError, RequestAttemptError};
 use scylla::policies::load_balancing::{FallbackPlan, LoadBalancingPolicy, RoutingInfo};
 use scylla::routing::Shard;
@@ -62,7 +64,19 @@ pub struct ReplicaLbPolicy {
     permit_dc_failover: bool,
     epoch_ns: u64,
     rotation: AtomicUsize,
+    /// Per statement table (by address): where its keyspace was in the cluster state's
+    /// iteration order of keyspaces ([`Self::keyspace`]).
+    keyspace_hints: [AtomicUsize; KEYSPACE_HINTS],
 }
+
+/// Slots of [`ReplicaLbPolicy`]'s keyspace hints.
+const KEYSPACE_HINTS: usize = 16;
+
+/// A keyspace further than this in the iteration order is looked up by name.
+const MAX_KEYSPACE_HINT: usize = 32;
+
+/// The hint of a table whose keyspace is further than [`MAX_KEYSPACE_HINT`]: by name.
+const FAR_KEYSPACE: usize = usize::MAX - 1;
 
 impl std::fmt::Debug for ReplicaLbPolicy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -152,6 +166,7 @@ impl ReplicaLbPolicy {
             permit_dc_failover,
             epoch_ns: monotonic_ns(),
             rotation: AtomicUsize::new(0),
+            keyspace_hints: std::array::from_fn(|_| AtomicUsize::new(usize::MAX)),
         }
     }
 
@@ -290,6 +305,36 @@ impl ReplicaLbPolicy {
         self.local_dc.as_deref().or(request.node_location_preference.datacenter())
     }
 
+    /// The keyspace of `table` in `cluster`. Found by name in the driver's map of keyspaces
+    /// (it hashes the name with SipHash), or, cheaper, at the place in that map's iteration
+    /// order where it was found for this statement's table before (a hint per table, checked
+    /// by name: a wrong or stale hint, after a schema or cluster state change, only costs the
+    /// lookup by name).
+    #[inline]
+    fn keyspace<'a>(&self, cluster: &'a ClusterState, table: &TableSpec<'_>) -> Option<&'a Keyspace> {
+        let name = table.ks_name();
+        let hint = &self.keyspace_hints[(std::ptr::from_ref(table) as usize >> 4) % KEYSPACE_HINTS];
+        let at = hint.load(Ordering::Relaxed);
+        if at < MAX_KEYSPACE_HINT {
+            if let Some((k, ks)) = cluster.keyspaces_iter().nth(at) {
+                if k == name {
+                    return Some(ks);
+                }
+            }
+        } else if at == FAR_KEYSPACE {
+            return cluster.get_keyspace(name);
+        }
+        self.keyspace_by_name(cluster, name, hint)
+    }
+
+    #[cold]
+    fn keyspace_by_name<'a>(&self, cluster: &'a ClusterState, name: &str, hint: &AtomicUsize) -> Option<&'a Keyspace> {
+        let ks = cluster.get_keyspace(name)?;
+        let at = cluster.keyspaces_iter().take(MAX_KEYSPACE_HINT).position(|(k, _)| k == name);
+        hint.store(at.unwrap_or(FAR_KEYSPACE), Ordering::Relaxed);
+        Some(ks)
+    }
+
     /// Token-aware choice among the token's replicas in `dc` (every datacenter if `None`).
     fn pick_replica<'a>(
         &'a self,
@@ -298,7 +343,7 @@ impl ReplicaLbPolicy {
         dc: Option<&'a str>,
     ) -> Option<(NodeRef<'a>, Option<Shard>)> {
         let (token, table) = (request.token?, request.table?);
-        let keyspace = cluster.get_keyspace(table.ks_name())?;
+        let keyspace = self.keyspace(cluster, table)?;
         let set = cluster.replica_locator().replicas_for_token(token, &keyspace.strategy, dc, table);
         let mut found: [Option<NodeRef<'a>>; MAX_TOKEN_REPLICAS] = [None; MAX_TOKEN_REPLICAS];
         let mut shards: [Shard; MAX_TOKEN_REPLICAS] = [0; MAX_TOKEN_REPLICAS];
