@@ -143,7 +143,10 @@ impl HitRatePoller {
             let mut st = Statement::new("SELECT hit_count, request_count FROM system_views.caches WHERE name = ?");
             st.set_load_balancing_policy(Some(SingleTargetLoadBalancingPolicy::new(NodeIdentifier::Node(node.clone()), None)));
             st.set_request_timeout(Some(self.opts.timeout));
-            let Ok(Ok(rows)) = session.query_unpaged(st, (&self.opts.cache,)).await.map(|r| r.into_rows_result()) else {
+            let Ok(result) = session.query_unpaged(st, (&self.opts.cache,)).await else {
+                continue;
+            };
+            let Ok(rows) = result.into_rows_result() else {
                 continue;
             };
             let Ok(Some((Some(hits), Some(requests)))) = rows.maybe_first_row::<(Option<i64>, Option<i64>)>() else {
