@@ -6,8 +6,11 @@
 //! (an unprepared or tokenless statement, or no live replica) up to 64 nodes of the local
 //! datacenter's ring (rotated per request when it has more). With no live node there, and
 //! `permit_dc_failover`, the same again over every datacenter. Live means `is_connected()`
-//! (the node is enabled and its pool has a connection), as in `DefaultPolicy`. The replica-lb
-//! policy then chooses among the live candidates, under a short lock (see [`crate::core`]).
+//! (the node is enabled and its pool has a connection), as in `DefaultPolicy`; a shard reads it
+//! for a candidate at most once per [`crate::core::LIVENESS_TTL_NS`], and always for the node
+//! it chooses (a chosen node found down is not picked: [`crate::core::Core::pick`]). The
+//! replica-lb policy then chooses among the live candidates, under a short lock (see
+//! [`crate::core`]).
 //!
 //! Concurrency: the driver calls the policy from every worker thread at once. The state is
 //! split into shards (default: one per core), each a whole policy in its runtime behind its own
