@@ -9,10 +9,14 @@
 use crate::inflight::Tickets;
 use crate::nodes::{Liveness, NodeKey, NodeTable};
 use policy::{Failure, Feedback, NodeCaps, NodeId, Request, MAX_REPLICAS};
-use runtime::{Runtime, RuntimeStats, Submitted, Ticket};
+use runtime::{Immediate, Runtime, RuntimeStats, Ticket};
 
 /// Request group of requests without a token (no replica set to name).
 const TOKENLESS_GROUP: u64 = u64::MAX - 1;
+
+/// How long a node's liveness, read from the driver, is taken as current for the candidates a
+/// pick offers the policy (the chosen node's is always read again).
+pub const LIVENESS_TTL_NS: u64 = 1_000_000;
 
 /// How an attempt ended, as the driver reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +48,9 @@ pub struct AdapterStats {
     pub overridden: u64,
     /// Callbacks about hosts beyond the node table's bound, ignored.
     pub unmapped: u64,
+    /// Chosen nodes found without a connection (their liveness was read earlier): the send
+    /// ended at once as a lost connection, and the choice was made again.
+    pub not_connected: u64,
 }
 
 impl std::ops::AddAssign for AdapterStats {
@@ -56,6 +63,7 @@ impl std::ops::AddAssign for AdapterStats {
         self.open += o.open;
         self.overridden += o.overridden;
         self.unmapped += o.unmapped;
+        self.not_connected += o.not_connected;
     }
 }
 
@@ -103,82 +111,155 @@ impl Core {
         self.last_now
     }
 
-    /// Maps a node, telling the policy of liveness and zone changes.
-    fn map(&mut self, key: &NodeKey<'_>, live: bool, now: u64) -> Option<NodeId> {
-        let m = self.nodes.map(key, live)?;
-        if m.new_zone_info {
-            let zones = self.nodes.zones();
-            self.rt.set_topology(&zones, self.nodes.local_zone());
-        }
-        match m.liveness {
-            Some(Liveness::WentDown) => self.rt.on_node_down(m.id, now),
-            Some(Liveness::CameUp) => self.rt.on_node_up(m.id, NodeCaps::default(), now),
-            None => {}
-        }
-        Some(m.id)
+    #[cold]
+    fn topology_changed(&mut self) {
+        let zones = self.nodes.zones();
+        self.rt.set_topology(&zones, self.nodes.local_zone());
     }
 
-    /// Chooses one of `seen` (nodes with whether each is live now, at most
-    /// [`MAX_REPLICAS`] are read) for a request: token-aware when `seen` are the key's
-    /// replicas. Returns the position in `seen` of the chosen node, which counts as sent, or
-    /// `None` when no node is live.
-    pub fn pick<'k>(&mut self, seen: impl IntoIterator<Item = (NodeKey<'k>, bool)>, token_aware: bool, now_ns: u64) -> Option<usize> {
+    #[inline]
+    fn tell_liveness(&mut self, id: NodeId, change: Option<Liveness>, now: u64) {
+        match change {
+            Some(Liveness::WentDown) => self.rt.on_node_down(id, now),
+            Some(Liveness::CameUp) => self.rt.on_node_up(id, NodeCaps::default(), now),
+            None => {}
+        }
+    }
+
+    /// Reads whether candidate `i` (node `id`) is live, records it and tells the policy of a
+    /// change.
+    #[inline]
+    fn read_live(&mut self, id: NodeId, live: &mut impl FnMut(usize) -> bool, i: usize, now: u64) -> bool {
+        let is_live = live(i);
+        let change = self.nodes.set_live(id, is_live, now);
+        self.tell_liveness(id, change, now);
+        is_live
+    }
+
+    /// Chooses one of `n` candidate nodes (`key(i)` names the `i`-th; at most
+    /// [`MAX_REPLICAS`] are read) for a request: token-aware when they are the key's replicas.
+    /// `live(i)` says whether the `i`-th is live now (connected); it is asked only when the
+    /// node's last reading is older than [`LIVENESS_TTL_NS`], and always for the chosen node
+    /// (so a pick never lands on a node known to be down): a chosen node found down ends its
+    /// send at once as a lost connection ([`AdapterStats::not_connected`]) and the choice is
+    /// made again without it. Returns the position of the chosen node, which counts as sent,
+    /// or `None` when no node is live.
+    pub fn pick<'k>(
+        &mut self,
+        n: usize,
+        key: impl Fn(usize) -> NodeKey<'k>,
+        mut live: impl FnMut(usize) -> bool,
+        token_aware: bool,
+        now_ns: u64,
+    ) -> Option<usize> {
         let now = self.clock(now_ns);
         self.sweep(now);
-        let mut live = [NodeId(0); MAX_REPLICAS];
-        let mut pos = [0u8; MAX_REPLICAS];
-        let mut n = 0;
+        let n = n.min(MAX_REPLICAS);
+        // Every candidate's id (a node beyond the table's bound is left out), in order, and
+        // the live ones among them.
+        let mut ids = [NodeId(0); MAX_REPLICAS];
+        let mut at = [0u8; MAX_REPLICAS];
+        let mut m = 0;
+        let mut cands = [NodeId(0); MAX_REPLICAS];
+        let mut of = [0u8; MAX_REPLICAS];
+        let mut c = 0;
         let mut group: u64 = 0xcbf2_9ce4_8422_2325;
-        for (i, (key, is_live)) in seen.into_iter().take(MAX_REPLICAS).enumerate() {
-            let Some(id) = self.map(&key, is_live, now) else {
+        // Bit j: the liveness of ids[j] was read in this call.
+        let mut fresh: u64 = 0;
+        for i in 0..n {
+            let Some(r) = self.nodes.resolve(&key(i)) else {
                 continue;
             };
-            group = (group ^ id.0 as u64).wrapping_mul(0x0100_0000_01b3);
+            if r.new_zone_info {
+                self.topology_changed();
+            }
+            group = (group ^ r.id.0 as u64).wrapping_mul(0x0100_0000_01b3);
+            let is_live = if r.new {
+                // First sighting: read it now (a node first seen down is news to the policy).
+                let is_live = live(i);
+                self.nodes.set_live(r.id, is_live, now);
+                if !is_live {
+                    self.rt.on_node_down(r.id, now);
+                }
+                fresh |= 1 << m;
+                is_live
+            } else {
+                match self.nodes.liveness(r.id) {
+                    (cached, Some(t)) if now.saturating_sub(t) < LIVENESS_TTL_NS => cached,
+                    _ => {
+                        fresh |= 1 << m;
+                        self.read_live(r.id, &mut live, i, now)
+                    }
+                }
+            };
+            ids[m] = r.id;
+            at[m] = i as u8;
             if is_live {
-                live[n] = id;
-                pos[n] = i as u8;
-                n += 1;
+                cands[c] = r.id;
+                of[c] = m as u8;
+                c += 1;
             }
+            m += 1;
         }
-        if n == 0 {
-            return None;
+        loop {
+            if c == 0 {
+                return None;
+            }
+            let req = Request {
+                candidates: &cands[..c],
+                replicas: None,
+                count: 1,
+                local: None,
+                group: if token_aware { group } else { TOKENLESS_GROUP },
+            };
+            let (node, ticket) = match self.rt.submit_now(&req, now) {
+                Immediate::Send { node, ticket } => (node, ticket),
+                // The driver cannot hold a request back (pick answers at once) and the builder
+                // refuses rate control, so a refusal is a policy bug; serve the request anyway
+                // and count the send so every end balances.
+                Immediate::Refused | Immediate::Unavailable => self.overridden(cands[0], now),
+            };
+            let k = cands[..c].iter().position(|&x| x == node).unwrap_or(0);
+            let j = of[k] as usize;
+            if fresh & (1 << j) == 0 {
+                fresh |= 1 << j;
+                if !self.read_live(node, &mut live, at[j] as usize, now) {
+                    // Its connection went since it was last read: the send cannot happen. The
+                    // choice is made again among the others, each read now.
+                    self.stats.not_connected += 1;
+                    let _ = self.rt.on_failure(ticket, Failure::ConnectionLost, now);
+                    c = 0;
+                    for j in 0..m {
+                        let id = ids[j];
+                        let is_live = if fresh & (1 << j) != 0 {
+                            self.nodes.liveness(id).0
+                        } else {
+                            fresh |= 1 << j;
+                            self.read_live(id, &mut live, at[j] as usize, now)
+                        };
+                        if is_live {
+                            cands[c] = id;
+                            of[c] = j as u8;
+                            c += 1;
+                        }
+                    }
+                    continue;
+                }
+            }
+            self.stats.picks += 1;
+            if let Some(evicted) = self.tickets.opened(node, ticket, now) {
+                self.expire_ticket(evicted, now);
+            }
+            return Some(at[j] as usize);
         }
-        let req = Request {
-            candidates: &live[..n],
-            replicas: None,
-            count: 1,
-            local: None,
-            group: if token_aware { group } else { TOKENLESS_GROUP },
-        };
-        let chosen = match self.rt.submit(&req, now, || ()) {
-            Submitted::Send(d) => {
-                self.rt.close(d.id);
-                d.targets().next()
-            }
-            Submitted::Queued => {
-                // The driver cannot hold a request back (pick answers at once): the builder
-                // refuses rate control, so this is a policy bug; drop the waiting request.
-                self.rt.cancel_waiting(|_| true, |_| {});
-                None
-            }
-            Submitted::Unavailable | Submitted::Rejected => None,
-        };
-        let (node, ticket) = match chosen {
-            Some(c) => c,
-            None => {
-                // Serve the request anyway, and count the send so every end balances.
-                self.stats.overridden += 1;
-                let id = self.rt.dispatch_fixed(&live[..1], now);
-                self.rt.close(id);
-                (live[0], id.ticket(0))
-            }
-        };
-        self.stats.picks += 1;
-        if let Some(evicted) = self.tickets.opened(node, ticket, now) {
-            self.expire_ticket(evicted, now);
-        }
-        let k = live[..n].iter().position(|&x| x == node).unwrap_or(0);
-        Some(pos[k] as usize)
+    }
+
+    #[cold]
+    fn overridden(&mut self, node: NodeId, now: u64) -> (NodeId, Ticket) {
+        self.stats.overridden += 1;
+        let id = self.rt.dispatch_fixed(&[node], now);
+        self.rt.close(id);
+        (node, id.ticket(0))
     }
 
     /// An attempt on `key` that took `latency_ns` ended at `now_ns` with `outcome`: it ends
@@ -210,9 +291,20 @@ impl Core {
     pub fn complete_untracked(&mut self, key: &NodeKey<'_>, latency_ns: u64, outcome: Outcome, now_ns: u64) {
         let now = self.clock(now_ns);
         // The node answered or failed: it is there (its liveness is read at the next pick).
-        let Some(node) = self.nodes.get(key.host_id).or_else(|| self.map(key, true, now)) else {
-            self.stats.unmapped += 1;
-            return;
+        let node = match self.nodes.get(key.host_id) {
+            Some(id) => id,
+            None => match self.nodes.resolve(key) {
+                Some(r) => {
+                    if r.new_zone_info {
+                        self.topology_changed();
+                    }
+                    r.id
+                }
+                None => {
+                    self.stats.unmapped += 1;
+                    return;
+                }
+            },
         };
         self.stats.untracked += 1;
         let id = self.rt.dispatch_fixed(&[node], now);
@@ -229,10 +321,15 @@ impl Core {
     }
 
     /// Expires old tickets, at most about every 1/16 of the TTL.
+    #[inline]
     fn sweep(&mut self, now: u64) {
-        if now < self.next_sweep_ns {
-            return;
+        if now >= self.next_sweep_ns {
+            self.sweep_now(now);
         }
+    }
+
+    #[cold]
+    fn sweep_now(&mut self, now: u64) {
         self.next_sweep_ns = now + (self.tickets.ttl_ns / 16).max(1);
         let mut expired = [Ticket::default(); 64];
         loop {
@@ -326,8 +423,9 @@ mod tests {
         }
     }
 
-    fn replicas(first: usize, live: [bool; 3]) -> impl Iterator<Item = (NodeKey<'static>, bool)> {
-        (0..3).map(move |i| (key((first + i) % 6), live[i]))
+    /// A pick among the three replicas from `first` on, with their liveness now.
+    fn pick(c: &mut Core, first: usize, live: [bool; 3], now: u64) -> Option<usize> {
+        c.pick(3, |i| key((first + i) % 6), |i| live[i], true, now)
     }
 
     /// Every policy the driver can serve, driven through the core with replies, failures,
@@ -346,7 +444,7 @@ mod tests {
                 let first = rng.below(6);
                 let down = (step / 5_000) % 3; // one replica position down for a while
                 let live = [down != 0 || step < 5_000, true, true];
-                if let Some(pos) = c.pick(replicas(first, live), true, now) {
+                if let Some(pos) = pick(&mut c, first, live, now) {
                     assert!(live[pos], "{}: chose a down node", info.name);
                     let node = (first + pos) % 6;
                     match rng.below(20) {
@@ -388,11 +486,11 @@ mod tests {
     #[test]
     fn a_lost_pick_counts_until_the_ttl_and_no_longer() {
         let mut c = core("least-outstanding", 100);
-        let pos = c.pick(replicas(0, [true, false, false]), true, 0).unwrap();
+        let pos = pick(&mut c, 0, [true, false, false], 0).unwrap();
         assert_eq!(pos, 0, "the only live replica");
         assert_eq!(c.in_flight(key(0).host_id), 1);
         // Before the TTL it still counts, and steers the next picks away.
-        let next = c.pick(replicas(0, [true, true, true]), true, 50 * MS).unwrap();
+        let next = pick(&mut c, 0, [true, true, true], 50 * MS).unwrap();
         assert_ne!(next, 0);
         c.complete(&key(next), MS, Outcome::Reply, 51 * MS);
         c.settle(99 * MS);
@@ -407,13 +505,73 @@ mod tests {
         c.check_quiescent().unwrap();
     }
 
+    /// Liveness is read once per [`LIVENESS_TTL_NS`] for the candidates, and again for the
+    /// chosen node: one that lost its connection meanwhile is not picked, its send ends at once.
+    #[test]
+    fn a_chosen_node_found_down_is_not_picked() {
+        let mut c = core("round-robin", 100);
+        let mut reads = [0u32; 3];
+        for step in 0..3 {
+            let pos = c
+                .pick(
+                    3,
+                    key,
+                    |i| {
+                        reads[i] += 1;
+                        true
+                    },
+                    true,
+                    step,
+                )
+                .unwrap();
+            c.complete(&key(pos), 0, Outcome::Reply, step);
+        }
+        // Read when first seen, then only when chosen (node 0, chosen first, was just read).
+        assert_eq!(reads, [1, 2, 2]);
+        // Node 0 loses its connection within the TTL: offered from the cache, read when chosen.
+        let mut reads = [0u32; 3];
+        for step in 10..16 {
+            let pos = c
+                .pick(
+                    3,
+                    key,
+                    |i| {
+                        reads[i] += 1;
+                        i != 0
+                    },
+                    true,
+                    step,
+                )
+                .unwrap();
+            assert_ne!(pos, 0);
+            c.complete(&key(pos), 0, Outcome::Reply, step);
+        }
+        assert_eq!(reads[0], 1, "read once, when chosen; then known down");
+        let s = c.stats();
+        assert_eq!((s.not_connected, s.picks, s.matched), (1, 9, 9), "{s:?}");
+        assert_eq!(s.runtime.failures, 1);
+        assert_eq!(c.in_flight(key(0).host_id), 0);
+        c.check_quiescent().unwrap();
+        // After the TTL it is read again, and picked once it is back.
+        let back = (0..3)
+            .map(|k| {
+                let now = 2 * LIVENESS_TTL_NS + k;
+                let pos = c.pick(3, key, |_| true, true, now).unwrap();
+                c.complete(&key(pos), 0, Outcome::Reply, now);
+                pos
+            })
+            .collect::<Vec<_>>();
+        assert!(back.contains(&0), "{back:?}");
+        c.check_quiescent().unwrap();
+    }
+
     #[test]
     fn no_live_node_means_no_pick_and_down_nodes_are_reported() {
         let mut c = core("datastax-default", 100);
-        assert_eq!(c.pick(replicas(0, [false; 3]), true, 0), None);
+        assert_eq!(pick(&mut c, 0, [false; 3], 0), None);
         assert_eq!(c.stats().picks, 0);
         // They come back: the policy hears it, and picks work.
-        assert!(c.pick(replicas(0, [true; 3]), true, MS).is_some());
+        assert!(pick(&mut c, 0, [true; 3], MS).is_some());
         // An end for a node never seen is mapped, counted untracked.
         c.complete(&key(5), MS, Outcome::Reply, 2 * MS);
         assert_eq!(c.stats().untracked, 1);

@@ -76,6 +76,7 @@ impl Tickets {
     /// Records a pick of `node` at `now_ns` (never earlier than the previous record: the
     /// caller keeps its clock monotonic). Returns a ticket pushed out by the per-node bound,
     /// which the caller ends as a time-out.
+    #[inline]
     pub fn opened(&mut self, node: NodeId, ticket: Ticket, now_ns: u64) -> Option<Ticket> {
         if self.per_node.len() <= node.index() {
             self.per_node.resize_with(node.index() + 1, VecDeque::new);
@@ -102,7 +103,26 @@ impl Tickets {
 
     /// The ticket an attempt on `node` that started at `started_ns` ends, if any (see the
     /// module docs); `None` means an untracked attempt.
+    #[inline]
     pub fn take(&mut self, node: NodeId, started_ns: u64) -> Option<Ticket> {
+        let q = self.per_node.get_mut(node.index())?;
+        // The common case: the node's latest pick is this attempt's (open, picked before it
+        // started, within the window): no search.
+        if let Some(last) = q.back() {
+            if !last.ended && last.picked_ns <= started_ns && last.picked_ns >= started_ns.saturating_sub(self.match_window_ns) {
+                let ticket = last.ticket;
+                q.pop_back();
+                while q.back().is_some_and(|o| o.ended) {
+                    q.pop_back();
+                }
+                self.open -= 1;
+                return Some(ticket);
+            }
+        }
+        self.take_slow(node, started_ns)
+    }
+
+    fn take_slow(&mut self, node: NodeId, started_ns: u64) -> Option<Ticket> {
         let q = self.per_node.get_mut(node.index())?;
         let end = q.partition_point(|o| o.picked_ns <= started_ns);
         let oldest = started_ns.saturating_sub(self.match_window_ns);
@@ -127,6 +147,9 @@ impl Tickets {
         let ticket = q[i].ticket;
         while q.front().is_some_and(|o| o.ended) {
             q.pop_front();
+        }
+        while q.back().is_some_and(|o| o.ended) {
+            q.pop_back();
         }
         Some(ticket)
     }

@@ -20,7 +20,20 @@ use uuid::Uuid;
 pub const MAX_NODES: usize = 4096;
 
 /// Entries of the object-address cache.
-const CACHE: usize = 64;
+const CACHE: usize = 128;
+
+/// Slots probed per object in the cache.
+const PROBES: usize = 4;
+
+/// The cache slot of a node object's address (a multiplicative hash: node objects are
+/// hundreds of bytes apart, so low address bits would put them all in a few slots).
+#[inline]
+fn slot_of(object: usize) -> usize {
+    ((object as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - CACHE.trailing_zeros())) as usize
+}
+
+/// `checked_ns` of a node whose liveness was never read.
+const NEVER: u64 = u64::MAX;
 
 /// What the driver says about a node, borrowed from its metadata.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +74,19 @@ pub struct Mapped {
 struct Entry {
     zone: Option<u32>,
     live: bool,
+    /// When `live` was last read from the driver (see [`NodeTable::liveness`]).
+    checked_ns: u64,
+}
+
+/// What the table learnt while resolving a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    /// The node's id.
+    pub id: NodeId,
+    /// The node is new and its zone is known: the zones changed.
+    pub new_zone_info: bool,
+    /// The node is new (its liveness was never read).
+    pub new: bool,
 }
 
 /// Host ids to dense node ids, zones and last-seen liveness.
@@ -103,54 +129,117 @@ impl NodeTable {
 
     /// The id of `key`'s host, if it has one, through the object cache first.
     pub fn lookup(&self, key: &NodeKey<'_>) -> Option<NodeId> {
-        match self.cache.get((key.object >> 4) % CACHE) {
-            Some(&(o, h, id)) if key.object != 0 && o == key.object && h == key.host_id => Some(id),
-            _ => self.get(key.host_id),
+        self.cached(key).or_else(|| self.get(key.host_id))
+    }
+
+    /// The id of `key`'s node object from the cache (a few slots probed from its own).
+    #[inline]
+    fn cached(&self, key: &NodeKey<'_>) -> Option<NodeId> {
+        if key.object == 0 || self.cache.is_empty() {
+            return None;
         }
+        let slot = slot_of(key.object);
+        for p in 0..PROBES {
+            let (o, h, id) = self.cache[(slot + p) % CACHE];
+            if o == key.object {
+                return (h == key.host_id).then_some(id);
+            }
+            if o == 0 {
+                return None;
+            }
+        }
+        None
     }
 
     /// Maps `key` to its id, giving a new host the next free id, and records whether it is
     /// `live` now. `None` when the table is full ([`MAX_NODES`] hosts).
     pub fn map(&mut self, key: &NodeKey<'_>, live: bool) -> Option<Mapped> {
-        let slot = (key.object >> 4) % CACHE;
-        let cached = match self.cache.get(slot) {
-            Some(&(o, h, id)) if key.object != 0 && o == key.object && h == key.host_id => Some(id),
-            _ => None,
-        };
-        if let Some(id) = cached.or_else(|| self.ids.get(&key.host_id).copied()) {
-            if key.object != 0 && cached.is_none() {
-                if self.cache.is_empty() {
-                    self.cache = vec![(0, Uuid::nil(), NodeId(0)); CACHE];
-                }
-                self.cache[slot] = (key.object, key.host_id, id);
-            }
-            let e = &mut self.nodes[id.index()];
-            let liveness = match (e.live, live) {
-                (true, false) => Some(Liveness::WentDown),
-                (false, true) => Some(Liveness::CameUp),
-                _ => None,
-            };
-            e.live = live;
-            return Some(Mapped {
-                id,
-                new_zone_info: false,
-                liveness,
-            });
-        }
-        if self.nodes.len() >= MAX_NODES {
-            return None;
-        }
-        let id = NodeId(self.nodes.len() as u16);
-        let zone = self.zone_of(key.datacenter, key.rack);
-        self.ids.insert(key.host_id, id);
-        self.nodes.push(Entry { zone, live });
+        self.map_at(key, live, 0)
+    }
+
+    /// [`Self::map`], recording the liveness as read at `now_ns`.
+    pub fn map_at(&mut self, key: &NodeKey<'_>, live: bool, now_ns: u64) -> Option<Mapped> {
+        let r = self.resolve(key)?;
+        let liveness = self.set_live(r.id, live, now_ns);
         Some(Mapped {
-            id,
-            new_zone_info: zone.is_some(),
+            id: r.id,
+            new_zone_info: r.new_zone_info,
             // A node first seen down is news to the policy; one first seen live is not (the
             // load generator does the same: nodes are up from the start).
-            liveness: (!live).then_some(Liveness::WentDown),
+            liveness: if r.new { (!live).then_some(Liveness::WentDown) } else { liveness },
         })
+    }
+
+    /// The id of `key`'s host, giving a new host the next free id (live until told
+    /// otherwise, its liveness never read). `None` when the table is full ([`MAX_NODES`]
+    /// hosts). Through the object cache: no hashing for a node object seen before.
+    #[inline]
+    pub fn resolve(&mut self, key: &NodeKey<'_>) -> Option<Resolved> {
+        if let Some(id) = self.cached(key) {
+            return Some(Resolved {
+                id,
+                new_zone_info: false,
+                new: false,
+            });
+        }
+        self.resolve_slow(key)
+    }
+
+    #[cold]
+    fn resolve_slow(&mut self, key: &NodeKey<'_>) -> Option<Resolved> {
+        let known = self.ids.get(&key.host_id).copied();
+        let (id, new_zone_info, new) = match known {
+            Some(id) => (id, false, false),
+            None => {
+                if self.nodes.len() >= MAX_NODES {
+                    return None;
+                }
+                let id = NodeId(self.nodes.len() as u16);
+                let zone = self.zone_of(key.datacenter, key.rack);
+                self.ids.insert(key.host_id, id);
+                self.nodes.push(Entry {
+                    zone,
+                    live: true,
+                    checked_ns: NEVER,
+                });
+                (id, zone.is_some(), true)
+            }
+        };
+        if key.object != 0 {
+            if self.cache.is_empty() {
+                self.cache = vec![(0, Uuid::nil(), NodeId(0)); CACHE];
+            }
+            // The first slot of its probe sequence that is free or already this object's, else the
+            // first (evicting another object, which then misses once).
+            let slot = slot_of(key.object);
+            let p = (0..PROBES)
+                .find(|&p| matches!(self.cache[(slot + p) % CACHE], (o, _, _) if o == 0 || o == key.object))
+                .unwrap_or(0);
+            self.cache[(slot + p) % CACHE] = (key.object, key.host_id, id);
+        }
+        Some(Resolved { id, new_zone_info, new })
+    }
+
+    /// Whether node `id` was live when last read, and when that was (`None`: never read).
+    #[inline]
+    pub fn liveness(&self, id: NodeId) -> (bool, Option<u64>) {
+        let e = &self.nodes[id.index()];
+        (e.live, (e.checked_ns != NEVER).then_some(e.checked_ns))
+    }
+
+    /// Records that node `id` was read `live` at `now_ns`; returns the change to tell the
+    /// policy, if any.
+    #[inline]
+    pub fn set_live(&mut self, id: NodeId, live: bool, now_ns: u64) -> Option<Liveness> {
+        let e = &mut self.nodes[id.index()];
+        let change = match (e.live, live) {
+            (true, false) => Some(Liveness::WentDown),
+            (false, true) => Some(Liveness::CameUp),
+            _ => None,
+        };
+        e.live = live;
+        e.checked_ns = now_ns.min(NEVER - 1);
+        change
     }
 
     fn zone_of(&mut self, dc: Option<&str>, rack: Option<&str>) -> Option<u32> {

@@ -6,8 +6,11 @@
 //! (an unprepared or tokenless statement, or no live replica) up to 64 nodes of the local
 //! datacenter's ring (rotated per request when it has more). With no live node there, and
 //! `permit_dc_failover`, the same again over every datacenter. Live means `is_connected()`
-//! (the node is enabled and its pool has a connection), as in `DefaultPolicy`. The replica-lb
-//! policy then chooses among the live candidates, under a short lock (see [`crate::core`]).
+//! (the node is enabled and its pool has a connection), as in `DefaultPolicy`; a shard reads it
+//! for a candidate at most once per [`crate::core::LIVENESS_TTL_NS`], and always for the node
+//! it chooses (a chosen node found down is not picked: [`crate::core::Core::pick`]). The
+//! replica-lb policy then chooses among the live candidates, under a short lock (see
+//! [`crate::core`]).
 //!
 //! Concurrency: the driver calls the policy from every worker thread at once. The state is
 //! split into shards (default: one per core), each a whole policy in its runtime behind its own
@@ -30,13 +33,15 @@ use crate::core::{AdapterStats, Core, Outcome};
 use crate::nodes::NodeKey;
 use policy::{Failure, MAX_REPLICAS};
 use rustc_hash::FxHashSet;
+use scylla::cluster::metadata::Keyspace;
 use scylla::cluster::{ClusterState, Node, NodeRef};
 use scylla::errors::{DbError, RequestAttemptError};
+use scylla::frame::response::result::TableSpec;
 use scylla::policies::load_balancing::{FallbackPlan, LoadBalancingPolicy, RoutingInfo};
 use scylla::routing::Shard;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Replicas of one token read per request at most (replication factors are far smaller).
 pub const MAX_TOKEN_REPLICAS: usize = 16;
@@ -60,9 +65,21 @@ pub struct ReplicaLbPolicy {
     label: String,
     local_dc: Option<String>,
     permit_dc_failover: bool,
-    epoch: Instant,
+    epoch_ns: u64,
     rotation: AtomicUsize,
+    /// Per statement table (by address): where its keyspace was in the cluster state's
+    /// iteration order of keyspaces ([`Self::keyspace`]).
+    keyspace_hints: [AtomicUsize; KEYSPACE_HINTS],
 }
+
+/// Slots of [`ReplicaLbPolicy`]'s keyspace hints.
+const KEYSPACE_HINTS: usize = 16;
+
+/// A keyspace further than this in the iteration order is looked up by name.
+const MAX_KEYSPACE_HINT: usize = 32;
+
+/// The hint of a table whose keyspace is further than [`MAX_KEYSPACE_HINT`]: by name.
+const FAR_KEYSPACE: usize = usize::MAX - 1;
 
 impl std::fmt::Debug for ReplicaLbPolicy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -85,6 +102,25 @@ fn key(node: NodeRef<'_>) -> NodeKey<'_> {
 
 fn live(node: &Node) -> bool {
     node.is_connected()
+}
+
+/// The monotonic clock in nanoseconds, read directly (`Instant` adds a checked subtraction
+/// and a 128-bit conversion per reading; the adapter reads the clock twice per request).
+#[cfg(unix)]
+#[inline]
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC exists on every unix the
+    // driver runs on, and it cannot fail with a valid pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64).wrapping_mul(1_000_000_000).wrapping_add(ts.tv_nsec as u64)
+}
+
+#[cfg(not(unix))]
+fn monotonic_ns() -> u64 {
+    use std::sync::OnceLock;
+    static START: OnceLock<std::time::Instant> = OnceLock::new();
+    ns(START.get_or_init(std::time::Instant::now).elapsed())
 }
 
 fn ns(d: Duration) -> u64 {
@@ -131,17 +167,28 @@ impl ReplicaLbPolicy {
             shards: cores.into_iter().map(|c| PolicyShard(Mutex::new(c))).collect(),
             local_dc,
             permit_dc_failover,
-            epoch: Instant::now(),
+            epoch_ns: monotonic_ns(),
             rotation: AtomicUsize::new(0),
+            keyspace_hints: std::array::from_fn(|_| AtomicUsize::new(usize::MAX)),
         }
     }
 
+    /// Nanoseconds since the policy was built, on the monotonic clock.
+    #[inline]
     fn now_ns(&self) -> u64 {
-        ns(self.epoch.elapsed())
+        monotonic_ns().saturating_sub(self.epoch_ns)
     }
 
+    #[inline]
     fn home(&self) -> usize {
-        THREAD.try_with(|t| *t).unwrap_or(0) % self.shards.len()
+        let t = THREAD.try_with(|t| *t).unwrap_or(0);
+        let n = self.shards.len();
+        // A mask, not a division, for the usual power-of-two shard counts.
+        if n.is_power_of_two() {
+            t & (n - 1)
+        } else {
+            t % n
+        }
     }
 
     fn lock_shard(&self, i: usize) -> MutexGuard<'_, Core> {
@@ -150,10 +197,20 @@ impl ReplicaLbPolicy {
     }
 
     /// This thread's shard, or another free one when it is busy.
+    #[inline]
     fn lock(&self) -> MutexGuard<'_, Core> {
         let home = self.home();
+        match self.shards[home].0.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => self.lock_other(home),
+        }
+    }
+
+    #[cold]
+    fn lock_other(&self, home: usize) -> MutexGuard<'_, Core> {
         let n = self.shards.len();
-        for k in 0..n {
+        for k in 1..n {
             match self.shards[(home + k) % n].0.try_lock() {
                 Ok(g) => return g,
                 Err(TryLockError::Poisoned(p)) => return p.into_inner(),
@@ -167,15 +224,25 @@ impl ReplicaLbPolicy {
     fn complete(&self, node: NodeRef<'_>, latency: Duration, outcome: Outcome) {
         let (key, latency) = (key(node), ns(latency));
         let home = self.home();
+        let now = self.now_ns();
+        if self.lock_shard(home).complete_matched(&key, latency, outcome, now) {
+            return;
+        }
+        self.complete_elsewhere(&key, home, latency, outcome);
+    }
+
+    /// An attempt's end that this thread's shard does not hold: another's, or untracked.
+    #[cold]
+    fn complete_elsewhere(&self, key: &NodeKey<'_>, home: usize, latency: u64, outcome: Outcome) {
         let n = self.shards.len();
-        for k in 0..n {
+        for k in 1..n {
             let now = self.now_ns();
-            if self.lock_shard((home + k) % n).complete_matched(&key, latency, outcome, now) {
+            if self.lock_shard((home + k) % n).complete_matched(key, latency, outcome, now) {
                 return;
             }
         }
         let now = self.now_ns();
-        self.lock_shard(home).complete_untracked(&key, latency, outcome, now);
+        self.lock_shard(home).complete_untracked(key, latency, outcome, now);
     }
 
     /// Tells every shard's policy the hit rate (in [0, 1]) of the node with `host_id`,
@@ -241,6 +308,36 @@ impl ReplicaLbPolicy {
         self.local_dc.as_deref().or(request.node_location_preference.datacenter())
     }
 
+    /// The keyspace of `table` in `cluster`. Found by name in the driver's map of keyspaces
+    /// (it hashes the name with SipHash), or, cheaper, at the place in that map's iteration
+    /// order where it was found for this statement's table before (a hint per table, checked
+    /// by name: a wrong or stale hint, after a schema or cluster state change, only costs the
+    /// lookup by name).
+    #[inline]
+    fn keyspace<'a>(&self, cluster: &'a ClusterState, table: &TableSpec<'_>) -> Option<&'a Keyspace> {
+        let name = table.ks_name();
+        let hint = &self.keyspace_hints[(std::ptr::from_ref(table) as usize >> 4) % KEYSPACE_HINTS];
+        let at = hint.load(Ordering::Relaxed);
+        if at < MAX_KEYSPACE_HINT {
+            if let Some((k, ks)) = cluster.keyspaces_iter().nth(at) {
+                if k == name {
+                    return Some(ks);
+                }
+            }
+        } else if at == FAR_KEYSPACE {
+            return cluster.get_keyspace(name);
+        }
+        self.keyspace_by_name(cluster, name, hint)
+    }
+
+    #[cold]
+    fn keyspace_by_name<'a>(&self, cluster: &'a ClusterState, name: &str, hint: &AtomicUsize) -> Option<&'a Keyspace> {
+        let ks = cluster.get_keyspace(name)?;
+        let at = cluster.keyspaces_iter().take(MAX_KEYSPACE_HINT).position(|(k, _)| k == name);
+        hint.store(at.unwrap_or(FAR_KEYSPACE), Ordering::Relaxed);
+        Some(ks)
+    }
+
     /// Token-aware choice among the token's replicas in `dc` (every datacenter if `None`).
     fn pick_replica<'a>(
         &'a self,
@@ -249,23 +346,23 @@ impl ReplicaLbPolicy {
         dc: Option<&'a str>,
     ) -> Option<(NodeRef<'a>, Option<Shard>)> {
         let (token, table) = (request.token?, request.table?);
-        let keyspace = cluster.get_keyspace(table.ks_name())?;
+        let keyspace = self.keyspace(cluster, table)?;
         let set = cluster.replica_locator().replicas_for_token(token, &keyspace.strategy, dc, table);
-        let mut found: [Option<(NodeRef<'a>, Shard)>; MAX_TOKEN_REPLICAS] = [None; MAX_TOKEN_REPLICAS];
-        let mut alive = [false; MAX_TOKEN_REPLICAS];
+        let mut found: [Option<NodeRef<'a>>; MAX_TOKEN_REPLICAS] = [None; MAX_TOKEN_REPLICAS];
+        let mut shards: [Shard; MAX_TOKEN_REPLICAS] = [0; MAX_TOKEN_REPLICAS];
         let mut n = 0;
         for (node, shard) in set.into_iter().take(MAX_TOKEN_REPLICAS) {
-            found[n] = Some((node, shard));
-            alive[n] = live(node);
+            found[n] = Some(node);
+            shards[n] = shard;
             n += 1;
         }
-        if !alive[..n].contains(&true) {
+        if n == 0 {
             return None;
         }
         let now = self.now_ns();
-        let seen = found[..n].iter().zip(alive).filter_map(|(f, a)| f.map(|(node, _)| (key(node), a)));
-        let pos = self.lock().pick(seen, true, now)?;
-        found[pos].map(|(node, shard)| (node, Some(shard)))
+        let node = |i: usize| found[i].expect("a replica read above");
+        let pos = self.lock().pick(n, |i| key(node(i)), |i| live(node(i)), true, now)?;
+        Some((node(pos), Some(shards[pos])))
     }
 
     /// Token-unaware choice among up to [`MAX_REPLICAS`] nodes of `dc`'s ring (every node if
@@ -277,6 +374,9 @@ impl ReplicaLbPolicy {
             None => locator.unique_nodes_in_global_ring(),
         };
         let len = nodes.len();
+        if len == 0 {
+            return None;
+        }
         let take = len.min(MAX_REPLICAS);
         let start = if len > MAX_REPLICAS {
             self.rotation.fetch_add(MAX_REPLICAS, Ordering::Relaxed) % len
@@ -284,15 +384,8 @@ impl ReplicaLbPolicy {
             0
         };
         let at = |i: usize| &nodes[(start + i) % len];
-        let mut alive = [false; MAX_REPLICAS];
-        for (i, a) in alive.iter_mut().enumerate().take(take) {
-            *a = live(at(i));
-        }
-        if !alive[..take].contains(&true) {
-            return None;
-        }
         let now = self.now_ns();
-        let pos = self.lock().pick((0..take).map(|i| (key(at(i)), alive[i])), false, now)?;
+        let pos = self.lock().pick(take, |i| key(at(i)), |i| live(at(i)), false, now)?;
         Some((at(pos), None))
     }
 

@@ -124,6 +124,36 @@ impl Ledger {
         DispatchId { slot, gen: s.gen }
     }
 
+    /// Opens a dispatch with one send, to `node`, already closed (no more sends will follow):
+    /// [`Self::open`], [`Self::send`] and [`Self::close`] in one step, for the common cycle of
+    /// one request to one node. Freed when its ticket ends.
+    #[inline]
+    pub fn send_one(&mut self, node: NodeId) -> Ticket {
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.slots.push(Slot::default());
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let s = &mut self.slots[slot as usize];
+        debug_assert!(!s.live);
+        s.gen = s.gen.wrapping_add(1);
+        s.live = true;
+        s.closed = true;
+        s.sent = 1;
+        s.ended = 0;
+        s.nodes[0] = node;
+        let id = DispatchId { slot, gen: s.gen };
+        if self.in_flight.len() <= node.index() {
+            self.in_flight.resize(node.index() + 1, 0);
+        }
+        self.in_flight[node.index()] += 1;
+        self.outstanding += 1;
+        self.open += 1;
+        Ticket { dispatch: id, pos: 0 }
+    }
+
     /// Records a send of dispatch `id` to `node`; `None` when the dispatch is closed or gone,
     /// already sent to `node`, or full.
     pub fn send(&mut self, id: DispatchId, node: NodeId) -> Option<Ticket> {
@@ -146,6 +176,7 @@ impl Ledger {
     }
 
     /// Ends the send `ticket`; returns the node it went to.
+    #[inline]
     pub fn end(&mut self, ticket: Ticket) -> Result<NodeId, Accounting> {
         let id = ticket.dispatch;
         let Some(s) = self.slots.get_mut(id.slot as usize) else {
@@ -247,6 +278,23 @@ mod tests {
         assert_eq!(l.end(b), Ok(NodeId(5)));
         assert_eq!((l.live_dispatches(), l.outstanding()), (0, 0));
         assert_eq!(l.end(b), Err(Accounting::Late), "the dispatch is gone");
+    }
+
+    #[test]
+    fn a_one_send_dispatch_is_closed_and_freed_by_its_end() {
+        let mut l = Ledger::new();
+        let t = l.send_one(NodeId(3));
+        assert_eq!((l.in_flight(NodeId(3)), l.outstanding(), l.live_dispatches()), (1, 1, 1));
+        assert!(l.send(t.dispatch(), NodeId(4)).is_none(), "closed: no more sends");
+        assert_eq!(l.end(t), Ok(NodeId(3)));
+        assert_eq!((l.in_flight(NodeId(3)), l.outstanding(), l.live_dispatches()), (0, 0, 0));
+        assert_eq!(l.end(t), Err(Accounting::Late), "freed with its only send");
+        // Its slot is reused, under a new generation.
+        let u = l.send_one(NodeId(3));
+        assert_eq!(u.dispatch().slot, t.dispatch().slot);
+        assert_ne!(u, t);
+        assert_eq!(l.end(t), Err(Accounting::Late));
+        assert_eq!(l.end(u), Ok(NodeId(3)));
     }
 
     #[test]

@@ -19,4 +19,4 @@ pub mod ledger;
 pub mod runtime;
 
 pub use ledger::{Accounting, DispatchId, Ticket};
-pub use runtime::{Caller, Dispatch, Released, Runtime, RuntimeConfig, RuntimeStats, Submitted, DEFAULT_MAX_WAITING};
+pub use runtime::{Caller, Dispatch, Immediate, Released, Runtime, RuntimeConfig, RuntimeStats, Submitted, DEFAULT_MAX_WAITING};

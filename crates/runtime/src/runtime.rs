@@ -62,6 +62,23 @@ pub enum Submitted {
     Rejected,
 }
 
+/// What became of a request handed to [`Runtime::submit_now`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Immediate {
+    /// Send it now to `node`; the send counts, and its dispatch is closed already.
+    Send {
+        /// The target.
+        node: NodeId,
+        /// The send's ticket: end it with [`Runtime::on_reply`] or [`Runtime::on_failure`].
+        ticket: Ticket,
+    },
+    /// No candidate can take it.
+    Unavailable,
+    /// The policy wanted it to wait (rate control), which this caller cannot do: refused, and
+    /// counted as rejected.
+    Refused,
+}
+
 /// What became of a request that waited.
 #[derive(Debug)]
 pub enum Released {
@@ -239,6 +256,39 @@ impl<T> Runtime<T> {
         }
     }
 
+    /// Plans a request for one node and sends it at once, for a caller that cannot hold a
+    /// request back (the driver's `pick` answers at once): the fast path of the common cycle
+    /// "one request, one node, one reply". On [`Immediate::Send`] the target counts as sent in
+    /// a dispatch already closed (freed when the send ends); a plan naming more targets sends
+    /// only its first (one was asked for). A request the policy would hold back, or one whose
+    /// group has requests waiting already (from [`Self::submit`]), is
+    /// [`Immediate::Refused`]: nothing waits, nothing is sent. The accounting is the same as
+    /// [`Self::submit`] then [`Self::close`]: every send ends exactly once.
+    pub fn submit_now(&mut self, req: &Request<'_>, now_ns: u64) -> Immediate {
+        debug_assert_eq!(req.count, 1, "submit_now plans one target");
+        if self.backlog.has_group(req.group) {
+            self.stats.rejected += 1;
+            return Immediate::Refused;
+        }
+        match self.plan_now(req, now_ns) {
+            Decision::Send => {
+                let node = self.plan.targets()[0];
+                let ticket = self.ledger.send_one(node);
+                self.policy.on_send(node, now_ns);
+                self.stats.sends += 1;
+                if self.needs.has(Need::Probes) {
+                    self.collect_probes(req, now_ns);
+                }
+                Immediate::Send { node, ticket }
+            }
+            Decision::Unavailable => Immediate::Unavailable,
+            Decision::Wait { .. } => {
+                self.stats.rejected += 1;
+                Immediate::Refused
+            }
+        }
+    }
+
     /// Puts a request in its group's FIFO, or refuses it at the bound.
     fn wait(&mut self, token: T, req: &Request<'_>, retry_at_ns: Option<u64>) -> Submitted {
         match self.backlog.push(token, StoredRequest::of(req), retry_at_ns) {
@@ -276,13 +326,17 @@ impl<T> Runtime<T> {
             self.stats.sends += 1;
         }
         if self.needs.has(Need::Probes) {
-            if self.probe_next >= self.probes.len() {
-                self.probes.clear();
-                self.probe_next = 0;
-            }
-            self.policy.probes(req, now_ns, &mut self.rng, &mut self.probes);
+            self.collect_probes(req, now_ns);
         }
         Dispatch { id, plan: self.plan }
+    }
+
+    fn collect_probes(&mut self, req: &Request<'_>, now_ns: u64) {
+        if self.probe_next >= self.probes.len() {
+            self.probes.clear();
+            self.probe_next = 0;
+        }
+        self.policy.probes(req, now_ns, &mut self.rng, &mut self.probes);
     }
 
     /// Opens a dispatch the policy did not plan (a write to every replica): each of `targets`
@@ -309,6 +363,7 @@ impl<T> Runtime<T> {
 
     /// A send ended with a reply measured `latency_ns` after it left, carrying `feedback`.
     /// Wakes the waiting groups the replying node can serve.
+    #[inline]
     pub fn on_reply(&mut self, ticket: Ticket, latency_ns: u64, feedback: Feedback, now_ns: u64) -> Result<(), Accounting> {
         let node = self.end(ticket)?;
         self.stats.replies += 1;
@@ -323,7 +378,9 @@ impl<T> Runtime<T> {
             },
             now_ns,
         );
-        self.backlog.wake_for(Some(node));
+        if !self.backlog.is_empty() {
+            self.backlog.wake_for(Some(node));
+        }
         Ok(())
     }
 

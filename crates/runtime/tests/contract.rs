@@ -3,7 +3,7 @@
 //! probes reach the caller, and a policy whose needs a caller cannot meet is refused.
 
 use policy::{Failure, Feedback, Needs, NodeId, ParamTable, ParamValue, ProbeReply, Request, Side, POLICIES};
-use runtime::{Accounting, Caller, Released, Runtime, RuntimeConfig, Submitted};
+use runtime::{Accounting, Caller, Immediate, Released, Runtime, RuntimeConfig, Submitted};
 
 const SIM: Caller = Caller {
     name: "a test",
@@ -122,6 +122,91 @@ fn every_policy_ends_every_send_exactly_once() {
             assert_eq!(s.probes_sent, 0, "{}: only a policy that needs probes asks for them", info.name);
         }
     }
+}
+
+/// The one-node fast path keeps the same contract: every send ends exactly once (replies,
+/// failures, late ends after a duplicate), nothing waits, and a request rate control would hold
+/// back is refused without a send.
+#[test]
+fn submit_now_ends_every_send_exactly_once() {
+    let nodes: Vec<NodeId> = (0..6).map(NodeId).collect();
+    for info in POLICIES.iter().filter(|p| p.side.serves(Side::Client)) {
+        let mut rt: Runtime<u64> = Runtime::build(info.name, Side::Client, &ParamTable::new(), SIM, config(5)).unwrap();
+        let mut out: Vec<(u64, runtime::Ticket, NodeId)> = Vec::new();
+        let (mut sent, mut refused) = (0u64, 0u64);
+        for step in 0..3_000u64 {
+            let now = step * 200_000;
+            let group = step % 4;
+            let req = Request {
+                candidates: &nodes[group as usize..group as usize + 3],
+                replicas: None,
+                count: 1,
+                local: None,
+                group,
+            };
+            match rt.submit_now(&req, now) {
+                Immediate::Send { node, ticket } => {
+                    assert!(req.candidates.contains(&node), "{}", info.name);
+                    sent += 1;
+                    out.push((step + 1 + step % 3, ticket, node));
+                }
+                Immediate::Refused => refused += 1,
+                Immediate::Unavailable => {}
+            }
+            while let Some(p) = rt.poll_probe() {
+                let answer = ProbeReply {
+                    node: p.node,
+                    in_flight: 1,
+                    latency_ns: 500_000,
+                };
+                rt.on_probe_reply(&answer, now);
+            }
+            let due: Vec<_> = out.iter().filter(|o| o.0 == step).copied().collect();
+            out.retain(|o| o.0 != step);
+            for (i, (_, t, node)) in due.into_iter().enumerate() {
+                let before = rt.in_flight(node);
+                if (step + i as u64).is_multiple_of(7) {
+                    rt.on_failure(t, Failure::Timeout, now).unwrap();
+                } else {
+                    rt.on_reply(t, 300_000, Feedback::default(), now).unwrap();
+                }
+                assert_eq!(rt.in_flight(node), before - 1, "{}", info.name);
+                assert_eq!(rt.on_reply(t, 1, Feedback::default(), now), Err(Accounting::Late), "{}", info.name);
+            }
+            assert_eq!(rt.waiting(), 0, "{}: nothing waits", info.name);
+        }
+        for (_, t, _) in out.drain(..) {
+            rt.on_reply(t, 1, Feedback::default(), 10_000 * 200_000).unwrap();
+        }
+        let s = rt.stats();
+        assert!(rt.check_quiescent().is_ok(), "{}", rt.check_quiescent().unwrap_err());
+        assert_eq!((s.sends, s.rejected), (sent, refused), "{}: {s:?}", info.name);
+        assert_eq!(s.sends, s.replies + s.failures, "{}: {s:?}", info.name);
+        assert_eq!(s.violations, 0, "{}", info.name);
+        assert!(sent > 1_000, "{}: {s:?}", info.name);
+    }
+    // c3 with rate control and one token: the second request in a burst is refused, not held.
+    let mut rt = tight_c3();
+    let req = Request {
+        candidates: &nodes[..1],
+        replicas: None,
+        count: 1,
+        local: None,
+        group: 1,
+    };
+    let mut results = Vec::new();
+    for _ in 0..3 {
+        results.push(rt.submit_now(&req, 0));
+    }
+    assert!(matches!(results[0], Immediate::Send { .. }), "{results:?}");
+    assert!(results.contains(&Immediate::Refused), "{results:?}");
+    assert_eq!(rt.waiting(), 0);
+    for r in results {
+        if let Immediate::Send { ticket, .. } = r {
+            rt.on_reply(ticket, 1, Feedback::default(), 1).unwrap();
+        }
+    }
+    rt.check_quiescent().unwrap();
 }
 
 fn tight_c3() -> Runtime<u32> {
