@@ -59,8 +59,10 @@ pub fn chart_files(input: &ReportInput<'_>) -> Vec<(String, String)> {
         .map(|c| (format!("compared-{}.svg", crate::panels::slug(&c.title)), c.standalone_svg()))
         .collect();
     for (title, charts) in crate::panels::per_node_charts(input) {
-        for c in charts {
+        for mut c in charts {
             let stem = format!("{}-{}", crate::panels::slug(title), crate::panels::label_slug(&c.title));
+            // On its own the chart names its measure too ("NIC utilisation: random").
+            c.title = format!("{}: {}", crate::panels::short_title(title), c.title);
             // Two runs under one label (the same policy twice) get -2, -3, ...
             let mut name = format!("{stem}.svg");
             let mut n = 1;
@@ -222,6 +224,8 @@ mod tests {
         );
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
+        let hit_ratio = &files.iter().find(|(n, _)| n == "cache-hit-ratio-naive.svg").unwrap().1;
+        assert!(hit_ratio.contains(">cache hit ratio: naive</text>"), "{hit_ratio}");
     }
 
     #[test]

@@ -259,10 +259,16 @@ pub(crate) fn per_node(h: &mut String, input: &ReportInput<'_>) {
     }
 }
 
-/// The file-name part of a measure's title: lower-case words joined by '-', up to the first
-/// comma or parenthesis ("NIC sent, MB/s (...)" -> "nic-sent").
+/// A measure's title up to its first comma or parenthesis ("NIC sent, MB/s (...)" -> "NIC
+/// sent").
+pub(crate) fn short_title(title: &str) -> &str {
+    title.split([',', '(']).next().unwrap_or(title).trim()
+}
+
+/// The file-name part of a measure's title: lower-case words of its short title joined by '-'
+/// ("NIC sent, MB/s (...)" -> "nic-sent").
 pub(crate) fn slug(title: &str) -> String {
-    label_slug(title.split([',', '(']).next().unwrap_or(title))
+    label_slug(short_title(title))
 }
 
 /// A whole label as a file-name part ("naive (sim)" -> "naive-sim", "random/hwlb" ->
