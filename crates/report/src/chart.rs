@@ -80,8 +80,12 @@ fn fmt_tick(v: f64) -> String {
         format!("{v:.0}")
     } else if v >= 1.0 {
         format!("{v:.1}")
-    } else {
+    } else if v >= 0.01 {
         format!("{v:.2}")
+    } else {
+        // A log axis reaches 0.001 and below: as many decimals as its first digit needs.
+        let decimals = (-v.log10() - 1e-9).ceil() as usize;
+        format!("{v:.decimals$}")
     }
 }
 
@@ -264,8 +268,8 @@ mod tests {
     #[test]
     fn ticks_keep_their_half_thousands() {
         assert_eq!(
-            (fmt_tick(1500.0), fmt_tick(2000.0), fmt_tick(2.5), fmt_tick(0.25)),
-            ("1.5k".into(), "2k".into(), "2.5".into(), "0.25".into())
+            (fmt_tick(1500.0), fmt_tick(2000.0), fmt_tick(2.5), fmt_tick(0.25), fmt_tick(0.001)),
+            ("1.5k".into(), "2k".into(), "2.5".into(), "0.25".into(), "0.001".into())
         );
     }
 
