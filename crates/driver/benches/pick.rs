@@ -14,11 +14,8 @@ mod fake_cql;
 use criterion::{criterion_group, criterion_main, Criterion};
 use policy::{Side, POLICIES};
 use replica_lb_driver::{ReplicaLbPolicy, DRIVER};
-use scylla::client::session_builder::SessionBuilder;
 use scylla::cluster::ClusterState;
-use scylla::frame::response::result::TableSpec;
 use scylla::policies::load_balancing::{DefaultPolicy, LatencyAwarenessBuilder, LoadBalancingPolicy, RoutingInfo};
-use scylla::routing::Token;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
@@ -31,22 +28,6 @@ fn request(policy: &dyn LoadBalancingPolicy, info: &RoutingInfo<'_>, state: &Clu
     let (node, _) = policy.pick(info, state).expect("a live replica");
     let start = Instant::now();
     policy.on_request_success(info, start.elapsed(), node);
-}
-
-fn infos(spec: &TableSpec<'static>) -> Vec<RoutingInfo<'static>> {
-    let spec: &'static TableSpec<'static> = Box::leak(Box::new(spec.clone()));
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    (0..TOKENS)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let mut info = RoutingInfo::default();
-            info.token = Some(Token::new(x as i64));
-            info.table = Some(spec);
-            info
-        })
-        .collect()
 }
 
 fn run(policy: &dyn LoadBalancingPolicy, infos: &[RoutingInfo<'_>], state: &ClusterState, iters: u64) -> Duration {
@@ -64,17 +45,10 @@ fn bench(c: &mut Criterion) {
         .build()
         .unwrap();
     let cluster = rt.block_on(fake_cql::FakeCluster::start(6, 3, |_| "dc1".into()));
-    let session = rt
-        .block_on(
-            SessionBuilder::new()
-                .known_node_addr(cluster.contact())
-                .fetch_full_schema_metadata(false)
-                .build(),
-        )
-        .unwrap();
+    let session = cluster.session(&rt);
     let state = session.get_cluster_state();
     assert_eq!(state.get_nodes_info().len(), 6);
-    let infos = infos(&TableSpec::borrowed("ks", "t"));
+    let infos = fake_cql::spread_routing_infos(TOKENS);
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
 
     // The driver's latency awareness runs an updater task: build it inside the runtime.

@@ -21,11 +21,8 @@
 mod fake_cql;
 
 use replica_lb_driver::ReplicaLbPolicy;
-use scylla::client::session_builder::SessionBuilder;
 use scylla::cluster::ClusterState;
-use scylla::frame::response::result::TableSpec;
 use scylla::policies::load_balancing::{DefaultPolicy, LoadBalancingPolicy, RoutingInfo};
-use scylla::routing::Token;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -59,28 +56,9 @@ fn main() {
         .build()
         .unwrap();
     let cluster = rt.block_on(fake_cql::FakeCluster::start(6, 3, |_| "dc1".into()));
-    let session = rt
-        .block_on(
-            SessionBuilder::new()
-                .known_node_addr(cluster.contact())
-                .fetch_full_schema_metadata(false)
-                .build(),
-        )
-        .unwrap();
+    let session = cluster.session(&rt);
     let state = session.get_cluster_state();
-    let spec: &'static TableSpec<'static> = Box::leak(Box::new(TableSpec::borrowed("ks", "t")));
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    let infos: Vec<RoutingInfo<'static>> = (0..TOKENS)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let mut info = RoutingInfo::default();
-            info.token = Some(Token::new(x as i64));
-            info.table = Some(spec);
-            info
-        })
-        .collect();
+    let infos = fake_cql::spread_routing_infos(TOKENS);
     if name == "none" {
         let t = Instant::now();
         measured_clock_only(n);

@@ -6,7 +6,6 @@ mod support;
 
 use policy::{Side, POLICIES};
 use replica_lb_driver::{ReplicaLbPolicy, DRIVER};
-use scylla::client::session_builder::SessionBuilder;
 use scylla::frame::response::result::TableSpec;
 use scylla::policies::load_balancing::{LoadBalancingPolicy, RoutingInfo};
 use scylla::routing::Token;
@@ -56,14 +55,7 @@ fn pick_and_success_allocate_nothing() {
         .build()
         .unwrap();
     let cluster = rt.block_on(FakeCluster::start(6, 3, |_| "dc1".into()));
-    let session = rt
-        .block_on(
-            SessionBuilder::new()
-                .known_node_addr(cluster.contact())
-                .fetch_full_schema_metadata(false)
-                .build(),
-        )
-        .unwrap();
+    let session = cluster.session(&rt);
     let state = session.get_cluster_state();
     let spec = TableSpec::borrowed("ks", "t");
     let infos: Vec<RoutingInfo<'_>> = (0..256u64)

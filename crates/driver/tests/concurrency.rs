@@ -5,7 +5,6 @@ mod support;
 
 use policy::Rng;
 use replica_lb_driver::ReplicaLbPolicy;
-use scylla::client::session_builder::SessionBuilder;
 use scylla::errors::{BrokenConnectionError, BrokenConnectionErrorKind, RequestAttemptError};
 use scylla::frame::response::result::TableSpec;
 use scylla::policies::load_balancing::{LoadBalancingPolicy, RoutingInfo};
@@ -22,14 +21,7 @@ fn threads_picking_and_reporting_keep_the_counts_exact() {
         .build()
         .unwrap();
     let cluster = rt.block_on(FakeCluster::start(6, 3, |_| "dc1".into()));
-    let session = rt
-        .block_on(
-            SessionBuilder::new()
-                .known_node_addr(cluster.contact())
-                .fetch_full_schema_metadata(false)
-                .build(),
-        )
-        .unwrap();
+    let session = cluster.session(&rt);
     let state = session.get_cluster_state();
     let spec = TableSpec::borrowed("ks", "t");
     let ttl = Duration::from_millis(300);

@@ -106,6 +106,13 @@ impl Ledger {
 
     /// Opens a dispatch with no sends yet.
     pub fn open(&mut self) -> DispatchId {
+        let (id, _) = self.claim();
+        id
+    }
+
+    /// Takes a free slot (or a new one) for a dispatch: live, open, nothing sent; counted open.
+    #[inline]
+    fn claim(&mut self) -> (DispatchId, &mut Slot) {
         let slot = match self.free.pop() {
             Some(s) => s,
             None => {
@@ -113,6 +120,7 @@ impl Ledger {
                 (self.slots.len() - 1) as u32
             }
         };
+        self.open += 1;
         let s = &mut self.slots[slot as usize];
         debug_assert!(!s.live);
         s.gen = s.gen.wrapping_add(1);
@@ -120,8 +128,7 @@ impl Ledger {
         s.closed = false;
         s.sent = 0;
         s.ended = 0;
-        self.open += 1;
-        DispatchId { slot, gen: s.gen }
+        (DispatchId { slot, gen: s.gen }, s)
     }
 
     /// Opens a dispatch with one send, to `node`, already closed (no more sends will follow):
@@ -129,28 +136,11 @@ impl Ledger {
     /// one request to one node. Freed when its ticket ends.
     #[inline]
     pub fn send_one(&mut self, node: NodeId) -> Ticket {
-        let slot = match self.free.pop() {
-            Some(s) => s,
-            None => {
-                self.slots.push(Slot::default());
-                (self.slots.len() - 1) as u32
-            }
-        };
-        let s = &mut self.slots[slot as usize];
-        debug_assert!(!s.live);
-        s.gen = s.gen.wrapping_add(1);
-        s.live = true;
+        let (id, s) = self.claim();
         s.closed = true;
         s.sent = 1;
-        s.ended = 0;
         s.nodes[0] = node;
-        let id = DispatchId { slot, gen: s.gen };
-        if self.in_flight.len() <= node.index() {
-            self.in_flight.resize(node.index() + 1, 0);
-        }
-        self.in_flight[node.index()] += 1;
-        self.outstanding += 1;
-        self.open += 1;
+        self.count_send(node);
         Ticket { dispatch: id, pos: 0 }
     }
 
@@ -167,12 +157,18 @@ impl Ledger {
         let pos = s.sent;
         s.nodes[pos as usize] = node;
         s.sent += 1;
+        self.count_send(node);
+        Some(Ticket { dispatch: id, pos })
+    }
+
+    /// Counts one more send out to `node`.
+    #[inline]
+    fn count_send(&mut self, node: NodeId) {
         if self.in_flight.len() <= node.index() {
             self.in_flight.resize(node.index() + 1, 0);
         }
         self.in_flight[node.index()] += 1;
         self.outstanding += 1;
-        Some(Ticket { dispatch: id, pos })
     }
 
     /// Ends the send `ticket`; returns the node it went to.

@@ -126,6 +126,18 @@ impl FakeCluster {
         SocketAddr::from((Ipv4Addr::new(127, 0, 0, 1), self.port))
     }
 
+    /// A driver session on this cluster that reads its topology but not the full schema, built
+    /// on `rt` (what the tests, the bench and the profile pick against).
+    pub fn session(&self, rt: &tokio::runtime::Runtime) -> scylla::client::session::Session {
+        rt.block_on(
+            scylla::client::session_builder::SessionBuilder::new()
+                .known_node_addr(self.contact())
+                .fetch_full_schema_metadata(false)
+                .build(),
+        )
+        .expect("the driver connects to the fake cluster")
+    }
+
     /// Sets node `i`'s behaviour.
     pub fn set(&self, i: usize, b: Behaviour) {
         self.behaviour.lock().unwrap()[i] = b;
@@ -445,4 +457,23 @@ fn put_string_list(b: &mut Vec<u8>, l: &[&str]) {
 fn put_bytes(b: &mut Vec<u8>, v: &[u8]) {
     put_int(b, v.len() as i32);
     b.extend_from_slice(v);
+}
+
+/// `n` routing infos of prepared reads of `ks.t` with tokens spread over the ring (xorshift
+/// from a fixed seed): the requests the bench and the profile replay.
+pub fn spread_routing_infos(n: usize) -> Vec<scylla::policies::load_balancing::RoutingInfo<'static>> {
+    use scylla::frame::response::result::TableSpec;
+    let spec: &'static TableSpec<'static> = Box::leak(Box::new(TableSpec::borrowed("ks", "t")));
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mut info = scylla::policies::load_balancing::RoutingInfo::default();
+            info.token = Some(scylla::routing::Token::new(x as i64));
+            info.table = Some(spec);
+            info
+        })
+        .collect()
 }
