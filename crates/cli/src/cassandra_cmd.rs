@@ -104,12 +104,10 @@ pub fn run(cmd: ClusterCommand) -> CliResult {
         ClusterCommand::Status(a) => {
             let nodes = cassandra::status(&a.dir).map_err(CliError::failed)?;
             // The plug-in's view, where it runs; nodes that do not answer show none.
-            let with_plugin = cassandra::CassandraCluster::load(&a.dir)
-                .map_err(CliError::failed)?
-                .coordinator_policy
-                .is_some();
+            let cluster = cassandra::CassandraCluster::load(&a.dir).map_err(CliError::failed)?;
+            let with_plugin = cluster.coordinator_policy.is_some();
             let plugin: Vec<Option<PluginState>> = if with_plugin && nodes.iter().any(|n| n.cql) {
-                plugin::states(&a.dir).map_err(CliError::failed)?
+                plugin::states(&cluster).map_err(CliError::failed)?
             } else {
                 vec![None; nodes.len()]
             };

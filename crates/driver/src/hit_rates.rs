@@ -140,21 +140,13 @@ impl HitRatePoller {
     pub async fn poll_once(&mut self, session: &Session, policy: &ReplicaLbPolicy) {
         let state = session.get_cluster_state();
         for node in state.get_nodes_info() {
-            let mut st = Statement::new("SELECT hit_count, request_count FROM system_views.caches WHERE name = ?");
-            st.set_load_balancing_policy(Some(SingleTargetLoadBalancingPolicy::new(NodeIdentifier::Node(node.clone()), None)));
-            st.set_request_timeout(Some(self.opts.timeout));
             // A node that does not answer keeps its last rate (it turns stale in the policy).
-            let Ok(result) = session.query_unpaged(st, (&self.opts.cache,)).await else {
-                continue;
-            };
-            let Ok(rows) = result.into_rows_result() else {
-                continue;
-            };
-            let Ok(Some((Some(hits), Some(requests)))) = rows.maybe_first_row::<(Option<i64>, Option<i64>)>() else {
+            let target = NodeIdentifier::Node(node.clone());
+            let Ok(Some((hits, requests))) = cache_counters(session, target, &self.opts.cache, self.opts.timeout).await else {
                 continue;
             };
             let now = self.now_ns();
-            if let Some(rate) = self.observe(node.host_id, hits.max(0) as u64, requests.max(0) as u64, now) {
+            if let Some(rate) = self.observe(node.host_id, hits, requests, now) {
                 // The rate is in [0, 1] by construction.
                 let _ = policy.record_hit_rate(node.host_id, rate);
             }
@@ -171,6 +163,29 @@ impl HitRatePoller {
             self.poll_once(&session, &policy).await;
         }
     }
+}
+
+/// One cache's cumulative (hits, requests) on the node `target` names, from Cassandra's
+/// `system_views.caches` (`cache`: "rows", "chunks" or "keys"); `None` when the node has no such
+/// row. Shared by the poller and the experiments' observer, so both read the same counters.
+pub async fn cache_counters(
+    session: &Session,
+    target: NodeIdentifier,
+    cache: &str,
+    timeout: Duration,
+) -> Result<Option<(u64, u64)>, String> {
+    let mut st = Statement::new("SELECT hit_count, request_count FROM system_views.caches WHERE name = ?");
+    st.set_load_balancing_policy(Some(SingleTargetLoadBalancingPolicy::new(target, None)));
+    st.set_request_timeout(Some(timeout));
+    let what = |e: &dyn std::fmt::Display| format!("system_views.caches: {e}");
+    let rows = session
+        .query_unpaged(st, (cache,))
+        .await
+        .map_err(|e| what(&e))?
+        .into_rows_result()
+        .map_err(|e| what(&e))?;
+    let row = rows.maybe_first_row::<(Option<i64>, Option<i64>)>().map_err(|e| what(&e))?;
+    Ok(row.map(|(hits, requests)| (hits.unwrap_or(0).max(0) as u64, requests.unwrap_or(0).max(0) as u64)))
 }
 
 #[cfg(test)]

@@ -93,11 +93,16 @@ impl Observer {
         })
     }
 
-    fn on_node(&self, node: u32, cql: &str) -> Result<Statement, String> {
-        let addr = *self
-            .nodes
+    /// Where the driver reaches node `node`.
+    fn addr(&self, node: u32) -> Result<SocketAddr, String> {
+        self.nodes
             .get(node as usize)
-            .ok_or_else(|| format!("node {node} is not in the cluster (0..{})", self.nodes.len().saturating_sub(1)))?;
+            .copied()
+            .ok_or_else(|| format!("node {node} is not in the cluster (0..{})", self.nodes.len().saturating_sub(1)))
+    }
+
+    fn on_node(&self, node: u32, cql: &str) -> Result<Statement, String> {
+        let addr = self.addr(node)?;
         let mut st = Statement::new(cql);
         st.set_load_balancing_policy(Some(SingleTargetLoadBalancingPolicy::new(NodeIdentifier::NodeAddress(addr), None)));
         Ok(st)
@@ -109,18 +114,15 @@ impl Observer {
         match self.source {
             Source::Plugin => self.plugin_counters(node, table_reads).await,
             Source::RowCache { every_read_local } => {
-                let st = self.on_node(node, "SELECT hit_count, request_count FROM system_views.caches WHERE name = 'rows'")?;
-                let (hits, requests) = self
-                    .session
-                    .query_unpaged(st, ())
-                    .await
-                    .map_err(|e| format!("node {node}: system_views.caches: {e}"))?
-                    .into_rows_result()
-                    .map_err(|e| format!("node {node}: system_views.caches: {e}"))?
-                    .maybe_first_row::<(Option<i64>, Option<i64>)>()
-                    .map_err(|e| format!("node {node}: system_views.caches: {e}"))?
-                    .unwrap_or((None, None));
-                let (hits, requests) = (hits.unwrap_or(0).max(0) as u64, requests.unwrap_or(0).max(0) as u64);
+                let (hits, requests) = replica_lb_driver::hit_rates::cache_counters(
+                    &self.session,
+                    NodeIdentifier::NodeAddress(self.addr(node)?),
+                    "rows",
+                    QUERY_TIMEOUT,
+                )
+                .await
+                .map_err(|e| format!("node {node}: {e}"))?
+                .unwrap_or((0, 0));
                 let own = if every_read_local { table_reads } else { 0 };
                 Ok(NodeCounters {
                     cache_hits: hits,

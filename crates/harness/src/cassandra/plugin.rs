@@ -175,14 +175,13 @@ pub struct PluginState {
     pub cache_misses: u64,
 }
 
-/// Each node's plug-in state, `None` for a node that does not answer (down, paused, starting);
-/// an error if the cluster in `dir` runs without the plug-in or no node answers at all.
-pub fn states(dir: &Path) -> Result<Vec<Option<PluginState>>, String> {
-    let c = super::CassandraCluster::load(dir)?;
+/// Each node of cluster `c`'s plug-in state, `None` for a node that does not answer (down,
+/// paused, starting); an error if the cluster runs without the plug-in or no node answers.
+pub fn states(c: &super::CassandraCluster) -> Result<Vec<Option<PluginState>>, String> {
     if c.coordinator_policy.is_none() {
-        return Err(format!("the cluster in {} runs without the replica-lb plug-in", dir.display()));
+        return Err("the cluster runs without the replica-lb plug-in".into());
     }
-    let (rt, observer) = plugin_observer(&c)?;
+    let (rt, observer) = plugin_observer(c)?;
     rt.block_on(async {
         let mut out = Vec::with_capacity(c.nodes.len());
         for n in &c.nodes {
