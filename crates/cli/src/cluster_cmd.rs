@@ -6,7 +6,7 @@ use crate::error::{CliError, CliResult};
 use crate::node_cmd::{node_error, parse_params};
 use clap::{Args, Subcommand};
 use harness::cassandra::{self, Engine};
-use harness::launcher::{self, NodeCommand, Signal, UpOptions};
+use harness::launcher::{self, NodeCommand, Signal, UpOptions, ZoneLayout};
 use node::proto::FaultsRequest;
 use node::NodeConfig;
 use std::path::PathBuf;
@@ -357,7 +357,7 @@ fn up(a: UpArgs) -> CliResult {
         base,
         command: NodeCommand::current_exe_node().map_err(node_error)?,
         wait_timeout: Duration::from_secs(a.wait_timeout_s),
-        zones: a.zones,
+        zones: ZoneLayout::RoundRobin(a.zones),
     };
     let launched = launcher::up(&opts).map_err(node_error)?;
     for n in &launched.file.nodes {

@@ -316,6 +316,7 @@ fn an_experiments_series_and_summary_carry_the_nodes_bytes() {
     let plan = RealPlan {
         name: "bytes".into(),
         nodes: 3,
+        node_zones: vec![0; 3],
         base,
         key_count: 300,
         keys: key_spec("uniform", 300, 0.0, 0.0).unwrap(),

@@ -3,13 +3,13 @@
 //! coordinator it is given.
 
 use crate::proto::{self, replica_lb_client::ReplicaLbClient};
-use crate::ring::Ring;
 use crate::service::cl_to_proto;
 use bytes::Bytes;
 use policy::{ConsistencyLevel, NodeId, ReplicaSet};
 use std::net::SocketAddr;
 use std::time::Duration;
 use tonic::transport::{Channel, Endpoint};
+use workload::placement::{Member, Placement, Ring};
 
 /// Largest message a client sends or accepts.
 const MAX_MESSAGE_BYTES: usize = 64 << 20;
@@ -49,17 +49,19 @@ impl ClusterClient {
         let mut last = String::from("no node address given");
         for &addr in addrs {
             match stats(addr, Duration::from_secs(2)).await {
-                Ok(s) => return Ok(ClusterClient::from_stats(&s)),
+                Ok(s) => return ClusterClient::from_stats(&s),
                 Err(e) => last = e,
             }
         }
         Err(format!("cannot reach the cluster: {last}"))
     }
 
-    /// The client for the members and ring described by one node's Stats.
-    pub fn from_stats(s: &proto::StatsResponse) -> ClusterClient {
+    /// The client for the members and ring described by one node's Stats; fails on a
+    /// placement it does not know.
+    pub fn from_stats(s: &proto::StatsResponse) -> Result<ClusterClient, String> {
+        let placement = Placement::parse(&s.placement).map_err(|e| format!("node {} says: {e}", s.node_id))?;
         let mut clients = Vec::new();
-        let mut ids = Vec::new();
+        let mut members = Vec::new();
         let mut zones = Vec::new();
         for m in &s.members {
             let Ok(addr) = m.grpc.parse::<SocketAddr>() else { continue };
@@ -68,14 +70,17 @@ impl ClusterClient {
                 clients.resize(id as usize + 1, None);
             }
             clients[id as usize] = Some(node_client(addr));
-            ids.push(NodeId(id));
+            members.push(Member {
+                id: NodeId(id),
+                zone: m.zone,
+            });
             zones.push((NodeId(id), m.zone));
         }
-        ClusterClient {
+        Ok(ClusterClient {
             zones,
-            ring: Ring::new(&ids, s.vnodes, s.replication_factor as usize),
+            ring: Ring::new(&members, s.vnodes, s.replication_factor as usize, placement),
             clients,
-        }
+        })
     }
 
     /// The members, sorted.
@@ -88,9 +93,9 @@ impl ClusterClient {
         self.zones.clone()
     }
 
-    /// A key's replicas and range id.
-    pub fn replicas(&self, key: &[u8]) -> (&ReplicaSet, u64) {
-        self.ring.replicas(key)
+    /// A key's replicas and its group (its replica set's index on the ring).
+    pub fn replicas(&self, key: &[u8]) -> (&ReplicaSet, u32) {
+        self.ring.replicas_of_key(key)
     }
 
     /// The client of node `id`.

@@ -6,6 +6,7 @@ use policy::{ConsistencyLevel, ParamTable};
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use workload::placement::Placement;
 
 /// The most nodes a cluster may have (node ids are 0..MAX_NODES-1).
 pub const MAX_NODES: u32 = 1024;
@@ -32,8 +33,11 @@ pub struct NodeConfig {
     pub data_dir: PathBuf,
     /// Replicas per key.
     pub replication_factor: u32,
-    /// Tokens per node on the ring.
+    /// Tokens per node on the ring (1: evenly spaced, one per node; more: random vnodes).
     pub vnodes: u32,
+    /// Replica placement on the ring: `ring` or `one-per-zone` (one replica per zone while
+    /// there are zones left); [`workload::placement`], shared with the simulator.
+    pub placement: String,
     /// Row-cache capacity in rows (0: no cache, every read goes to disk).
     pub cache_rows: u64,
     /// A coordinator's read time-out when the client gives none, ms.
@@ -132,7 +136,8 @@ impl Default for NodeConfig {
             cluster_id: "replica-lb".into(),
             data_dir: PathBuf::from("replica-lb-data"),
             replication_factor: 3,
-            vnodes: 16,
+            vnodes: 1,
+            placement: "ring".into(),
             cache_rows: 100_000,
             read_timeout_ms: 5_000,
             write_timeout_ms: 5_000,
@@ -155,6 +160,12 @@ impl Default for NodeConfig {
 }
 
 impl NodeConfig {
+    /// The placement rule; `validate` has checked the name, so an unknown one cannot reach
+    /// here (it would read as `ring`).
+    pub fn placement(&self) -> Placement {
+        Placement::parse(&self.placement).unwrap_or(Placement::Ring)
+    }
+
     /// Reads a TOML file; unknown keys and bad values are errors naming the key.
     pub fn from_file(path: &Path) -> Result<NodeConfig, NodeError> {
         let text =
@@ -202,6 +213,9 @@ impl NodeConfig {
         }
         if !(1..=1024).contains(&self.vnodes) {
             return bad("vnodes", self.vnodes.to_string(), "an integer in [1, 1024]");
+        }
+        if let Err(e) = Placement::parse(&self.placement) {
+            return Err(NodeError::Config(format!("placement: {e}")));
         }
         if self.read_timeout_ms == 0 || self.write_timeout_ms == 0 {
             return bad("read_timeout_ms/write_timeout_ms", "0".into(), "a positive number of ms");

@@ -246,11 +246,11 @@ pub async fn get(
     inc(&c.coordinator_reads);
     let _busy = GaugeGuard::new(&c.in_flight);
     let view = state.view();
-    let (replicas, group) = view.ring.replicas(&key);
+    let (replicas, group) = view.ring.replicas_of_key(&key);
     let replicas = *replicas;
     let k = cl.required(state.config.replication_factor as usize);
     let live = live_replicas(&view, &replicas, cl, k, state.config.replication_factor)?;
-    let dispatch = match timeout_at(deadline, state.policy.plan(&live, &replicas, k, group)).await {
+    let dispatch = match timeout_at(deadline, state.policy.plan(&live, &replicas, k, u64::from(group))).await {
         Err(_) => {
             return Err(CoordError::Timeout(format!(
                 "read timed out after {timeout_ms} ms waiting for the policy"
@@ -448,7 +448,7 @@ pub async fn put(
     inc(&c.coordinator_writes);
     let _busy = GaugeGuard::new(&c.in_flight);
     let view = state.view();
-    let (replicas, _) = view.ring.replicas(&key);
+    let (replicas, _) = view.ring.replicas_of_key(&key);
     let k = cl.required(state.config.replication_factor as usize);
     let live = live_replicas(&view, replicas, cl, k, state.config.replication_factor)?;
     let timestamp_us = state.next_timestamp_us();

@@ -23,6 +23,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::Mutex;
+use workload::placement::{Member, Ring};
 
 /// Gossip key: the node's numeric id.
 pub const KEY_ID: &str = "id";
@@ -229,11 +230,17 @@ fn apply(state: &NodeState, known: &mut BTreeMap<u16, Seen>, now: BTreeMap<u16, 
             client,
         });
     }
-    let ids: Vec<NodeId> = peers.iter().flatten().map(|p| p.id).collect();
-    let ring = if ids == old_view.ring.nodes() {
+    let members: Vec<Member> = peers.iter().flatten().map(|p| Member { id: p.id, zone: p.zone }).collect();
+    // Peers are indexed by id, so `members` is sorted as the ring keeps them.
+    let ring = if members == old_view.ring.members() {
         old_view.ring.clone()
     } else {
-        crate::ring::Ring::new(&ids, state.config.vnodes, state.config.replication_factor as usize)
+        Ring::new(
+            &members,
+            state.config.vnodes,
+            state.config.replication_factor as usize,
+            state.config.placement(),
+        )
     };
     state.set_view(View { peers, ring });
     *known = now;

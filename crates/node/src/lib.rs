@@ -20,7 +20,6 @@ pub mod gossip;
 pub mod metrics;
 pub mod policy_runtime;
 pub mod replica;
-pub mod ring;
 pub mod server;
 pub mod service;
 pub mod slow_disk;

@@ -241,6 +241,7 @@ impl ReplicaLb for Api {
             policy: s.config.policy.name.clone(),
             replication_factor: s.config.replication_factor,
             vnodes: s.config.vnodes,
+            placement: s.config.placement.clone(),
             members,
             hit_rate: s.hit_rate(),
             reads: g(&c.reads),

@@ -9,7 +9,6 @@ use crate::config::NodeConfig;
 use crate::metrics::Counters;
 use crate::policy_runtime::{Clock, PolicyHandle};
 use crate::proto::internode_client::InternodeClient;
-use crate::ring::Ring;
 use crate::slow_disk::SlowDisk;
 use crate::storage::Storage;
 use policy::{ConsistencyLevel, NodeId};
@@ -18,6 +17,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use tonic::transport::{Channel, Endpoint};
+use workload::placement::{Member, Ring};
 
 /// One cluster member as this node knows it.
 #[derive(Clone, Debug)]
@@ -134,7 +134,12 @@ impl NodeState {
         };
         let mut peers = vec![None; id.index() + 1];
         peers[id.index()] = Some(me);
-        let ring = Ring::new(&[id], config.vnodes, config.replication_factor as usize);
+        let ring = Ring::new(
+            &[Member { id, zone: config.zone }],
+            config.vnodes,
+            config.replication_factor as usize,
+            config.placement(),
+        );
         NodeState {
             cache: RowCache::new(config.cache_rows),
             reply_delay_ms: AtomicU32::new(config.reply_delay_ms),

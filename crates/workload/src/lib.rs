@@ -6,13 +6,16 @@
 //! - [`faults`]: a scenario's fault timeline expanded into primitive actions at absolute times;
 //! - [`dist`]: service-time distributions (the simulator's stages and the real node's emulated
 //!   slow disk draw from the same code);
-//! - [`keys`]: key choice (uniform, Zipfian, hot set, sequential).
+//! - [`keys`]: key choice (uniform, Zipfian, hot set, sequential);
+//! - [`placement`]: the token ring that places a key's replicas (the simulator's replica
+//!   groups and the real nodes' ring are this one ring).
 
 #![warn(missing_docs)]
 
 pub mod dist;
 pub mod faults;
 pub mod keys;
+pub mod placement;
 pub mod runs;
 pub mod scenario;
 

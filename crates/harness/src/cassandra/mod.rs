@@ -20,11 +20,10 @@ pub mod cluster;
 pub mod config;
 pub mod cql;
 pub mod dist;
+pub mod faults;
 pub mod observe;
 pub mod plugin;
 pub mod proxy;
 
-pub use cluster::{
-    disk_reads, down, engine_of, nodetool, pause, restart, set_delay, set_disk_limits, status, up, CassandraCluster, CassandraNode,
-    CassandraUp, Engine, NodeState,
-};
+pub use cluster::{disk_reads, down, engine_of, status, up, CassandraCluster, CassandraNode, CassandraUp, Engine, NodeState};
+pub use faults::{nodetool, pause, restart, set_delay, set_disk_limits};

@@ -24,7 +24,7 @@ pub mod plan;
 mod sampler;
 pub mod series;
 
-use crate::launcher::{self, ClusterFile, NodeCommand, UpOptions};
+use crate::launcher::{self, ClusterFile, NodeCommand, UpOptions, ZoneLayout};
 use crate::loadgen::{self, Arrivals, BenchHooks, BenchOptions, ClientPolicy, Completion, LoadOptions, Outcome};
 use metrics::{PhaseSpec, Recorder, RecorderConfig, RunMetrics};
 use node::client::ClusterClient;
@@ -72,6 +72,8 @@ pub struct RealPlan {
     pub name: String,
     /// Nodes in the cluster.
     pub nodes: u32,
+    /// Each node's zone (the scenario's `cluster.zones`).
+    pub node_zones: Vec<u32>,
     /// Settings every node shares (RF, cache, slow disk, tracker, time-outs); the policy is set
     /// per run.
     pub base: NodeConfig,
@@ -357,7 +359,7 @@ pub fn run_real(plan: &RealPlan, run: &PolicyRun, opts: &mut RunOptions<'_>) -> 
         base,
         command: opts.command.clone(),
         wait_timeout: Duration::from_secs(60),
-        zones: 1,
+        zones: ZoneLayout::PerNode(plan.node_zones.clone()),
     })
     .map_err(|e| e.to_string())?;
     let nodes = Nodes(Mutex::new(Vec::new()));

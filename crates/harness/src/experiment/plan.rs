@@ -8,7 +8,7 @@ use crate::loadgen::Arrivals;
 use node::NodeConfig;
 use policy::ParamTable;
 use workload::faults::{Action, FaultPlan};
-use workload::scenario::{Arrival, FaultKind, Placement, Routing, Speculative, StageSel};
+use workload::scenario::{Arrival, FaultKind, Routing, Speculative, StageSel};
 use workload::{RunSpec, Scenario};
 
 /// Turns a scenario into a real run's plan, refusing what a real cluster cannot do (one line,
@@ -16,9 +16,6 @@ use workload::{RunSpec, Scenario};
 pub fn real_plan(sc: &Scenario, notes: &mut Vec<String>) -> Result<RealPlan, String> {
     if sc.cluster.routing != Routing::Coordinator {
         return Err("cluster.routing = \"direct\" cannot run on the real cluster (its clients always go through a coordinator)".into());
-    }
-    if sc.cluster.placement == Placement::OnePerZone {
-        return Err("cluster.placement = \"one-per-zone\" cannot run on the real cluster (one zone: loopback)".into());
     }
     if !sc.clients.token_aware {
         return Err("clients.token_aware = false cannot run on the real cluster (its client is token-aware)".into());
@@ -35,6 +32,9 @@ pub fn real_plan(sc: &Scenario, notes: &mut Vec<String>) -> Result<RealPlan, Str
     }
     let mut base = NodeConfig {
         replication_factor: sc.cluster.replication_factor as u32,
+        // The same ring as the simulator's: the same key has the same replicas on both.
+        vnodes: sc.cluster.vnodes,
+        placement: sc.cluster.placement.name().into(),
         cache_rows: sc.node.cache_rows.unwrap_or(0) as u64,
         hit_rate_tick_ms: (sc.feedback.tick_ns / 1_000_000).max(1),
         hit_rate_window_ms: (sc.feedback.window_ns / 1_000_000).max(1),
@@ -68,6 +68,12 @@ pub fn real_plan(sc: &Scenario, notes: &mut Vec<String>) -> Result<RealPlan, Str
     }
     notes
         .push("node CPU (cpu_concurrency, cpu_service, coordinator_service) and the network are real on this machine, not modelled".into());
+    if sc.cluster.zone_names.len() > 1 {
+        notes.push(format!(
+            "the {} zones are gossiped to the policies and place the replicas, but every node is on loopback: network.one_way_us between zones is not applied",
+            sc.cluster.zone_names.len()
+        ));
+    }
     if sc.node.extra_delay.is_some() {
         notes.push("node.extra_delay is not applied on the real cluster".into());
     }
@@ -138,6 +144,7 @@ pub fn real_plan(sc: &Scenario, notes: &mut Vec<String>) -> Result<RealPlan, Str
     Ok(RealPlan {
         name: sc.name.clone(),
         nodes: sc.cluster.nodes as u32,
+        node_zones: sc.cluster.node_zone.iter().map(|&z| u32::from(z)).collect(),
         base,
         key_count: keys.count,
         keys,
@@ -211,6 +218,42 @@ mod tests {
             let Ok(sc) = workload::parse(&text, "x") else { continue };
             let err = real_plan(&sc, &mut Vec::new()).unwrap_err();
             assert!(err.contains(word), "{err}");
+        }
+    }
+
+    /// The nodes of a real run place keys with the simulator's ring: same zones, tokens and
+    /// placement, so every key has the same replicas on both.
+    #[test]
+    fn the_real_nodes_place_keys_as_the_simulator_does() {
+        use workload::placement::{Member, Ring};
+        let text = include_str!("../../../../scenarios/zones-gc-pause.toml");
+        let mut sc = workload::parse(text, "zones-gc-pause").unwrap();
+        sc.faults.clear(); // its CPU slow-down is the simulator's only
+        let plan = real_plan(&sc, &mut Vec::new()).unwrap();
+        let ring_of = |zones: &[u32], vnodes: u32, rf: usize, placement| {
+            let members: Vec<Member> = zones
+                .iter()
+                .enumerate()
+                .map(|(i, &zone)| Member {
+                    id: policy::NodeId(i as u16),
+                    zone,
+                })
+                .collect();
+            Ring::new(&members, vnodes, rf, placement)
+        };
+        let sim_zones: Vec<u32> = sc.cluster.node_zone.iter().map(|&z| u32::from(z)).collect();
+        let sim = ring_of(&sim_zones, sc.cluster.vnodes, sc.cluster.replication_factor, sc.cluster.placement);
+        let real = ring_of(
+            &plan.node_zones,
+            plan.base.vnodes,
+            plan.base.replication_factor as usize,
+            plan.base.placement(),
+        );
+        assert_eq!(sim.groups(), 12);
+        for k in 0..10_000u64 {
+            let (set, group) = real.replicas_of_key(k.to_string().as_bytes());
+            assert_eq!(set.as_slice(), sim.replicas(sim.group_of_index(k)).as_slice(), "key {k}");
+            assert_eq!(group, sim.group_of_index(k));
         }
     }
 }

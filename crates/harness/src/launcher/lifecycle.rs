@@ -67,9 +67,18 @@ pub struct UpOptions {
     pub command: NodeCommand,
     /// How long to wait for every node to see all the others.
     pub wait_timeout: Duration,
-    /// How many zones the nodes are spread over: node i is in zone i mod `zones` (1 = one
-    /// zone, and the base config's `zone` is kept).
-    pub zones: u32,
+    /// Which zone each node is in.
+    pub zones: ZoneLayout,
+}
+
+/// Which zone each node of a launched cluster is in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ZoneLayout {
+    /// Spread over this many zones: node i is in zone i mod the count (1 = one zone, and the
+    /// base config's `zone` is kept). `cluster up --zones`.
+    RoundRobin(u32),
+    /// Node i is in zone `zones[i]` (a scenario's `cluster.zones`); one entry per node.
+    PerNode(Vec<u32>),
 }
 
 /// A launched cluster: the file, and the child processes when this process started them.
@@ -126,11 +135,21 @@ pub fn up(opts: &UpOptions) -> Result<Launched, NodeError> {
         .dir
         .canonicalize()
         .map_err(|e| NodeError::Failed(format!("{}: {e}", opts.dir.display())))?;
-    if !(1..=opts.nodes.max(1)).contains(&opts.zones) {
-        return Err(NodeError::Config(format!(
-            "--zones {} is not allowed; it must be in [1, {}] (at most one zone per node)",
-            opts.zones, opts.nodes
-        )));
+    match &opts.zones {
+        ZoneLayout::RoundRobin(zones) if !(1..=opts.nodes.max(1)).contains(zones) => {
+            return Err(NodeError::Config(format!(
+                "--zones {zones} is not allowed; it must be in [1, {}] (at most one zone per node)",
+                opts.nodes
+            )));
+        }
+        ZoneLayout::PerNode(zones) if zones.len() != opts.nodes as usize => {
+            return Err(NodeError::Config(format!(
+                "{} zones given for {} nodes: give one per node",
+                zones.len(),
+                opts.nodes
+            )));
+        }
+        _ => {}
     }
     let n = opts.nodes as usize;
     let ports = free_ports(3 * n)?;
@@ -144,8 +163,10 @@ pub fn up(opts: &UpOptions) -> Result<Launched, NodeError> {
         std::fs::create_dir_all(&node_dir).map_err(|e| NodeError::Failed(format!("cannot create {}: {e}", node_dir.display())))?;
         let mut cfg = opts.base.clone();
         cfg.id = i as u32;
-        if opts.zones > 1 {
-            cfg.zone = i as u32 % opts.zones;
+        match &opts.zones {
+            ZoneLayout::RoundRobin(zones) if *zones > 1 => cfg.zone = i as u32 % zones,
+            ZoneLayout::RoundRobin(_) => {}
+            ZoneLayout::PerNode(zones) => cfg.zone = zones[i],
         }
         cfg.grpc_addr = local(ports[3 * i]);
         cfg.metrics_addr = local(ports[3 * i + 1]);

@@ -17,5 +17,6 @@ pub use cluster::{
     CLUSTER_FILE,
 };
 pub use lifecycle::{
-    check_fault_s, down, kill_node, restart_node, restart_node_after, up, wait_node_up, Launched, NodeCommand, UpOptions, MAX_FAULT_S,
+    check_fault_s, down, kill_node, restart_node, restart_node_after, up, wait_node_up, Launched, NodeCommand, UpOptions, ZoneLayout,
+    MAX_FAULT_S,
 };

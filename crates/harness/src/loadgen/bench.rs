@@ -399,7 +399,7 @@ impl Dispatcher<'_, '_> {
             replicas: Some(replicas.as_slice()),
             count: 1,
             local: None,
-            group,
+            group: group.into(),
         };
         let now_ns = self.ns(now);
         match self.policy.rt.submit(&req, now_ns, || p) {

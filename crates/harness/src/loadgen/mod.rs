@@ -20,6 +20,7 @@
 mod bench;
 pub mod client_policy;
 pub mod cql;
+mod cql_load;
 pub mod keys;
 pub mod report;
 

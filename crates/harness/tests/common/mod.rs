@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use harness::launcher::{self, ClusterFile, NodeCommand, UpOptions};
+use harness::launcher::{self, ClusterFile, NodeCommand, UpOptions, ZoneLayout};
 use node::client::ClusterClient;
 use node::NodeConfig;
 use std::path::PathBuf;
@@ -64,7 +64,7 @@ impl TestCluster {
             base,
             command: node_command(),
             wait_timeout: Duration::from_secs(30),
-            zones,
+            zones: ZoneLayout::RoundRobin(zones),
         };
         let launched = launcher::up(&opts).unwrap_or_else(|e| panic!("cluster up failed: {e}"));
         TestCluster {

@@ -17,6 +17,7 @@ mod control;
 mod multi;
 mod network;
 mod node;
+mod records;
 mod replicas;
 mod requesters;
 mod slab;
@@ -36,8 +37,9 @@ use policy::hwlb::{HitRateTracker, RatePublisher};
 use policy::{
     ConsistencyLevel, Decision, Failure, Feedback, Need, NodeCaps, NodeId, NodeTruth, Plan, Policy, ProbeReply, Request, Rng, MAX_REPLICAS,
 };
+use records::{Op, OpKind, OpState, Req, ReqKey};
 use requesters::{build_runtime, runtime_config, SIMULATOR};
-use runtime::{Caller, Dispatch, DispatchId, Released, Runtime, RuntimeConfig, RuntimeStats, Submitted, Ticket};
+use runtime::{Caller, Dispatch, Released, Runtime, RuntimeConfig, RuntimeStats, Submitted, Ticket};
 use slab::{Slab, Slot};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -46,140 +48,6 @@ use workload::faults::{Action, FaultPlan};
 
 const SECOND_NS: u64 = 1_000_000_000;
 const NO_NODE: u16 = u16::MAX;
-
-/// What a replica op does.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum OpKind {
-    #[default]
-    Read,
-    Write,
-    /// The coordinator's own CPU work for a request.
-    Coordinate,
-}
-
-/// Where an op is in its life.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum OpState {
-    #[default]
-    Live,
-    /// Lost in a crash; failed (ConnectionLost) when peers see the node down.
-    Dropped,
-}
-
-#[derive(Clone, Copy, Debug, Default)]
-struct Op {
-    gen: u32,
-    req: u32,
-    req_gen: u32,
-    node: u16,
-    requester: u32,
-    requester_gen: u32,
-    node_gen: u32,
-    kind: OpKind,
-    state: OpState,
-    local: bool,
-    outcome_given: bool,
-    /// A shadow read: its reply feeds the policy but does not count towards the request.
-    shadow: bool,
-    /// The send's ticket in its requester's runtime.
-    ticket: Ticket,
-    key: u64,
-    sent_ns: u64,
-    arrived_ns: u64,
-    service_ns: u64,
-    /// The replica's state when it replied (hit rate, queued ops, ops in flight); the service
-    /// time is `service_ns`. Kept compact: this struct is copied on the hot path.
-    fb_hit_rate: f64,
-    fb_queue_len: u32,
-    fb_in_flight: u32,
-}
-
-impl Op {
-    fn feedback(&self, piggyback_hit_rate: bool) -> Feedback {
-        Feedback {
-            hit_rate: (piggyback_hit_rate && self.fb_hit_rate >= 0.0).then_some(self.fb_hit_rate),
-            queue_len: Some(self.fb_queue_len),
-            service_time_ns: Some(self.service_ns),
-            in_flight: Some(self.fb_in_flight),
-        }
-    }
-}
-
-impl Slot for Op {
-    fn generation(&self) -> u32 {
-        self.gen
-    }
-    fn set_generation(&mut self, g: u32) {
-        self.gen = g;
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Req {
-    gen: u32,
-    client: u32,
-    key: u64,
-    group: u32,
-    write: bool,
-    measured: bool,
-    needed: u8,
-    replies: u8,
-    answered: bool,
-    coord: u16,
-    issued_ns: u64,
-    n_ops: u8,
-    ops: [u32; crate::scenario::MAX_OPS_PER_REQUEST],
-    fallback: u16,
-    /// The replica reads or writes, in the runtime of the requester that sent them.
-    dispatch: Option<DispatchId>,
-    /// The generation of the requester when it made `dispatch` (a restarted coordinator has
-    /// a new runtime, which must not be told about the old one's dispatches).
-    dispatch_gen: u32,
-    /// The client's choice of coordinator, in the client's runtime (coordinator routing).
-    client_dispatch: Option<DispatchId>,
-    /// The multi-key request this is one partition of (`NO_PARENT`: a single read), and its
-    /// generation.
-    parent: u32,
-    parent_gen: u32,
-}
-
-impl Default for Req {
-    fn default() -> Self {
-        Req {
-            gen: 0,
-            client: 0,
-            key: 0,
-            group: 0,
-            write: false,
-            measured: false,
-            needed: 0,
-            replies: 0,
-            answered: false,
-            coord: NO_NODE,
-            issued_ns: 0,
-            n_ops: 0,
-            ops: [0; crate::scenario::MAX_OPS_PER_REQUEST],
-            fallback: NO_NODE,
-            dispatch: None,
-            dispatch_gen: 0,
-            client_dispatch: None,
-            parent: NO_PARENT,
-            parent_gen: 0,
-        }
-    }
-}
-
-impl Slot for Req {
-    fn generation(&self) -> u32 {
-        self.gen
-    }
-    fn set_generation(&mut self, g: u32) {
-        self.gen = g;
-    }
-}
-
-/// A waiting request, as its runtime hands it back: (request slot, generation).
-type ReqKey = (u32, u32);
 
 /// A decider with its policy runtime: one per client, one per coordinator node.
 struct Requester {
@@ -644,13 +512,6 @@ impl<'s> Sim<'s> {
             }
         }
         n
-    }
-}
-
-impl Op {
-    /// The node index of a coordinator requester.
-    fn node_of_requester(&self, clients: usize) -> usize {
-        self.requester as usize - clients
     }
 }
 

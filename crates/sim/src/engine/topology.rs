@@ -1,7 +1,9 @@
-//! Replica groups (which nodes hold a key) and one-way network latencies between zones.
+//! Replica groups (which nodes hold a key: the shared ring, [`workload::placement`]) and
+//! one-way network latencies between zones.
 
-use crate::scenario::{Placement, Scenario};
+use crate::scenario::Scenario;
 use policy::NodeId;
+use workload::placement::{Member, Placement, Ring};
 
 /// Zone marker of the ideal shared queue's single server: as near as any sender's own zone.
 pub const EVERYWHERE: u16 = u16::MAX;
@@ -12,10 +14,8 @@ pub struct Topology {
     /// Nodes simulated.
     pub nodes: usize,
     node_zone: Vec<u16>,
-    /// `groups x rf` replica lists, group-major.
-    replicas: Vec<NodeId>,
-    rf: usize,
-    groups: usize,
+    /// Where keys live: the ring the real cluster's nodes use too.
+    ring: Ring,
     one_way_ns: Vec<u64>,
     zones: usize,
 }
@@ -26,45 +26,34 @@ impl Topology {
     pub fn new(sc: &Scenario, ideal: bool) -> Self {
         let zones = sc.network.zones;
         if ideal {
+            let server = Member { id: NodeId(0), zone: 0 };
             return Topology {
                 nodes: 1,
                 node_zone: vec![EVERYWHERE],
-                replicas: vec![NodeId(0)],
-                rf: 1,
-                groups: 1,
+                ring: Ring::new(&[server], 1, 1, Placement::Ring),
                 one_way_ns: sc.network.one_way_ns.clone(),
                 zones,
             };
         }
-        let n = sc.cluster.nodes;
-        let rf = sc.cluster.replication_factor;
-        // With RF = N every key lives everywhere: one group, in id order.
-        let groups = if rf == n { 1 } else { n };
-        let mut replicas = Vec::with_capacity(groups * rf);
-        for g in 0..groups {
-            let start = replicas.len();
-            let mut used_zones: Vec<u16> = Vec::new();
-            for step in 0..n {
-                if replicas.len() - start == rf {
-                    break;
-                }
-                let node = (g + step) % n;
-                let zone = sc.cluster.node_zone[node];
-                if sc.cluster.placement == Placement::OnePerZone && used_zones.contains(&zone) {
-                    continue;
-                }
-                used_zones.push(zone);
-                replicas.push(NodeId(node as u16));
-            }
-            // Validation guarantees enough zones for one-per-zone placement.
-            assert_eq!(replicas.len() - start, rf, "group {g} could not be filled");
+        let members: Vec<Member> = (0..sc.cluster.nodes)
+            .map(|i| Member {
+                id: NodeId(i as u16),
+                zone: sc.cluster.node_zone[i] as u32,
+            })
+            .collect();
+        let ring = Ring::new(&members, sc.cluster.vnodes, sc.cluster.replication_factor, sc.cluster.placement);
+        // Validation guarantees enough nodes (and zones, for one-per-zone) for every group.
+        for g in 0..ring.groups() as u32 {
+            assert_eq!(
+                ring.replicas(g).len(),
+                sc.cluster.replication_factor,
+                "group {g} could not be filled"
+            );
         }
         Topology {
-            nodes: n,
+            nodes: sc.cluster.nodes,
             node_zone: sc.cluster.node_zone.clone(),
-            replicas,
-            rf,
-            groups,
+            ring,
             one_way_ns: sc.network.one_way_ns.clone(),
             zones,
         }
@@ -75,20 +64,16 @@ impl Topology {
         self.node_zone[n]
     }
 
-    /// The replicas of `group`, in ring order.
+    /// The replicas of `group`, primary first.
     #[inline]
     pub fn replicas(&self, group: u32) -> &[NodeId] {
-        let s = group as usize * self.rf;
-        &self.replicas[s..s + self.rf]
+        self.ring.replicas(group).as_slice()
     }
 
-    /// The group of `key` (a hash, so neighbouring keys spread over the ring).
+    /// The group of key number `key` (its replica set on the ring).
     #[inline]
     pub fn group_of(&self, key: u64) -> u32 {
-        if self.groups == 1 {
-            return 0;
-        }
-        (mix64(key) % self.groups as u64) as u32
+        self.ring.group_of_index(key)
     }
 
     /// Base one-way latency from zone `from` to zone `to`, ns.
@@ -102,12 +87,4 @@ impl Topology {
         };
         self.one_way_ns[from as usize * self.zones + to as usize]
     }
-}
-
-/// SplitMix64's finaliser: a cheap, well-mixed hash of a key.
-#[inline]
-pub fn mix64(mut x: u64) -> u64 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
 }

@@ -20,6 +20,8 @@ use std::fmt;
 
 /// The most nodes a simulated cluster has (node sets are 64-bit masks).
 pub const MAX_NODES: usize = 64;
+/// Most tokens per node a scenario may give (`cluster.vnodes`).
+pub const MAX_VNODES: usize = 1024;
 /// The most clients.
 pub const MAX_CLIENTS: usize = 100_000;
 /// The largest key space (the row cache indexes keys directly: 4 bytes per key per node).
@@ -59,14 +61,7 @@ impl ScenarioError {
     }
 }
 
-/// How replicas of a key are placed on the ring.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Placement {
-    /// The key's node and the next RF-1 nodes in id order.
-    Ring,
-    /// Walk the ring, skipping nodes whose zone already holds a replica (one replica per zone).
-    OnePerZone,
-}
+pub use crate::placement::Placement;
 
 /// Who chooses the replicas.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,6 +87,8 @@ pub struct Cluster {
     pub replication_factor: usize,
     /// Replica placement.
     pub placement: Placement,
+    /// Tokens per node on the ring (1: evenly spaced, one per node; more: random vnodes).
+    pub vnodes: u32,
     /// Who chooses replicas.
     pub routing: Routing,
 }

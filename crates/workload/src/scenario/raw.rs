@@ -51,6 +51,7 @@ pub struct RawCluster {
     pub zones: Option<Spanned<Vec<String>>>,
     pub replication_factor: Spanned<i64>,
     pub placement: Option<Spanned<String>>,
+    pub vnodes: Option<Spanned<i64>>,
     pub routing: Option<Spanned<String>>,
 }
 

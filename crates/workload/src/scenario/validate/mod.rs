@@ -178,6 +178,18 @@ coordinator = "naive"
         let e = err_of(&MINIMAL.replace("replication_factor = 3", "replication_factor = 4"));
         assert_eq!(e.line, Some(5), "{e}");
         assert!(e.message.contains("more than the 3 nodes"), "{e}");
+        let e = err_of(&MINIMAL.replace("replication_factor = 3", "replication_factor = 3\nvnodes = 0"));
+        assert_eq!(e.line, Some(6), "{e}");
+        assert!(e.message.contains("cluster.vnodes"), "{e}");
+        let e = err_of(&MINIMAL.replace("replication_factor = 3", "replication_factor = 3\nplacement = \"nts\""));
+        assert_eq!(e.line, Some(6), "{e}");
+        assert!(e.message.contains("placement 'nts' is not one of: ring, one-per-zone"), "{e}");
+        let s = parse(
+            &MINIMAL.replace("replication_factor = 3", "replication_factor = 3\nvnodes = 16"),
+            "x",
+        )
+        .unwrap();
+        assert_eq!(s.cluster.vnodes, 16);
     }
 
     #[test]

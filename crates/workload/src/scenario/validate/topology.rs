@@ -40,11 +40,11 @@ pub(super) fn cluster(cx: &Ctx, raw: &RawScenario) -> Res<Cluster> {
             format!("replication_factor {rf} is more than the {nodes} nodes"),
         ));
     }
-    let placement = match c.placement.as_ref().map(|p| p.get_ref().as_str()) {
-        None | Some("ring") => Placement::Ring,
-        Some("one-per-zone") => {
-            if rf > zone_names.len() {
-                let p = c.placement.as_ref().expect("matched Some");
+    let placement = match &c.placement {
+        None => Placement::Ring,
+        Some(p) => {
+            let placement = Placement::parse(p.get_ref()).map_err(|e| cx.at(p, e))?;
+            if placement == Placement::OnePerZone && rf > zone_names.len() {
                 return Err(cx.at(
                     p,
                     format!(
@@ -53,12 +53,12 @@ pub(super) fn cluster(cx: &Ctx, raw: &RawScenario) -> Res<Cluster> {
                     ),
                 ));
             }
-            Placement::OnePerZone
+            placement
         }
-        Some(other) => {
-            let p = c.placement.as_ref().expect("matched Some");
-            return Err(cx.at(p, format!("placement '{other}' is not one of: ring, one-per-zone")));
-        }
+    };
+    let vnodes = match &c.vnodes {
+        None => 1,
+        Some(v) => cx.int(v, "cluster.vnodes", 1, MAX_VNODES as i64)? as u32,
     };
     let routing = match c.routing.as_ref().map(|p| p.get_ref().as_str()) {
         None | Some("coordinator") => Routing::Coordinator,
@@ -74,6 +74,7 @@ pub(super) fn cluster(cx: &Ctx, raw: &RawScenario) -> Res<Cluster> {
         zone_names,
         replication_factor: rf,
         placement,
+        vnodes,
         routing,
     })
 }

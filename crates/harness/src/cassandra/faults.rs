@@ -1,0 +1,118 @@
+//! The faults and tools a Cassandra cluster offers besides its lifecycle: a stop-the-world
+//! pause, a kill -9 restart on the same data, nodetool, the disk limits switched on or off, and
+//! the delay proxy's added latency.
+
+use super::cgroup::NodeCgroup;
+use super::cluster::{alive, start_node, CassandraCluster, CAP_HEADROOM_MB};
+use super::{config, proxy};
+use crate::launcher::{send_signal, Signal};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Stops node `id` (SIGSTOP) for `pause`, then continues it (SIGCONT): a stop-the-world pause.
+pub fn pause(dir: &Path, id: u32, pause: Duration) -> Result<(), String> {
+    let c = CassandraCluster::load(dir)?;
+    let n = c.node(id)?;
+    if !alive(n.pid) {
+        return Err(format!("node {id} (pid {}) is not running", n.pid));
+    }
+    send_signal(n.pid, Signal::Stop).map_err(|e| e.to_string())?;
+    std::thread::sleep(pause);
+    send_signal(n.pid, Signal::Cont).map_err(|e| e.to_string())
+}
+
+/// Kills node `id` (kill -9), keeps it down for `down_for`, starts it again on the same data
+/// and waits until it answers CQL. Returns the new pid.
+pub fn restart(dir: &Path, id: u32, down_for: Duration, timeout: Duration) -> Result<u32, String> {
+    let mut c = CassandraCluster::load(dir)?;
+    let old = c.node(id)?.pid;
+    if alive(old) {
+        let _ = send_signal(old, Signal::Cont);
+        send_signal(old, Signal::Kill).map_err(|e| e.to_string())?;
+        let start = Instant::now();
+        while alive(old) && start.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    if c.disk.is_some() {
+        // As after a reboot: the node's data files leave the page cache with it.
+        NodeCgroup::of(dir, id).drop_page_cache()?;
+    }
+    std::thread::sleep(down_for);
+    let (lib, settings) = (c.lib.clone(), c.settings());
+    start_node(dir, id, &lib, &settings, timeout, &mut |pid| {
+        if let Some(n) = c.nodes.iter_mut().find(|n| n.id == id) {
+            n.pid = pid;
+        }
+        c.save(dir)
+    })
+}
+
+/// Runs Cassandra's nodetool against node `id` (through its JMX port on 127.0.0.1), e.g.
+/// `flush replica_lb`; returns what it printed.
+pub fn nodetool(dir: &Path, id: u32, args: &[&str]) -> Result<String, String> {
+    let c = CassandraCluster::load(dir)?;
+    c.node(id)?;
+    let out = Command::new("java")
+        .args(config::JAVA17_FLAGS)
+        .arg("-cp")
+        .arg(format!("{}/*", c.lib.display()))
+        .arg("org.apache.cassandra.tools.NodeTool")
+        .args(["-h", "127.0.0.1", "-p"])
+        .arg((u32::from(config::JMX_BASE_PORT) + id).to_string())
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run nodetool (Java 17 is needed): {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let line = err
+            .lines()
+            .chain(text.lines())
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("no output");
+        return Err(format!("nodetool {} on node {id} failed: {line}", args.join(" ")));
+    }
+    Ok(text)
+}
+
+/// With disk limits, on node `node` (every node if `None`): switches them off (`false`: no
+/// read throttle, no page cache cap; for filling the caches quickly, as the node engine turns
+/// its emulated disk off during warm-up) or on (the throttle, and the page cache capped on
+/// what the node uses now: call it once the node is warm, since the JVM's own memory grows
+/// while it loads data and fills its caches). An error for a cluster without disk limits.
+pub fn set_disk_limits(dir: &Path, node: Option<u32>, on: bool) -> Result<(), String> {
+    let c = CassandraCluster::load(dir)?;
+    let Some(limits) = c.disk else {
+        return Err(format!(
+            "the cluster in {} has no disk limits (cluster up --page-cache-mb M --disk-read-iops N)",
+            dir.display()
+        ));
+    };
+    if let Some(id) = node {
+        c.node(id)?;
+    }
+    for n in c.nodes.iter().filter(|n| node.is_none_or(|id| id == n.id)) {
+        let g = NodeCgroup::of(dir, n.id);
+        if on {
+            g.throttle(&limits, &n.dir.join("data"))?;
+            g.cap_page_cache(limits.page_cache_mb + CAP_HEADROOM_MB)?;
+        } else {
+            g.unthrottle(&n.dir.join("data"))?;
+            g.uncap()?;
+        }
+    }
+    Ok(())
+}
+
+/// Sets node `id`'s added delay on everything it sends its clients (0 clears).
+pub fn set_delay(dir: &Path, id: u32, delay_ms: u32) -> Result<(), String> {
+    let c = CassandraCluster::load(dir)?;
+    c.node(id)?;
+    if !c.proxy_pid.is_some_and(alive) {
+        return Err(format!("the delay proxy of {} is not running", dir.display()));
+    }
+    proxy::write_delay(dir, id, delay_ms)
+}

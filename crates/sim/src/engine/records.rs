@@ -1,0 +1,149 @@
+//! The records the engine keeps in its slabs: a replica op ([`Op`]) and a client request
+//! ([`Req`]), each named by slot index and generation.
+
+use super::multi::NO_PARENT;
+use super::slab::Slot;
+use super::NO_NODE;
+use policy::Feedback;
+use runtime::{DispatchId, Ticket};
+
+/// What a replica op does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) enum OpKind {
+    #[default]
+    Read,
+    Write,
+    /// The coordinator's own CPU work for a request.
+    Coordinate,
+}
+
+/// Where an op is in its life.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) enum OpState {
+    #[default]
+    Live,
+    /// Lost in a crash; failed (ConnectionLost) when peers see the node down.
+    Dropped,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Op {
+    pub(super) gen: u32,
+    pub(super) req: u32,
+    pub(super) req_gen: u32,
+    pub(super) node: u16,
+    pub(super) requester: u32,
+    pub(super) requester_gen: u32,
+    pub(super) node_gen: u32,
+    pub(super) kind: OpKind,
+    pub(super) state: OpState,
+    pub(super) local: bool,
+    pub(super) outcome_given: bool,
+    /// A shadow read: its reply feeds the policy but does not count towards the request.
+    pub(super) shadow: bool,
+    /// The send's ticket in its requester's runtime.
+    pub(super) ticket: Ticket,
+    pub(super) key: u64,
+    pub(super) sent_ns: u64,
+    pub(super) arrived_ns: u64,
+    pub(super) service_ns: u64,
+    /// The replica's state when it replied (hit rate, queued ops, ops in flight); the service
+    /// time is `service_ns`. Kept compact: this struct is copied on the hot path.
+    pub(super) fb_hit_rate: f64,
+    pub(super) fb_queue_len: u32,
+    pub(super) fb_in_flight: u32,
+}
+
+impl Op {
+    pub(super) fn feedback(&self, piggyback_hit_rate: bool) -> Feedback {
+        Feedback {
+            hit_rate: (piggyback_hit_rate && self.fb_hit_rate >= 0.0).then_some(self.fb_hit_rate),
+            queue_len: Some(self.fb_queue_len),
+            service_time_ns: Some(self.service_ns),
+            in_flight: Some(self.fb_in_flight),
+        }
+    }
+}
+
+impl Slot for Op {
+    fn generation(&self) -> u32 {
+        self.gen
+    }
+    fn set_generation(&mut self, g: u32) {
+        self.gen = g;
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Req {
+    pub(super) gen: u32,
+    pub(super) client: u32,
+    pub(super) key: u64,
+    pub(super) group: u32,
+    pub(super) write: bool,
+    pub(super) measured: bool,
+    pub(super) needed: u8,
+    pub(super) replies: u8,
+    pub(super) answered: bool,
+    pub(super) coord: u16,
+    pub(super) issued_ns: u64,
+    pub(super) n_ops: u8,
+    pub(super) ops: [u32; crate::scenario::MAX_OPS_PER_REQUEST],
+    pub(super) fallback: u16,
+    /// The replica reads or writes, in the runtime of the requester that sent them.
+    pub(super) dispatch: Option<DispatchId>,
+    /// The generation of the requester when it made `dispatch` (a restarted coordinator has
+    /// a new runtime, which must not be told about the old one's dispatches).
+    pub(super) dispatch_gen: u32,
+    /// The client's choice of coordinator, in the client's runtime (coordinator routing).
+    pub(super) client_dispatch: Option<DispatchId>,
+    /// The multi-key request this is one partition of (`NO_PARENT`: a single read), and its
+    /// generation.
+    pub(super) parent: u32,
+    pub(super) parent_gen: u32,
+}
+
+impl Default for Req {
+    fn default() -> Self {
+        Req {
+            gen: 0,
+            client: 0,
+            key: 0,
+            group: 0,
+            write: false,
+            measured: false,
+            needed: 0,
+            replies: 0,
+            answered: false,
+            coord: NO_NODE,
+            issued_ns: 0,
+            n_ops: 0,
+            ops: [0; crate::scenario::MAX_OPS_PER_REQUEST],
+            fallback: NO_NODE,
+            dispatch: None,
+            dispatch_gen: 0,
+            client_dispatch: None,
+            parent: NO_PARENT,
+            parent_gen: 0,
+        }
+    }
+}
+
+impl Slot for Req {
+    fn generation(&self) -> u32 {
+        self.gen
+    }
+    fn set_generation(&mut self, g: u32) {
+        self.gen = g;
+    }
+}
+
+/// A waiting request, as its runtime hands it back: (request slot, generation).
+pub(super) type ReqKey = (u32, u32);
+
+impl Op {
+    /// The node index of a coordinator requester.
+    pub(super) fn node_of_requester(&self, clients: usize) -> usize {
+        self.requester as usize - clients
+    }
+}
