@@ -1,7 +1,14 @@
-//! The event queue: a binary min-heap keyed by (time, sequence). The sequence number breaks
-//! ties in insertion order, so a run is a pure function of its inputs. The engine schedules
-//! typed [`Event`]s; the heap keeps them packed into 32-byte entries (the kind rides in the
-//! key's low bits, under the sequence number), compared as one `u128`.
+//! The event queue: events ordered by (time, sequence). The sequence number breaks ties in
+//! insertion order, so a run is a pure function of its inputs. The engine schedules typed
+//! [`Event`]s; the queue keeps them packed into 32-byte entries (the kind rides in the key's low
+//! bits, under the sequence number), compared as one `u128`.
+//!
+//! Two structures hold them: a binary min-heap, and a FIFO lane for messages on the network.
+//! Messages mostly take the same one-way delay, so each is due no earlier than the one sent
+//! before it: such a message is appended to the lane (already in key order) instead of being
+//! sifted through the heap. A message due earlier than the lane's last entry (another zone, a
+//! jitter draw) goes to the heap. `pop` takes the smaller key of the heap's root and the
+//! lane's head, so the order is exactly that of one heap.
 
 /// A slab record named by index and generation: an event about a record freed (or reused)
 /// since it was scheduled is recognised and ignored.
@@ -257,17 +264,108 @@ struct Entry {
     c: u64,
 }
 
+/// A FIFO of entries in a power-of-two ring (cheaper per operation than a `VecDeque`: no
+/// wrap-around branches, indices masked).
+#[derive(Debug)]
+struct Lane {
+    ring: Vec<Entry>,
+    /// Index of the head, and of one past the tail, both unmasked (wrapping).
+    head: usize,
+    tail: usize,
+}
+
+impl Lane {
+    fn with_capacity(capacity: usize) -> Lane {
+        let zero = Entry { key: 0, a: 0, b: 0, c: 0 };
+        Lane {
+            ring: vec![zero; capacity.next_power_of_two()],
+            head: 0,
+            tail: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn mask(&self) -> usize {
+        self.ring.len() - 1
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.tail.wrapping_sub(self.head)
+    }
+
+    #[inline(always)]
+    fn front(&self) -> Option<&Entry> {
+        (self.head != self.tail).then(|| &self.ring[self.head & self.mask()])
+    }
+
+    #[inline(always)]
+    fn back(&self) -> Option<&Entry> {
+        (self.head != self.tail).then(|| &self.ring[self.tail.wrapping_sub(1) & self.mask()])
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, e: Entry) {
+        if self.len() == self.ring.len() {
+            self.grow();
+        }
+        let i = self.tail & self.mask();
+        self.ring[i] = e;
+        self.tail = self.tail.wrapping_add(1);
+    }
+
+    /// Takes the head; the caller has seen that there is one.
+    #[inline(always)]
+    fn pop_front(&mut self) -> Entry {
+        debug_assert!(self.head != self.tail);
+        let e = self.ring[self.head & self.mask()];
+        self.head = self.head.wrapping_add(1);
+        e
+    }
+
+    /// Doubles the ring, keeping the order (head moves to index 0).
+    #[cold]
+    fn grow(&mut self) {
+        let mut ring = Vec::with_capacity(self.ring.len() * 2);
+        for i in 0..self.len() {
+            ring.push(self.ring[self.head.wrapping_add(i) & self.mask()]);
+        }
+        let len = ring.len();
+        ring.resize(self.ring.len() * 2, Entry { key: 0, a: 0, b: 0, c: 0 });
+        self.ring = ring;
+        self.head = 0;
+        self.tail = len;
+    }
+}
+
+/// Whether an event is a message on the network (a candidate for the FIFO lane).
+#[inline(always)]
+fn is_message(kind: Kind) -> bool {
+    matches!(
+        kind,
+        Kind::AtCoordinator | Kind::AtReplica | Kind::ReplyArrives | Kind::AtClient | Kind::ProbeAtNode | Kind::ProbeReply
+    )
+}
+
 /// The simulator's agenda.
 ///
 /// A popped event stays at the root until the next push or pop: the engine handles it and
 /// usually schedules one follow-up, which then simply replaces the root (one sift down instead
 /// of a pop's sift down plus a push's sift up). The order is exactly that of a plain heap.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Queue {
     heap: Vec<Entry>,
+    /// Messages in key order (each appended entry's key is at least the last one's).
+    lane: Lane,
     seq: u64,
     /// Whether `heap[0]` was already handed out by `pop` and is only a placeholder.
     root_taken: bool,
+}
+
+impl Default for Queue {
+    fn default() -> Self {
+        Queue::new()
+    }
 }
 
 impl Queue {
@@ -275,6 +373,7 @@ impl Queue {
     pub fn new() -> Self {
         Queue {
             heap: Vec::with_capacity(1 << 12),
+            lane: Lane::with_capacity(1 << 12),
             seq: 0,
             root_taken: false,
         }
@@ -292,6 +391,10 @@ impl Queue {
             b,
             c,
         };
+        if is_message(kind) && self.lane.back().is_none_or(|last| last.key <= e.key) {
+            self.lane.push_back(e);
+            return;
+        }
         if self.root_taken {
             // The root was handed out: `e` takes its place.
             self.root_taken = false;
@@ -319,8 +422,15 @@ impl Queue {
         if self.root_taken {
             self.remove_root();
         }
-        let top = *self.heap.first()?;
-        self.root_taken = true;
+        let top = match (self.heap.first(), self.lane.front()) {
+            (Some(root), Some(head)) if head.key < root.key => self.lane.pop_front(),
+            (None, Some(_)) => self.lane.pop_front(),
+            (Some(&root), _) => {
+                self.root_taken = true;
+                root
+            }
+            (None, None) => return None,
+        };
         let kind = KINDS[(top.key & ((1 << KIND_BITS) - 1)) as usize];
         Some(((top.key >> 64) as u64, Event::unpack(kind, top.a, top.b, top.c)))
     }
@@ -389,7 +499,7 @@ impl Queue {
 
     /// Events waiting.
     pub fn len(&self) -> usize {
-        self.heap.len() - self.root_taken as usize
+        self.heap.len() - self.root_taken as usize + self.lane.len()
     }
 
     /// Whether none wait.
@@ -417,7 +527,7 @@ mod tests {
     #[test]
     fn interleaved_pushes_and_pops_keep_time_then_insertion_order() {
         let mut q = Queue::new();
-        let mut model: Vec<(u64, u64, u32)> = Vec::new(); // (time, insertion, client)
+        let mut model: Vec<(u64, u64, Event)> = Vec::new(); // (time, insertion, event)
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = move || {
             state ^= state << 13;
@@ -429,19 +539,59 @@ mod tests {
         for _ in 0..20_000 {
             for _ in 0..next() % 3 + (q.len() < 2) as u64 {
                 // Coarse times, so that ties are common.
-                let t = now + next() % 8;
-                q.push(t, Event::Arrival { client: inserted as u32 });
-                model.push((t, inserted, inserted as u32));
+                // Half are messages (the FIFO lane when in order), mostly at one delay.
+                let r = next();
+                let (t, event) = if r % 2 == 0 {
+                    (now + next() % 8, Event::Arrival { client: inserted as u32 })
+                } else {
+                    let delay = if r % 7 == 1 { next() % 8 } else { 5 };
+                    let req = Ref {
+                        index: inserted as u32,
+                        gen: 0,
+                    };
+                    (now + delay, Event::AtReplica { op: req })
+                };
+                q.push(t, event);
+                model.push((t, inserted, event));
                 inserted += 1;
             }
             model.sort_by_key(|&(t, i, _)| std::cmp::Reverse((t, i)));
-            let want = model.pop().map(|(t, _, c)| (t, Event::Arrival { client: c }));
+            let want = model.pop().map(|(t, _, e)| (t, e));
             assert_eq!(q.pop(), want);
             assert_eq!(q.len(), model.len());
             now = want.map_or(now, |(t, _)| t);
             popped += 1;
         }
         assert!(popped == 20_000 && inserted > 20_000);
+    }
+
+    /// The lane keeps its order across wrap-arounds and growth.
+    #[test]
+    fn the_lane_is_a_fifo_through_wraps_and_growth() {
+        let entry = |k: u128| Entry {
+            key: k,
+            a: k as u32,
+            b: 0,
+            c: 0,
+        };
+        let mut lane = Lane::with_capacity(4);
+        let (mut pushed, mut popped) = (0u128, 0u128);
+        for round in 0..50 {
+            for _ in 0..(round % 7 + 1) {
+                lane.push_back(entry(pushed));
+                pushed += 1;
+                assert_eq!(lane.back().map(|e| e.key), Some(pushed - 1));
+            }
+            for _ in 0..(round % 5 + 1) {
+                if lane.front().is_none() {
+                    break;
+                }
+                assert_eq!(lane.pop_front().key, popped);
+                popped += 1;
+            }
+            assert_eq!(lane.len() as u128, pushed - popped);
+        }
+        assert!(lane.ring.len() > 4, "it grew");
     }
 
     #[test]
