@@ -19,6 +19,7 @@
 
 pub mod compare;
 pub mod engine;
+mod lane;
 pub mod lru;
 pub mod queue;
 

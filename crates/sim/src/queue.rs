@@ -250,6 +250,8 @@ const KINDS: [Kind; 16] = [
     Kind::Fluctuate,
     Kind::Tick,
 ];
+use crate::lane::Lane;
+
 /// Bits of the key below the sequence number, holding the kind.
 const KIND_BITS: u32 = 4;
 const _: () = assert!(KINDS.len() == 1 << KIND_BITS && KINDS[Kind::Tick as usize] as usize == Kind::Tick as usize);
@@ -262,80 +264,6 @@ struct Entry {
     a: u32,
     b: u32,
     c: u64,
-}
-
-/// A FIFO of entries in a power-of-two ring (cheaper per operation than a `VecDeque`: no
-/// wrap-around branches, indices masked).
-#[derive(Debug)]
-struct Lane {
-    ring: Vec<Entry>,
-    /// Index of the head, and of one past the tail, both unmasked (wrapping).
-    head: usize,
-    tail: usize,
-}
-
-impl Lane {
-    fn with_capacity(capacity: usize) -> Lane {
-        let zero = Entry { key: 0, a: 0, b: 0, c: 0 };
-        Lane {
-            ring: vec![zero; capacity.next_power_of_two()],
-            head: 0,
-            tail: 0,
-        }
-    }
-
-    #[inline(always)]
-    fn mask(&self) -> usize {
-        self.ring.len() - 1
-    }
-
-    #[inline(always)]
-    fn len(&self) -> usize {
-        self.tail.wrapping_sub(self.head)
-    }
-
-    #[inline(always)]
-    fn front(&self) -> Option<&Entry> {
-        (self.head != self.tail).then(|| &self.ring[self.head & self.mask()])
-    }
-
-    #[inline(always)]
-    fn back(&self) -> Option<&Entry> {
-        (self.head != self.tail).then(|| &self.ring[self.tail.wrapping_sub(1) & self.mask()])
-    }
-
-    #[inline(always)]
-    fn push_back(&mut self, e: Entry) {
-        if self.len() == self.ring.len() {
-            self.grow();
-        }
-        let i = self.tail & self.mask();
-        self.ring[i] = e;
-        self.tail = self.tail.wrapping_add(1);
-    }
-
-    /// Takes the head; the caller has seen that there is one.
-    #[inline(always)]
-    fn pop_front(&mut self) -> Entry {
-        debug_assert!(self.head != self.tail);
-        let e = self.ring[self.head & self.mask()];
-        self.head = self.head.wrapping_add(1);
-        e
-    }
-
-    /// Doubles the ring, keeping the order (head moves to index 0).
-    #[cold]
-    fn grow(&mut self) {
-        let mut ring = Vec::with_capacity(self.ring.len() * 2);
-        for i in 0..self.len() {
-            ring.push(self.ring[self.head.wrapping_add(i) & self.mask()]);
-        }
-        let len = ring.len();
-        ring.resize(self.ring.len() * 2, Entry { key: 0, a: 0, b: 0, c: 0 });
-        self.ring = ring;
-        self.head = 0;
-        self.tail = len;
-    }
 }
 
 /// Whether an event is a message on the network (a candidate for the FIFO lane).
@@ -356,7 +284,7 @@ fn is_message(kind: Kind) -> bool {
 pub struct Queue {
     heap: Vec<Entry>,
     /// Messages in key order (each appended entry's key is at least the last one's).
-    lane: Lane,
+    lane: Lane<Entry>,
     seq: u64,
     /// Whether `heap[0]` was already handed out by `pop` and is only a placeholder.
     root_taken: bool,
@@ -373,7 +301,7 @@ impl Queue {
     pub fn new() -> Self {
         Queue {
             heap: Vec::with_capacity(1 << 12),
-            lane: Lane::with_capacity(1 << 12),
+            lane: Lane::with_capacity(1 << 12, Entry { key: 0, a: 0, b: 0, c: 0 }),
             seq: 0,
             root_taken: false,
         }
@@ -563,35 +491,6 @@ mod tests {
             popped += 1;
         }
         assert!(popped == 20_000 && inserted > 20_000);
-    }
-
-    /// The lane keeps its order across wrap-arounds and growth.
-    #[test]
-    fn the_lane_is_a_fifo_through_wraps_and_growth() {
-        let entry = |k: u128| Entry {
-            key: k,
-            a: k as u32,
-            b: 0,
-            c: 0,
-        };
-        let mut lane = Lane::with_capacity(4);
-        let (mut pushed, mut popped) = (0u128, 0u128);
-        for round in 0..50 {
-            for _ in 0..(round % 7 + 1) {
-                lane.push_back(entry(pushed));
-                pushed += 1;
-                assert_eq!(lane.back().map(|e| e.key), Some(pushed - 1));
-            }
-            for _ in 0..(round % 5 + 1) {
-                if lane.front().is_none() {
-                    break;
-                }
-                assert_eq!(lane.pop_front().key, popped);
-                popped += 1;
-            }
-            assert_eq!(lane.len() as u128, pushed - popped);
-        }
-        assert!(lane.ring.len() > 4, "it grew");
     }
 
     #[test]
