@@ -130,28 +130,35 @@ pub fn move_back(order: &mut [NodeId], from: usize, to: usize) {
 }
 
 /// The candidates in a uniformly random rotation (a fair tie-break for the stable sorts that
-/// follow) with `score(node)` beside each: the common start of every policy that ranks all its
-/// candidates. Returns the order, the scores and how many there are.
+/// follow) into `order`, with `score(node)` beside each in `scores`: the common start of every
+/// policy that ranks all its candidates. Returns how many there are. The same order and the
+/// same random draw as [`scratch`] then [`rotate_random`], written in place (the caller's
+/// arrays are not copied out of a helper, and the rotation is not a second pass).
 #[inline]
 pub fn scored_rotation(
     candidates: &[NodeId],
     rng: &mut Rng,
+    order: &mut [NodeId; MAX_REPLICAS],
+    scores: &mut [f64; MAX_REPLICAS],
     mut score: impl FnMut(NodeId) -> f64,
-) -> ([NodeId; MAX_REPLICAS], [f64; MAX_REPLICAS], usize) {
-    let (mut order, n) = scratch(candidates);
-    rotate_random(&mut order[..n], rng);
-    let mut scores = [0.0; MAX_REPLICAS];
-    for (s, &node) in scores.iter_mut().zip(&order[..n]) {
-        *s = score(node);
+) -> usize {
+    let n = candidates.len();
+    assert!(n <= MAX_REPLICAS, "{n} candidates, at most {MAX_REPLICAS} supported");
+    let k = if n > 1 { rng.below(n) } else { 0 };
+    let (head, tail) = candidates.split_at(k);
+    for (i, &node) in tail.iter().chain(head).enumerate() {
+        order[i] = node;
+        scores[i] = score(node);
     }
-    (order, scores, n)
+    n
 }
 
 /// Ranks every candidate by `score` (lowest first, ties broken at random) and plans the best
 /// `req.count` as targets and the others as fallbacks in rank order.
 #[inline]
 pub fn rank_all(req: &Request<'_>, rng: &mut Rng, out: &mut Plan, score: impl FnMut(NodeId) -> f64) {
-    let (mut order, mut scores, n) = scored_rotation(req.candidates, rng, score);
+    let (mut order, mut scores) = ([NodeId(0); MAX_REPLICAS], [0.0; MAX_REPLICAS]);
+    let n = scored_rotation(req.candidates, rng, &mut order, &mut scores, score);
     sort_by_score(&mut order[..n], &mut scores[..n]);
     out.set_order(&order[..n], req.count);
 }
@@ -159,6 +166,23 @@ pub fn rank_all(req: &Request<'_>, rng: &mut Rng, out: &mut Plan, score: impl Fn
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scored_rotation_is_scratch_then_rotate_random() {
+        for n in 0..=MAX_REPLICAS {
+            let nodes: Vec<NodeId> = (0..n as u16).map(|i| NodeId(i * 3)).collect();
+            let (mut a, mut b) = (Rng::seed_from_u64(n as u64), Rng::seed_from_u64(n as u64));
+            for _ in 0..20 {
+                let (mut expected, m) = scratch(&nodes);
+                rotate_random(&mut expected[..m], &mut a);
+                let (mut order, mut scores) = ([NodeId(0); MAX_REPLICAS], [0.0; MAX_REPLICAS]);
+                let k = scored_rotation(&nodes, &mut b, &mut order, &mut scores, |x| f64::from(x.0) + 0.5);
+                assert_eq!((k, &order[..k]), (m, &expected[..m]));
+                assert!(order[..k].iter().zip(&scores[..k]).all(|(x, &s)| s == f64::from(x.0) + 0.5));
+            }
+            assert_eq!(a.below(1000), b.below(1000), "the same draws");
+        }
+    }
 
     #[test]
     fn local_first_then_uniform() {

@@ -207,7 +207,8 @@ impl Policy for C3 {
             return Decision::Unavailable;
         }
         let (timed, untimed) = (&self.ranking, &self.untimed_ranking);
-        let (mut order, mut scores, n) = scored_rotation(req.candidates, rng, |node| match self.servers.get(node) {
+        let (mut order, mut scores) = ([NodeId(0); MAX_REPLICAS], [0.0; MAX_REPLICAS]);
+        let n = scored_rotation(req.candidates, rng, &mut order, &mut scores, |node| match self.servers.get(node) {
             Some(server) => server.score(timed, untimed),
             None => 0.0,
         });

@@ -127,7 +127,8 @@ impl Untimed {
             }
         }
         let line = lowest * (1.0 + r.equal_within);
-        let (mut order, mut scores, n) = scored_rotation(req.candidates, rng, |node| match self.nodes.get(node) {
+        let (mut order, mut scores) = ([NodeId(0); MAX_REPLICAS], [0.0; MAX_REPLICAS]);
+        let n = scored_rotation(req.candidates, rng, &mut order, &mut scores, |node| match self.nodes.get(node) {
             Some(x) if x.known => {
                 let q = 1.0 + r.concurrency_weight * x.outstanding as f64;
                 let penalty = if r.queue_exponent == 1.0 { q } else { q.powf(r.queue_exponent) };
