@@ -105,12 +105,6 @@ fn live(node: &Node) -> bool {
     node.is_connected()
 }
 
-/// The shard of `token` on `node` (0 when the node is not sharded), as the driver computes it.
-#[inline]
-fn shard_of(node: &Node, token: Token) -> Shard {
-    node.sharder().map_or(0, |s| s.shard_of(token))
-}
-
 /// The SimpleStrategy replicas of `token` in `dc` (every datacenter if `None`) into `out`, as
 /// the driver's `ReplicaLocator::replicas_for_token` lists them: the first
 /// `replication_factor` distinct nodes walking the ring from the token, then those of `dc`.
@@ -421,9 +415,15 @@ impl ReplicaLbPolicy {
         }
         let now = self.now_ns();
         let node = |i: usize| found[i].expect("a replica read above");
-        let pos = self.lock().pick(n, |i| key(node(i)), |i| live(node(i)), true, now)?;
+        let mut core = self.lock();
+        let pos = core.pick(n, |i| key(node(i)), |i| live(node(i)), true, now)?;
         let chosen = node(pos);
-        let shard = if shards_known { shards[pos] } else { shard_of(chosen, token) };
+        let shard = if shards_known {
+            shards[pos]
+        } else {
+            core.chosen_sharder(now, || chosen.sharder()).map_or(0, |s| s.shard_of(token))
+        };
+        drop(core);
         Some((chosen, Some(shard)))
     }
 
