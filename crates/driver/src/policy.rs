@@ -107,7 +107,8 @@ fn live(node: &Node) -> bool {
 
 /// The SimpleStrategy replicas of `token` in `dc` (every datacenter if `None`) into `out`, as
 /// the driver's `ReplicaLocator::replicas_for_token` lists them: the first
-/// `replication_factor` distinct nodes walking the ring from the token, then those of `dc`.
+/// `replication_factor` distinct nodes walking the ring from the token, then those of `dc`
+/// (distinct by object: the ring holds each node's one `Arc` once per token of the node).
 /// Returns how many. No shard is computed (the driver's replica set computes one per replica,
 /// an atomic load of each node's connection pool).
 fn simple_replicas<'a>(
@@ -123,7 +124,7 @@ fn simple_replicas<'a>(
         return 0;
     }
     for node in locator.ring().ring_range(token) {
-        if out[..n].iter().any(|o| o.is_some_and(|o| o.host_id == node.host_id)) {
+        if out[..n].iter().any(|o| o.is_some_and(|o| Arc::ptr_eq(o, node))) {
             continue;
         }
         out[n] = Some(node);
