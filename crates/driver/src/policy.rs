@@ -118,7 +118,9 @@ fn simple_replicas<'a>(
     dc: Option<&str>,
     out: &mut [Option<NodeRef<'a>>; MAX_TOKEN_REPLICAS],
 ) -> usize {
-    let take = replication_factor.min(locator.unique_nodes_in_global_ring().len()).min(MAX_TOKEN_REPLICAS);
+    let take = replication_factor
+        .min(locator.unique_nodes_in_global_ring().len())
+        .min(MAX_TOKEN_REPLICAS);
     let mut n = 0;
     if take == 0 {
         return 0;
