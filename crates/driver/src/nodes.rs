@@ -10,7 +10,8 @@
 //!
 //! The table also turns datacenters and racks into the policies' zones (one zone per distinct
 //! `(datacenter, rack)` pair, numbered in order of first sighting) and remembers whether each
-//! node was last seen live, so the policy hears of a node going down or coming back once.
+//! node was last seen live, so the policy hears of a node going down or coming back once, and
+//! its sharder as last read ([`NodeTable::sharder`]).
 
 use policy::NodeId;
 use rustc_hash::FxHashMap;

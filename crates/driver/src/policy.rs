@@ -2,7 +2,10 @@
 //!
 //! `pick` finds the request's candidates the way the driver's `DefaultPolicy` does, without
 //! allocating: for a request with a token (a prepared statement whose partition key is bound)
-//! the token's replicas from `ClusterState::replica_locator()` in the local datacenter, else
+//! the token's replicas from `ClusterState::replica_locator()` in the local datacenter (for a
+//! SimpleStrategy keyspace read straight from the locator's ring, the same nodes without a
+//! shard computed per replica; the chosen node's shard comes from its sharder, read at most
+//! once per millisecond per shard), else
 //! (an unprepared or tokenless statement, or no live replica) up to 64 nodes of the local
 //! datacenter's ring (rotated per request when it has more). With no live node there, and
 //! `permit_dc_failover`, the same again over every datacenter. Live means `is_connected()`
