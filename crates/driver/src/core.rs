@@ -10,6 +10,7 @@ use crate::inflight::Tickets;
 use crate::nodes::{Liveness, NodeKey, NodeTable};
 use policy::{Failure, Feedback, NodeCaps, NodeId, Request, MAX_REPLICAS};
 use runtime::{Immediate, Runtime, RuntimeStats, Ticket};
+use scylla::routing::Sharder;
 
 /// Request group of requests without a token (no replica set to name).
 const TOKENLESS_GROUP: u64 = u64::MAX - 1;
@@ -74,6 +75,8 @@ pub struct Core {
     tickets: Tickets,
     last_now: u64,
     next_sweep_ns: u64,
+    /// The node the last pick chose.
+    chosen: NodeId,
     stats: AdapterStats,
 }
 
@@ -86,6 +89,7 @@ impl Core {
             tickets,
             last_now: 0,
             next_sweep_ns: 0,
+            chosen: NodeId(0),
             stats: AdapterStats::default(),
         }
     }
@@ -247,11 +251,20 @@ impl Core {
                 }
             }
             self.stats.picks += 1;
+            self.chosen = node;
             if let Some(evicted) = self.tickets.opened(node, ticket, now) {
                 self.expire_ticket(evicted, now);
             }
             return Some(at[j] as usize);
         }
+    }
+
+    /// The sharder of the node the last [`Self::pick`] chose, read through `read` at most once
+    /// per [`crate::nodes::SHARDER_TTL_NS`] ([`NodeTable::sharder`]).
+    #[inline]
+    pub fn chosen_sharder(&mut self, now_ns: u64, read: impl FnOnce() -> Option<Sharder>) -> Option<&Sharder> {
+        let now = self.clock(now_ns);
+        self.nodes.sharder(self.chosen, now, read)
     }
 
     #[cold]

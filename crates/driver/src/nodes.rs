@@ -10,10 +10,12 @@
 //!
 //! The table also turns datacenters and racks into the policies' zones (one zone per distinct
 //! `(datacenter, rack)` pair, numbered in order of first sighting) and remembers whether each
-//! node was last seen live, so the policy hears of a node going down or coming back once.
+//! node was last seen live, so the policy hears of a node going down or coming back once, and
+//! its sharder as last read ([`NodeTable::sharder`]).
 
 use policy::NodeId;
 use rustc_hash::FxHashMap;
+use scylla::routing::Sharder;
 use uuid::Uuid;
 
 /// The most distinct hosts one policy instance maps over its lifetime.
@@ -31,6 +33,9 @@ const PROBES: usize = 4;
 fn slot_of(object: usize) -> usize {
     ((object as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - CACHE.trailing_zeros())) as usize
 }
+
+/// How long a node's sharder, once read, is used before it is read again.
+pub const SHARDER_TTL_NS: u64 = 1_000_000;
 
 /// `checked_ns` of a node whose liveness was never read.
 const NEVER: u64 = u64::MAX;
@@ -76,6 +81,9 @@ struct Entry {
     live: bool,
     /// When `live` was last read from the driver (see [`NodeTable::liveness`]).
     checked_ns: u64,
+    /// The node's sharder as last read (see [`NodeTable::sharder`]), and when.
+    sharder: Option<Sharder>,
+    sharder_ns: u64,
 }
 
 /// What the table learnt while resolving a node.
@@ -201,6 +209,8 @@ impl NodeTable {
                     zone,
                     live: true,
                     checked_ns: NEVER,
+                    sharder: None,
+                    sharder_ns: NEVER,
                 });
                 (id, zone.is_some(), true)
             }
@@ -225,6 +235,21 @@ impl NodeTable {
     pub fn liveness(&self, id: NodeId) -> (bool, Option<u64>) {
         let e = &self.nodes[id.index()];
         (e.live, (e.checked_ns != NEVER).then_some(e.checked_ns))
+    }
+
+    /// Node `id`'s sharder (which shard of a ScyllaDB node owns a token; `None` for Apache
+    /// Cassandra), from `read` when the last reading is [`SHARDER_TTL_NS`] old or more. Reading
+    /// it costs an atomic load of the node's connection pool; it changes only when the node's
+    /// connections are made again, and a shard a moment stale only sends the request over
+    /// another shard's connection (the driver's own fallback when a shard has none).
+    #[inline]
+    pub fn sharder(&mut self, id: NodeId, now_ns: u64, read: impl FnOnce() -> Option<Sharder>) -> Option<&Sharder> {
+        let e = &mut self.nodes[id.index()];
+        if e.sharder_ns == NEVER || now_ns.saturating_sub(e.sharder_ns) >= SHARDER_TTL_NS {
+            e.sharder = read();
+            e.sharder_ns = now_ns.min(NEVER - 1);
+        }
+        e.sharder.as_ref()
     }
 
     /// Records that node `id` was read `live` at `now_ns`; returns the change to tell the

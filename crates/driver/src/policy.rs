@@ -2,7 +2,10 @@
 //!
 //! `pick` finds the request's candidates the way the driver's `DefaultPolicy` does, without
 //! allocating: for a request with a token (a prepared statement whose partition key is bound)
-//! the token's replicas from `ClusterState::replica_locator()` in the local datacenter, else
+//! the token's replicas from `ClusterState::replica_locator()` in the local datacenter (for a
+//! SimpleStrategy keyspace read straight from the locator's ring, the same nodes without a
+//! shard computed per replica; the chosen node's shard comes from its sharder, read at most
+//! once per millisecond per shard), else
 //! (an unprepared or tokenless statement, or no live replica) up to 64 nodes of the local
 //! datacenter's ring (rotated per request when it has more). With no live node there, and
 //! `permit_dc_failover`, the same again over every datacenter. Live means `is_connected()`
@@ -33,12 +36,13 @@ use crate::core::{AdapterStats, Core, Outcome};
 use crate::nodes::NodeKey;
 use policy::{Failure, MAX_REPLICAS};
 use rustc_hash::FxHashSet;
-use scylla::cluster::metadata::Keyspace;
+use scylla::cluster::metadata::{Keyspace, Strategy};
 use scylla::cluster::{ClusterState, Node, NodeRef};
 use scylla::errors::{DbError, RequestAttemptError};
 use scylla::frame::response::result::TableSpec;
 use scylla::policies::load_balancing::{FallbackPlan, LoadBalancingPolicy, RoutingInfo};
-use scylla::routing::Shard;
+use scylla::routing::locator::ReplicaLocator;
+use scylla::routing::{Shard, Token};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::Duration;
@@ -102,6 +106,49 @@ fn key(node: NodeRef<'_>) -> NodeKey<'_> {
 
 fn live(node: &Node) -> bool {
     node.is_connected()
+}
+
+/// The SimpleStrategy replicas of `token` in `dc` (every datacenter if `None`) into `out`, as
+/// the driver's `ReplicaLocator::replicas_for_token` lists them: the first
+/// `replication_factor` distinct nodes walking the ring from the token, then those of `dc`
+/// (distinct by object: the ring holds each node's one `Arc` once per token of the node).
+/// Returns how many. No shard is computed (the driver's replica set computes one per replica,
+/// an atomic load of each node's connection pool).
+fn simple_replicas<'a>(
+    locator: &'a ReplicaLocator,
+    token: Token,
+    replication_factor: usize,
+    dc: Option<&str>,
+    out: &mut [Option<NodeRef<'a>>; MAX_TOKEN_REPLICAS],
+) -> usize {
+    let take = replication_factor
+        .min(locator.unique_nodes_in_global_ring().len())
+        .min(MAX_TOKEN_REPLICAS);
+    let mut n = 0;
+    if take == 0 {
+        return 0;
+    }
+    for node in locator.ring().ring_range(token) {
+        if out[..n].iter().any(|o| o.is_some_and(|o| Arc::ptr_eq(o, node))) {
+            continue;
+        }
+        out[n] = Some(node);
+        n += 1;
+        if n == take {
+            break;
+        }
+    }
+    if let Some(dc) = dc {
+        let mut kept = 0;
+        for i in 0..n {
+            if out[i].is_some_and(|o| o.datacenter.as_deref() == Some(dc)) {
+                out[kept] = out[i];
+                kept += 1;
+            }
+        }
+        n = kept;
+    }
+    n
 }
 
 /// The monotonic clock in nanoseconds, read directly (`Instant` adds a checked subtraction
@@ -347,22 +394,43 @@ impl ReplicaLbPolicy {
     ) -> Option<(NodeRef<'a>, Option<Shard>)> {
         let (token, table) = (request.token?, request.table?);
         let keyspace = self.keyspace(cluster, table)?;
-        let set = cluster.replica_locator().replicas_for_token(token, &keyspace.strategy, dc, table);
         let mut found: [Option<NodeRef<'a>>; MAX_TOKEN_REPLICAS] = [None; MAX_TOKEN_REPLICAS];
         let mut shards: [Shard; MAX_TOKEN_REPLICAS] = [0; MAX_TOKEN_REPLICAS];
         let mut n = 0;
-        for (node, shard) in set.into_iter().take(MAX_TOKEN_REPLICAS) {
-            found[n] = Some(node);
-            shards[n] = shard;
-            n += 1;
-        }
+        let locator = cluster.replica_locator();
+        // SimpleStrategy's replicas straight from the ring, without a shard each (only the
+        // chosen node's is computed); every other strategy (and tablets, which need
+        // NetworkTopologyStrategy) through the driver's replica set, a shard per replica.
+        let shards_known = match keyspace.strategy {
+            Strategy::SimpleStrategy { replication_factor } => {
+                n = simple_replicas(locator, token, replication_factor, dc, &mut found);
+                false
+            }
+            _ => {
+                let set = locator.replicas_for_token(token, &keyspace.strategy, dc, table);
+                for (node, shard) in set.into_iter().take(MAX_TOKEN_REPLICAS) {
+                    found[n] = Some(node);
+                    shards[n] = shard;
+                    n += 1;
+                }
+                true
+            }
+        };
         if n == 0 {
             return None;
         }
         let now = self.now_ns();
         let node = |i: usize| found[i].expect("a replica read above");
-        let pos = self.lock().pick(n, |i| key(node(i)), |i| live(node(i)), true, now)?;
-        Some((node(pos), Some(shards[pos])))
+        let mut core = self.lock();
+        let pos = core.pick(n, |i| key(node(i)), |i| live(node(i)), true, now)?;
+        let chosen = node(pos);
+        let shard = if shards_known {
+            shards[pos]
+        } else {
+            core.chosen_sharder(now, || chosen.sharder()).map_or(0, |s| s.shard_of(token))
+        };
+        drop(core);
+        Some((chosen, Some(shard)))
     }
 
     /// Token-unaware choice among up to [`MAX_REPLICAS`] nodes of `dc`'s ring (every node if

@@ -183,3 +183,50 @@ async fn failures_end_their_picks() {
     assert_eq!(st.picks, 100);
     policy.check_quiescent().unwrap();
 }
+
+/// A SimpleStrategy keyspace's replicas are read from the ring (no shard computed per
+/// replica): every pick lands on one of the driver's own replicas of the token, in the local
+/// datacenter when one is set, and over many picks on each of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn simple_strategy_replicas_are_the_drivers() {
+    use std::collections::BTreeSet;
+    for rf in [1, 2, 3, 5] {
+        // Two datacenters, alternating: the filter by datacenter keeps a part of the replicas.
+        let cluster = FakeCluster::start(6, rf, |i| format!("dc{}", 1 + i % 2)).await;
+        for local in [None, Some("dc1"), Some("dc2")] {
+            let mut builder = ReplicaLbPolicy::builder("random").seed(7);
+            if let Some(dc) = local {
+                builder = builder.local_datacenter(dc);
+            }
+            let policy = builder.build().unwrap();
+            let s = session(&cluster, policy.clone(), |p| p).await;
+            let state = s.get_cluster_state();
+            let ks = state.get_keyspace("ks").expect("the fake keyspace");
+            for info in support::fake_cql::spread_routing_infos(64) {
+                let (token, table) = (info.token.unwrap(), info.table.unwrap());
+                let expected: BTreeSet<_> = state
+                    .replica_locator()
+                    .replicas_for_token(token, &ks.strategy, local, table)
+                    .into_iter()
+                    .map(|(n, shard)| (n.host_id, shard))
+                    .collect();
+                let mut seen = BTreeSet::new();
+                for _ in 0..100 {
+                    let (node, shard) =
+                        scylla::policies::load_balancing::LoadBalancingPolicy::pick(policy.as_ref(), &info, &state).expect("a live node");
+                    if !expected.is_empty() {
+                        seen.insert((node.host_id, shard.expect("a replica's shard")));
+                    }
+                    scylla::policies::load_balancing::LoadBalancingPolicy::on_request_success(
+                        policy.as_ref(),
+                        &info,
+                        Duration::from_micros(5),
+                        node,
+                    );
+                }
+                assert_eq!(seen, expected, "rf {rf}, local {local:?}, token {token:?}");
+            }
+            policy.check_quiescent().unwrap();
+        }
+    }
+}

@@ -2,6 +2,38 @@
 
 use crate::rng::Rng;
 use crate::types::{NodeId, Plan, Request, MAX_REPLICAS};
+use std::mem::MaybeUninit;
+
+/// Room for a score per candidate on the stack, of which only the ones a plan fills are
+/// written: a plan ranks a few candidates of at most [`MAX_REPLICAS`], and zeroing a whole
+/// `[f64; MAX_REPLICAS]` (512 bytes) cost a simple policy's plan about a third of its time.
+pub struct ScoreBuf([MaybeUninit<f64>; MAX_REPLICAS]);
+
+impl ScoreBuf {
+    /// Nothing written yet.
+    #[inline]
+    pub const fn new() -> Self {
+        ScoreBuf([const { MaybeUninit::uninit() }; MAX_REPLICAS])
+    }
+
+    /// The first `n` scores, the `i`-th being `score(i)`.
+    #[inline]
+    pub fn fill(&mut self, n: usize, mut score: impl FnMut(usize) -> f64) -> &mut [f64] {
+        assert!(n <= MAX_REPLICAS, "{n} scores, at most {MAX_REPLICAS} supported");
+        for i in 0..n {
+            self.0[i] = MaybeUninit::new(score(i));
+        }
+        // SAFETY: the first `n` slots were just written (an `f64` has no invalid bit
+        // pattern and no drop), and `MaybeUninit<f64>` has the layout of `f64`.
+        unsafe { std::slice::from_raw_parts_mut(self.0.as_mut_ptr().cast::<f64>(), n) }
+    }
+}
+
+impl Default for ScoreBuf {
+    fn default() -> Self {
+        ScoreBuf::new()
+    }
+}
 
 /// Copies the candidates onto the stack: a scratch order a policy may permute freely.
 #[inline]
@@ -130,35 +162,60 @@ pub fn move_back(order: &mut [NodeId], from: usize, to: usize) {
 }
 
 /// The candidates in a uniformly random rotation (a fair tie-break for the stable sorts that
-/// follow) with `score(node)` beside each: the common start of every policy that ranks all its
-/// candidates. Returns the order, the scores and how many there are.
+/// follow) into `order`, with `score(node)` beside each in the returned scores (as many as
+/// candidates, in `scores`): the common start of every policy that ranks all its candidates.
+/// The same order and the same random draw as [`scratch`] then [`rotate_random`], written in
+/// place (no array copied out of a helper, no second pass for the rotation).
 #[inline]
-pub fn scored_rotation(
+pub fn scored_rotation<'s>(
     candidates: &[NodeId],
     rng: &mut Rng,
+    order: &mut [NodeId; MAX_REPLICAS],
+    scores: &'s mut ScoreBuf,
     mut score: impl FnMut(NodeId) -> f64,
-) -> ([NodeId; MAX_REPLICAS], [f64; MAX_REPLICAS], usize) {
-    let (mut order, n) = scratch(candidates);
-    rotate_random(&mut order[..n], rng);
-    let mut scores = [0.0; MAX_REPLICAS];
-    for (s, &node) in scores.iter_mut().zip(&order[..n]) {
-        *s = score(node);
+) -> &'s mut [f64] {
+    let n = candidates.len();
+    assert!(n <= MAX_REPLICAS, "{n} candidates, at most {MAX_REPLICAS} supported");
+    let k = if n > 1 { rng.below(n) } else { 0 };
+    let (head, tail) = candidates.split_at(k);
+    for (i, &node) in tail.iter().chain(head).enumerate() {
+        order[i] = node;
     }
-    (order, scores, n)
+    scores.fill(n, |i| score(order[i]))
 }
 
 /// Ranks every candidate by `score` (lowest first, ties broken at random) and plans the best
 /// `req.count` as targets and the others as fallbacks in rank order.
 #[inline]
 pub fn rank_all(req: &Request<'_>, rng: &mut Rng, out: &mut Plan, score: impl FnMut(NodeId) -> f64) {
-    let (mut order, mut scores, n) = scored_rotation(req.candidates, rng, score);
-    sort_by_score(&mut order[..n], &mut scores[..n]);
+    let (mut order, mut buf) = ([NodeId(0); MAX_REPLICAS], ScoreBuf::new());
+    let scores = scored_rotation(req.candidates, rng, &mut order, &mut buf, score);
+    let n = scores.len();
+    sort_by_score(&mut order[..n], scores);
     out.set_order(&order[..n], req.count);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scored_rotation_is_scratch_then_rotate_random() {
+        for n in 0..=MAX_REPLICAS {
+            let nodes: Vec<NodeId> = (0..n as u16).map(|i| NodeId(i * 3)).collect();
+            let (mut a, mut b) = (Rng::seed_from_u64(n as u64), Rng::seed_from_u64(n as u64));
+            for _ in 0..20 {
+                let (mut expected, m) = scratch(&nodes);
+                rotate_random(&mut expected[..m], &mut a);
+                let (mut order, mut buf) = ([NodeId(0); MAX_REPLICAS], ScoreBuf::new());
+                let scores = scored_rotation(&nodes, &mut b, &mut order, &mut buf, |x| f64::from(x.0) + 0.5);
+                let k = scores.len();
+                assert_eq!((k, &order[..k]), (m, &expected[..m]));
+                assert!(order[..k].iter().zip(scores.iter()).all(|(x, &s)| s == f64::from(x.0) + 0.5));
+            }
+            assert_eq!(a.below(1000), b.below(1000), "the same draws");
+        }
+    }
 
     #[test]
     fn local_first_then_uniform() {

@@ -10,11 +10,11 @@
 //! Two distinct random candidates are compared and the lower load wins (ties: the first drawn).
 
 use crate::nodes::{InFlight, NodeTable};
-use crate::order::{scratch, shuffle_prefix, sort_by_score};
+use crate::order::{scratch, shuffle_prefix, sort_by_score, ScoreBuf};
 use crate::params::{ParamDefault as D, ParamSpec, ParamTable, Params, PolicyError};
 use crate::policy::Policy;
 use crate::rng::Rng;
-use crate::types::{Decision, Failure, NodeId, Plan, Reply, Request, Side, MAX_REPLICAS};
+use crate::types::{Decision, Failure, NodeId, Plan, Reply, Request, Side};
 
 /// The name it is registered under.
 pub const NAME: &str = "peak-ewma";
@@ -155,11 +155,9 @@ impl Policy for PeakEwma {
         let order = &mut order[..n];
         let d = 2usize.max(req.count).min(n);
         shuffle_prefix(order, 0, d, rng);
-        let mut scores = [0.0; MAX_REPLICAS];
-        for i in 0..d {
-            scores[i] = self.load(order[i], now_ns);
-        }
-        sort_by_score(&mut order[..d], &mut scores[..d]);
+        let mut buf = ScoreBuf::new();
+        let scores = buf.fill(d, |i| self.load(order[i], now_ns));
+        sort_by_score(&mut order[..d], scores);
         out.set_order(order, req.count);
         Decision::Send
     }

@@ -19,7 +19,7 @@
 
 use crate::health::{DriverView, HealthRule, MAX_MIN_RESPONSES};
 use crate::nodes::NodeTable;
-use crate::order::{replicas_first, scratch, shuffle_prefix, sort_by_score};
+use crate::order::{replicas_first, scratch, shuffle_prefix, sort_by_score, ScoreBuf};
 use crate::params::{ParamDefault as D, ParamSpec, ParamTable, Params, PolicyError};
 use crate::policy::Policy;
 use crate::rng::Rng;
@@ -241,11 +241,9 @@ impl Policy for WeightedLeastLoaded {
         let from_replicas = rc.min(m);
         shuffle_prefix(&mut order[..rc], 0, from_replicas, rng);
         shuffle_prefix(&mut order[rc..], 0, m - from_replicas, rng);
-        let mut scores = [0.0; MAX_REPLICAS];
-        for i in 0..m {
-            scores[i] = self.score(req, order[i], now_ns, ramp_ns, rng);
-        }
-        sort_by_score(&mut order[..m], &mut scores[..m]);
+        let mut buf = ScoreBuf::new();
+        let scores = buf.fill(m, |i| self.score(req, order[i], now_ns, ramp_ns, rng));
+        sort_by_score(&mut order[..m], scores);
         out.set_order(order, req.count);
         Decision::Send
     }

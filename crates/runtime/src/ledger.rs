@@ -225,6 +225,7 @@ impl Ledger {
         }
     }
 
+    #[inline]
     fn free_if_done(&mut self, slot: u32) {
         let s = &mut self.slots[slot as usize];
         if s.closed && s.open_sends() == 0 {

@@ -5,11 +5,11 @@
 //! when many senders see the same stale counts.
 
 use crate::nodes::InFlight;
-use crate::order::{scratch, shuffle_prefix, sort_by_score};
+use crate::order::{scratch, shuffle_prefix, sort_by_score, ScoreBuf};
 use crate::params::{ParamDefault as D, ParamSpec, ParamTable, Params, PolicyError};
 use crate::policy::Policy;
 use crate::rng::Rng;
-use crate::types::{Decision, Failure, NodeId, Plan, Reply, Request, Side, MAX_REPLICAS};
+use crate::types::{Decision, Failure, NodeId, Plan, Reply, Request, Side};
 
 /// The name it is registered under.
 pub const NAME: &str = "p2c";
@@ -61,11 +61,9 @@ impl Policy for P2c {
         let order = &mut order[..n];
         let d = self.choices.max(req.count).min(n);
         shuffle_prefix(order, 0, d, rng);
-        let mut scores = [0.0; MAX_REPLICAS];
-        for (s, &node) in scores.iter_mut().zip(order[..d].iter()) {
-            *s = self.in_flight.get(node) as f64;
-        }
-        sort_by_score(&mut order[..d], &mut scores[..d]);
+        let mut buf = ScoreBuf::new();
+        let scores = buf.fill(d, |i| self.in_flight.get(order[i]) as f64);
+        sort_by_score(&mut order[..d], scores);
         out.set_order(order, req.count);
         Decision::Send
     }

@@ -16,7 +16,7 @@
 use super::ranking::{Ranking, ServerEstimate};
 use super::rate_control::{RateConfig, RateLimiter};
 use crate::nodes::NodeTable;
-use crate::order::{scored_rotation, select_best};
+use crate::order::{scored_rotation, select_best, ScoreBuf};
 use crate::params::{ParamDefault as D, ParamSpec, ParamTable, Params, PolicyError};
 use crate::policy::Policy;
 use crate::rng::Rng;
@@ -207,11 +207,13 @@ impl Policy for C3 {
             return Decision::Unavailable;
         }
         let (timed, untimed) = (&self.ranking, &self.untimed_ranking);
-        let (mut order, mut scores, n) = scored_rotation(req.candidates, rng, |node| match self.servers.get(node) {
+        let (mut order, mut buf) = ([NodeId(0); MAX_REPLICAS], ScoreBuf::new());
+        let scores = scored_rotation(req.candidates, rng, &mut order, &mut buf, |node| match self.servers.get(node) {
             Some(server) => server.score(timed, untimed),
             None => 0.0,
         });
-        let (order, scores) = (&mut order[..n], &mut scores[..n]);
+        let n = scores.len();
+        let order = &mut order[..n];
         if !self.rate_control {
             select_best(order, scores, req.count + 1);
             out.set_order(order, req.count);

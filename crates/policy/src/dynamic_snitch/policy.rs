@@ -20,11 +20,11 @@
 
 use super::reservoir::{unit_from_hash, DecayingReservoir};
 use crate::nodes::NodeTable;
-use crate::order::{scratch, sort_by_score};
+use crate::order::{scratch, sort_by_score, ScoreBuf};
 use crate::params::{ParamDefault as D, ParamSpec, ParamTable, Params, PolicyError};
 use crate::policy::Policy;
 use crate::rng::Rng;
-use crate::types::{Decision, NodeId, Plan, Reply, Request, Side, MAX_REPLICAS};
+use crate::types::{Decision, NodeId, Plan, Reply, Request, Side};
 
 /// The name it is registered under.
 pub const NAME: &str = "dynamic-snitch";
@@ -176,16 +176,14 @@ impl Policy for DynamicSnitch {
         if let Some(pos) = req.local.and_then(|l| order.iter().position(|&x| x == l)) {
             order[..=pos].rotate_right(1);
         }
-        let mut scores = [0.0; MAX_REPLICAS];
-        for (s, &node) in scores.iter_mut().zip(order.iter()) {
-            *s = self.score(node).unwrap_or(0.0);
-        }
-        let mut sorted = scores;
-        sorted[..n].sort_unstable_by(f64::total_cmp);
+        let (mut buf, mut sorted_buf) = (ScoreBuf::new(), ScoreBuf::new());
+        let scores = buf.fill(n, |i| self.score(order[i]).unwrap_or(0.0));
+        let sorted = sorted_buf.fill(n, |i| scores[i]);
+        sorted.sort_unstable_by(f64::total_cmp);
         let factor = 1.0 + self.badness_threshold;
         let bad = self.badness_threshold == 0.0 || (0..n).any(|i| scores[i] > sorted[i] * factor);
         if bad {
-            sort_by_score(order, &mut scores[..n]);
+            sort_by_score(order, scores);
         }
         out.set_order(order, req.count);
         Decision::Send

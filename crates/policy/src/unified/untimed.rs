@@ -27,7 +27,7 @@
 //! node a few numbers in a [`NodeTable`], per plan arrays on the stack.
 
 use crate::nodes::NodeTable;
-use crate::order::{scored_rotation, select_best};
+use crate::order::{scored_rotation, select_best, ScoreBuf};
 use crate::rng::Rng;
 use crate::types::{NodeId, Plan, Request, MAX_REPLICAS};
 
@@ -127,7 +127,8 @@ impl Untimed {
             }
         }
         let line = lowest * (1.0 + r.equal_within);
-        let (mut order, mut scores, n) = scored_rotation(req.candidates, rng, |node| match self.nodes.get(node) {
+        let (mut order, mut buf) = ([NodeId(0); MAX_REPLICAS], ScoreBuf::new());
+        let scores = scored_rotation(req.candidates, rng, &mut order, &mut buf, |node| match self.nodes.get(node) {
             Some(x) if x.known => {
                 let q = 1.0 + r.concurrency_weight * x.outstanding as f64;
                 let penalty = if r.queue_exponent == 1.0 { q } else { q.powf(r.queue_exponent) };
@@ -135,7 +136,8 @@ impl Untimed {
             }
             _ => 0.0,
         });
-        let (order, scores) = (&mut order[..n], &mut scores[..n]);
+        let n = scores.len();
+        let order = &mut order[..n];
         let count = req.count.min(n);
         for slot in 0..count {
             pick_lowest(&mut order[slot..], &mut scores[slot..], rng);
