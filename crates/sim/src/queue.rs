@@ -10,6 +10,8 @@
 //! jitter draw) goes to the heap. `pop` takes the smaller key of the heap's root and the
 //! lane's head, so the order is exactly that of one heap.
 
+use crate::lane::Lane;
+
 /// A slab record named by index and generation: an event about a record freed (or reused)
 /// since it was scheduled is recognised and ignored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -250,8 +252,6 @@ const KINDS: [Kind; 16] = [
     Kind::Fluctuate,
     Kind::Tick,
 ];
-use crate::lane::Lane;
-
 /// Bits of the key below the sequence number, holding the kind.
 const KIND_BITS: u32 = 4;
 const _: () = assert!(KINDS.len() == 1 << KIND_BITS && KINDS[Kind::Tick as usize] as usize == Kind::Tick as usize);
