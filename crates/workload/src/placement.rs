@@ -153,11 +153,15 @@ impl Ring {
         };
         points.sort_unstable();
         let want = replication_factor.min(sorted.len()).min(MAX_REPLICAS);
+        let mut zone_ids: Vec<u32> = sorted.iter().map(|m| m.zone).collect();
+        zone_ids.sort_unstable();
+        zone_ids.dedup();
+        let zones = zone_ids.len();
         let mut groups: Vec<ReplicaSet> = Vec::new();
         let mut group_of_members: HashMap<Vec<NodeId>, u32> = HashMap::new();
         let mut range_group = Vec::with_capacity(points.len());
         for start in 0..points.len() {
-            let set = walk(&points, start, &sorted, want, placement);
+            let set = walk(&points, start, &sorted, zones, want, placement);
             let mut membership = set.as_slice().to_vec();
             membership.sort();
             let next = groups.len() as u32;
@@ -259,14 +263,16 @@ impl Ring {
 /// The replicas of the range ending at `points[start]`: walk clockwise taking distinct members
 /// (with one-per-zone, members of a zone not yet used; when the zones run out, a second walk
 /// takes the members passed over, in ring order).
-fn walk(points: &[(u64, usize)], start: usize, members: &[Member], want: usize, placement: Placement) -> ReplicaSet {
+fn walk(points: &[(u64, usize)], start: usize, members: &[Member], zones: usize, want: usize, placement: Placement) -> ReplicaSet {
     let mut set = ReplicaSet::new();
     let mut zones_used: Vec<u32> = Vec::new();
     let passes = if placement == Placement::OnePerZone { 2 } else { 1 };
     for pass in 0..passes {
         for step in 0..points.len() {
-            if set.len() == want {
-                return set;
+            // The first pass of one-per-zone ends once every zone holds a replica, so a
+            // cluster with fewer zones than RF does not walk the whole ring for each range.
+            if set.len() == want || (pass == 0 && passes == 2 && zones_used.len() == zones) {
+                break;
             }
             let m = members[points[(start + step) % points.len()].1];
             if set.contains(m.id) {
@@ -351,6 +357,13 @@ mod tests {
         // Two zones for RF = 3: the third replica is the next node passed over.
         let two = Ring::new(&members(4, 2), 1, 3, Placement::OnePerZone);
         assert_eq!(two.replicas(two.group_of_index(1)).len(), 3);
+        // Many tokens and too few zones: every group covers both zones and is full.
+        let big = Ring::new(&members(64, 2), 256, 3, Placement::OnePerZone);
+        for g in 0..big.groups() as u32 {
+            let set = big.replicas(g).as_slice();
+            assert_eq!(set.len(), 3);
+            assert!(set.iter().any(|n| n.0 % 2 == 0) && set.iter().any(|n| n.0 % 2 == 1), "{set:?}");
+        }
     }
 
     #[test]
