@@ -39,12 +39,7 @@ fn run(policy: &dyn LoadBalancingPolicy, infos: &[RoutingInfo<'_>], state: &Clus
 }
 
 fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let cluster = rt.block_on(fake_cql::FakeCluster::start(6, 3, |_| "dc1".into()));
+    let (rt, cluster) = fake_cql::FakeCluster::six_in_one_dc();
     let session = cluster.session(&rt);
     let state = session.get_cluster_state();
     assert_eq!(state.get_nodes_info().len(), 6);

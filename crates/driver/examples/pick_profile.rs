@@ -50,12 +50,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let name = args.next().unwrap_or_else(|| "c3".into());
     let n: usize = args.next().map_or(100_000, |s| s.parse().expect("a number of requests"));
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let cluster = rt.block_on(fake_cql::FakeCluster::start(6, 3, |_| "dc1".into()));
+    let (rt, cluster) = fake_cql::FakeCluster::six_in_one_dc();
     let session = cluster.session(&rt);
     let state = session.get_cluster_state();
     let infos = fake_cql::spread_routing_infos(TOKENS);

@@ -49,12 +49,7 @@ fn allocations() -> u64 {
 
 #[test]
 fn pick_and_success_allocate_nothing() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let cluster = rt.block_on(FakeCluster::start(6, 3, |_| "dc1".into()));
+    let (rt, cluster) = FakeCluster::six_in_one_dc();
     let session = cluster.session(&rt);
     let state = session.get_cluster_state();
     let spec = TableSpec::borrowed("ks", "t");

@@ -39,7 +39,6 @@ pub async fn stats(addr: SocketAddr, timeout: Duration) -> Result<proto::StatsRe
 #[derive(Clone)]
 pub struct ClusterClient {
     clients: Vec<Option<ReplicaLbClient<Channel>>>,
-    zones: Vec<(NodeId, u32)>,
     ring: Ring,
 }
 
@@ -62,7 +61,6 @@ impl ClusterClient {
         let placement = Placement::parse(&s.placement).map_err(|e| format!("node {} says: {e}", s.node_id))?;
         let mut clients = Vec::new();
         let mut members = Vec::new();
-        let mut zones = Vec::new();
         for m in &s.members {
             let Ok(addr) = m.grpc.parse::<SocketAddr>() else { continue };
             let Ok(id) = u16::try_from(m.id) else { continue };
@@ -74,10 +72,8 @@ impl ClusterClient {
                 id: NodeId(id),
                 zone: m.zone,
             });
-            zones.push((NodeId(id), m.zone));
         }
         Ok(ClusterClient {
-            zones,
             ring: Ring::new(&members, s.vnodes, s.replication_factor as usize, placement),
             clients,
         })
@@ -90,7 +86,7 @@ impl ClusterClient {
 
     /// Every member's zone, as the nodes gossip them.
     pub fn zones(&self) -> Vec<(NodeId, u32)> {
-        self.zones.clone()
+        self.ring.members().iter().map(|m| (m.id, m.zone)).collect()
     }
 
     /// A key's replicas and its group (its replica set's index on the ring).

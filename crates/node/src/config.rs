@@ -307,5 +307,11 @@ mod tests {
         assert!(c.validate().unwrap_err().to_string().contains("replication_factor"));
         let c = NodeConfig::from_toml("[slow_disk]\ndistribution = \"weird\"").unwrap();
         assert!(c.validate().unwrap_err().to_string().contains("weird"));
+        let c = NodeConfig::from_toml("placement = \"nts\"").unwrap();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("placement 'nts' is not one of: ring, one-per-zone"), "{e}");
+        let c = NodeConfig::from_toml("placement = \"one-per-zone\"").unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.placement(), Placement::OnePerZone);
     }
 }

@@ -126,6 +126,19 @@ impl FakeCluster {
         SocketAddr::from((Ipv4Addr::new(127, 0, 0, 1), self.port))
     }
 
+    /// Six nodes in one datacenter `dc1`, keyspace RF=3, served by a one-worker runtime that is
+    /// returned with it (what the tests, the bench and the profile pick against; keep the
+    /// runtime alive as long as the cluster).
+    pub fn six_in_one_dc() -> (tokio::runtime::Runtime, FakeCluster) {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("a tokio runtime");
+        let cluster = rt.block_on(FakeCluster::start(6, 3, |_| "dc1".into()));
+        (rt, cluster)
+    }
+
     /// A driver session on this cluster that reads its topology but not the full schema, built
     /// on `rt` (what the tests, the bench and the profile pick against).
     pub fn session(&self, rt: &tokio::runtime::Runtime) -> scylla::client::session::Session {
