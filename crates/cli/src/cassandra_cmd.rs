@@ -14,7 +14,7 @@ use std::time::Duration;
 pub fn up(a: &UpArgs) -> CliResult {
     if a.policy.is_some() {
         return Err(CliError::usage(
-            "--policy sets the node engine's coordinator policy; on Cassandra use --coordinator-policy hwlb|naive (the plug-in), and clients choose theirs (bench --client-policy)",
+            "--policy sets the node engine's coordinator policy; on Cassandra use --coordinator-policy dynamic-snitch|naive|hwlb|unified, and clients choose theirs (bench --client-policy)",
         ));
     }
     let disk = match (a.page_cache_mb, a.disk_read_iops) {
@@ -31,7 +31,14 @@ pub fn up(a: &UpArgs) -> CliResult {
         ..NodeSettings::default()
     };
     settings.validate().map_err(CliError::usage)?;
-    if a.coordinator_policy.is_none() {
+    let policy = a
+        .coordinator_policy
+        .as_deref()
+        .map(CoordinatorPolicy::parse)
+        .transpose()
+        .map_err(|e| CliError::usage(format!("--coordinator-policy: {e}")))?
+        .unwrap_or(CoordinatorPolicy::DynamicSnitch);
+    if !policy.needs_plugin() {
         for (given, flag) in [
             (a.hit_rate_tick_ms != 10_000, "--hit-rate-tick-ms"),
             (a.hit_rate_window_ms != 60_000, "--hit-rate-window-ms"),
@@ -39,29 +46,27 @@ pub fn up(a: &UpArgs) -> CliResult {
         ] {
             if given {
                 return Err(CliError::usage(format!(
-                    "{flag} sets the plug-in: give --coordinator-policy hwlb|naive too"
+                    "{flag} sets the replica-lb plug-in, which Cassandra as shipped (dynamic-snitch) does not run: give --coordinator-policy naive|hwlb|unified too"
                 )));
             }
         }
     }
     let mut progress = |line: &str| eprintln!("{line}");
-    let (settings, coordinator_policy) = match &a.coordinator_policy {
-        Some(name) => {
-            let policy = CoordinatorPolicy::parse(name).map_err(|e| CliError::usage(format!("--coordinator-policy: {e}")))?;
-            let plugin = PluginSettings {
-                tick_ms: a.hit_rate_tick_ms,
-                window_ms: a.hit_rate_window_ms,
-                read_cl: a.read_cl.to_uppercase(),
-                ..PluginSettings::new(policy)
-            };
-            plugin
-                .validate()
-                .map_err(|e| CliError::usage(format!("--coordinator-policy: {e}")))?;
-            let jar = plugin::jar(&mut progress).map_err(CliError::failed)?;
-            let installed = plugin.install(settings, jar).map_err(CliError::usage)?;
-            (installed, Some(policy.as_str().to_string()))
-        }
-        None => (settings, None),
+    let (settings, coordinator_policy) = if policy.needs_plugin() {
+        let plugin = PluginSettings {
+            tick_ms: a.hit_rate_tick_ms,
+            window_ms: a.hit_rate_window_ms,
+            read_cl: a.read_cl.to_uppercase(),
+            ..PluginSettings::new(policy)
+        };
+        plugin
+            .validate()
+            .map_err(|e| CliError::usage(format!("--coordinator-policy: {e}")))?;
+        let jar = plugin::jar(&mut progress).map_err(CliError::failed)?;
+        let installed = plugin.install(settings, jar).map_err(CliError::usage)?;
+        (installed, Some(policy.as_str().to_string()))
+    } else {
+        (settings, None)
     };
     let opts = CassandraUp {
         nodes: a.nodes,
@@ -83,7 +88,7 @@ pub fn up(a: &UpArgs) -> CliResult {
             .coordinator_policy
             .as_deref()
             .map(|p| format!(" with the replica-lb plug-in ({p})"))
-            .unwrap_or_default(),
+            .unwrap_or_else(|| " as shipped (dynamic snitch on, no plug-in)".into()),
         cluster.contact_points().iter().map(|a| a.to_string()).collect::<Vec<_>>().join(","),
         a.dir.join(harness::launcher::CLUSTER_FILE).display()
     );
@@ -135,7 +140,7 @@ pub fn run(cmd: ClusterCommand) -> CliResult {
                 "node", "pid", "state", "cql", "address", "delay ms"
             );
             if with_plugin {
-                print!("  {:<7}{:>9}{:>13}", "order", "hit rate", "coordinated");
+                print!("  {:<15}{:>9}{:>13}", "policy", "hit rate", "coordinated");
             }
             println!();
             for (n, p) in nodes.iter().zip(&plugin) {
@@ -149,13 +154,8 @@ pub fn run(cmd: ClusterCommand) -> CliResult {
                     n.delay_ms
                 );
                 match p {
-                    Some(p) => print!(
-                        "  {:<7}{:>9.3}{:>13}",
-                        if p.hwlb_enabled { "hwlb" } else { "naive" },
-                        p.hit_rate,
-                        p.reads_coordinated
-                    ),
-                    None if with_plugin => print!("  {:<7}{:>9}{:>13}", "-", "-", "-"),
+                    Some(p) => print!("  {:<15}{:>9.3}{:>13}", p.policy, p.hit_rate, p.reads_coordinated),
+                    None if with_plugin => print!("  {:<15}{:>9}{:>13}", "-", "-", "-"),
                     None => {}
                 }
                 println!();

@@ -69,9 +69,10 @@ pub struct UpArgs {
     /// How long one Cassandra node may take to answer CQL, seconds.
     #[arg(long, value_name = "S", default_value_t = 180)]
     pub(crate) node_timeout_s: u64,
-    /// Cassandra: install the replica-lb plug-in with this coordinator policy, `hwlb` (HWLB at
-    /// every coordinator) or `naive` (the plug-in off: Cassandra's own order, the coordinator
-    /// first); it is built with Maven on first use.
+    /// Cassandra: the coordinator policy. `dynamic-snitch` (the default) is Cassandra as
+    /// shipped, no plug-in; `naive` (the coordinator first, no dynamic snitch), `hwlb` (HWLB at
+    /// every coordinator) and `unified` (HWLB passing over slow or silent replicas) install the
+    /// replica-lb plug-in, built with Maven on first use.
     #[arg(long, value_name = "NAME")]
     pub(crate) coordinator_policy: Option<String>,
     /// Cassandra with the plug-in: its hit-rate tracker's tick, ms (published: 10,000).
@@ -136,7 +137,8 @@ pub struct SwitchArgs {
     /// The cluster directory.
     #[arg(long, value_name = "DIR")]
     pub(crate) dir: PathBuf,
-    /// `hwlb` (HWLB on) or `naive` (the plug-in off: Cassandra's own order).
+    /// `dynamic-snitch` (Cassandra's own, the plug-in out of the read path), `naive`, `hwlb`
+    /// or `unified`.
     #[arg(long, value_name = "NAME")]
     pub(crate) coordinator_policy: String,
 }

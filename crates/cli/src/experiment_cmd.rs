@@ -5,15 +5,12 @@
 
 use crate::error::{CliError, CliResult};
 use clap::Args;
-use harness::cassandra::plugin::CoordinatorPolicy;
 use harness::cassandra::{self as cass, Engine};
-use harness::experiment::cassandra::{self as cass_exp, CassandraRun, Chooser};
+use harness::experiment::cassandra as cass_exp;
 use harness::experiment::plan::{policy_run, real_plan};
 use harness::experiment::{self, PolicyRun, RunOptions};
 use harness::launcher::NodeCommand;
-use harness::loadgen::cql::DRIVER_DEFAULT;
 use metrics::{csv::timeseries_csv, RunMetrics, Summary};
-use policy::ParamTable;
 use sim::Scenario;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -284,10 +281,64 @@ fn compare_table(real: &[RunMetrics], sims: Option<&[sim::RunResult]>) -> String
     t
 }
 
-/// `experiment SCENARIO --engine cassandra`: one Cassandra cluster, every policy in turn: a
+/// The phases named `after-restart*` and, for each, the node restarted last before it starts
+/// (the scenario's restart faults): a rolling restart's per-node windows.
+fn restart_windows(scenario: &Scenario) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    for phase in scenario.phases.iter().filter(|p| p.name.starts_with("after-restart")) {
+        let start_ns = i64::from(phase.start_s) * 1_000_000_000;
+        let node = scenario
+            .faults
+            .iter()
+            .filter(|f| f.kind == sim::scenario::FaultKind::Restart && f.at_ns < start_ns)
+            .max_by_key(|f| f.at_ns)
+            .and_then(|f| f.nodes.first());
+        if let Some(&node) = node {
+            out.push((phase.name.clone(), node as usize));
+        }
+    }
+    out
+}
+
+/// With more than one restart window, each restarted node's misses per second against its
+/// peers' in the minute after its return, real next to simulated, as a Markdown table.
+fn rolling_table(scenario: &Scenario, real: &[RunMetrics], sims: Option<&[sim::RunResult]>) -> String {
+    let windows = restart_windows(scenario);
+    let mut t = String::new();
+    if windows.len() < 2 {
+        return t;
+    }
+    let mut head = vec!["policy".to_string(), "run".to_string()];
+    head.extend(
+        windows
+            .iter()
+            .map(|(phase, node)| format!("node {node}: misses/s / peers ({phase})")),
+    );
+    let _ = writeln!(t, "\n| {} |", head.join(" | "));
+    let _ = writeln!(t, "|{}", "---|".repeat(head.len()));
+    let line = |t: &mut String, m: &RunMetrics, source: &str| {
+        let mut cells = vec![m.summary.policy.clone(), source.to_string()];
+        for (phase, node) in &windows {
+            cells.push(crate::sim_cmd::restart_misses_in(m, *node, phase).map_or("-".into(), |(o, p)| {
+                format!("{o:.0} / {p:.0} (x{:.2})", if p > 0.0 { o / p } else { 0.0 })
+            }));
+        }
+        let _ = writeln!(t, "| {} |", cells.join(" | "));
+    };
+    for (i, m) in real.iter().enumerate() {
+        line(&mut t, m, "real");
+        if let Some(s) = sims.and_then(|s| s.get(i)) {
+            line(&mut t, &s.metrics, "sim");
+        }
+    }
+    t
+}
+
+/// `experiment SCENARIO --engine cassandra`: one Cassandra cluster, every run in turn, each a
 /// client policy through the scylla driver (`driver-default` is the driver's own DefaultPolicy,
-/// which the simulator models as token-aware `random`), or a coordinator policy (`naive`,
-/// `hwlb`) inside Cassandra through the replica-lb plug-in.
+/// which the simulator models as token-aware `random`) and a coordinator policy
+/// (`dynamic-snitch`: Cassandra as shipped; `naive`, `hwlb`, `unified`: the replica-lb plug-in);
+/// see [`cass_exp::runs`].
 fn run_cassandra(args: ExperimentArgs) -> CliResult {
     let path = args.scenario.display().to_string();
     let text = std::fs::read_to_string(&args.scenario).map_err(|e| CliError::usage(format!("cannot read scenario {path}: {e}")))?;
@@ -296,50 +347,10 @@ fn run_cassandra(args: ExperimentArgs) -> CliResult {
     let scenario = sim::parse(&text, stem).map_err(|e| CliError::usage(e.render(&path)))?;
     let names: Vec<String> = match args.policy.as_deref() {
         Some(list) => list.split(',').map(|s| s.trim().to_string()).collect(),
-        None if scenario.cluster.routing == sim::scenario::Routing::Coordinator
-            && scenario.policy.compare.iter().all(|p| CoordinatorPolicy::parse(p).is_ok()) =>
-        {
-            scenario.policy.compare.clone()
-        }
-        None => std::iter::once(DRIVER_DEFAULT.to_string())
-            .chain(scenario.policy.compare.iter().cloned())
-            .collect(),
+        None => scenario.policy.compare.clone(),
     };
-    let mut runs = Vec::new();
-    let mut sim_items = Vec::new();
-    for name in &names {
-        if name.is_empty() || name.contains('/') {
-            return Err(CliError::usage(format!(
-                "--policy '{name}': on Cassandra each item is a client policy, {DRIVER_DEFAULT}, or a coordinator policy the plug-in runs (naive, hwlb)"
-            )));
-        }
-        let chooser = if name == DRIVER_DEFAULT {
-            Chooser::Client {
-                policy: name.clone(),
-                params: ParamTable::new(),
-            }
-        } else {
-            let info = policy::registry::find(name).map_err(|e| CliError::usage(format!("--policy: {e}")))?;
-            match CoordinatorPolicy::parse(name) {
-                Ok(p) => Chooser::Coordinator(p),
-                Err(_) if info.side.serves(policy::Side::Client) => Chooser::Client {
-                    policy: name.clone(),
-                    params: scenario.policy.params.get(name.as_str()).cloned().unwrap_or_default(),
-                },
-                Err(e) => return Err(CliError::usage(format!("--policy {name}: {e}"))),
-            }
-        };
-        sim_items.push(match &chooser {
-            Chooser::Client { policy, .. } if policy == DRIVER_DEFAULT => "random".to_string(),
-            Chooser::Client { policy, .. } => policy.clone(),
-            // The seeds' token-aware client in front of the coordinators.
-            Chooser::Coordinator(p) => format!("random/{}", p.as_str()),
-        });
-        runs.push(CassandraRun {
-            label: name.clone(),
-            chooser,
-        });
-    }
+    let runs = cass_exp::runs(&names, &scenario).map_err(CliError::usage)?;
+    let sim_items: Vec<String> = runs.iter().map(|r| r.sim_item.clone()).collect();
     // Cassandra's coordinators retry slow replicas on their own (speculative_retry = 99p);
     // the rest of the plan is the node cluster's.
     let mut plannable = scenario.clone();
@@ -381,7 +392,7 @@ fn run_cassandra(args: ExperimentArgs) -> CliResult {
     };
     let _down = CassandraDown(cluster_dir.clone());
     let mut progress = |line: &str| eprintln!("{line}");
-    let plugin = match runs.iter().any(|r| matches!(r.chooser, Chooser::Coordinator(_))) {
+    let plugin = match cass_exp::needs_plugin(&runs) {
         true => {
             let hwlb = scenario.policy.params.get("hwlb").cloned().unwrap_or_default();
             Some(cass_exp::plugin_settings(&plan, &hwlb).map_err(|e| CliError::usage(format!("{path}: {e}")))?)
@@ -400,7 +411,7 @@ fn run_cassandra(args: ExperimentArgs) -> CliResult {
     // With the nodes' cache counters (the plug-in, or a row cache), the cold-restart table.
     let cache_counted = plugin.is_some() || scenario.cassandra.row_cache_mb > 0;
     let table = if cache_counted {
-        compare_table(&real, sim_results.as_deref())
+        compare_table(&real, sim_results.as_deref()) + &rolling_table(&scenario, &real, sim_results.as_deref())
     } else {
         tail_table(&real, sim_results.as_deref())
     };

@@ -243,8 +243,12 @@ fn print_table(results: &[RunResult]) {
 
 /// Misses per second of the restarted node and its peers' mean during `after-restart`.
 pub fn restart_misses(m: &RunMetrics) -> Option<(f64, f64)> {
-    let node = m.series.highlight?;
-    let phase = m.series.phases.iter().find(|p| p.name == "after-restart")?;
+    restart_misses_in(m, m.series.highlight?, "after-restart")
+}
+
+/// Misses per second of `node` and its peers' mean during the phase named `phase`.
+pub fn restart_misses_in(m: &RunMetrics, node: usize, phase: &str) -> Option<(f64, f64)> {
+    let phase = m.series.phases.iter().find(|p| p.name == phase)?;
     let secs = (phase.end_s - phase.start_s) as f64;
     let own = m.series.node_total(node, phase.start_s, phase.end_s).cache_misses as f64 / secs;
     let peers: Vec<f64> = (0..m.series.nodes)

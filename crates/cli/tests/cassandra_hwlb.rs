@@ -282,7 +282,7 @@ fn hwlb_inside_cassandra_draws_replicas_as_its_rows_and_cassandra_reads_them() {
     let status: serde_json::Value = serde_json::from_str(&run(&["cluster", "status", "--dir", &d, "--json"])).unwrap();
     for n in status.as_array().unwrap() {
         assert_eq!(n["state"], "running", "{n}");
-        assert_eq!(n["plugin"]["hwlb_enabled"], false, "{n}");
+        assert_eq!(n["plugin"]["policy"], "naive", "{n}");
         assert!(n["plugin"]["reads_coordinated"].as_u64().unwrap() > 100, "{n}");
     }
     run(&["cluster", "down", "--dir", &d]);

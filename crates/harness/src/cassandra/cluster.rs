@@ -88,6 +88,9 @@ pub struct CassandraCluster {
     pub heap_mb: u32,
     /// The snitch every node runs.
     pub snitch: String,
+    /// Whether Cassandra's dynamic snitch wraps it (`dynamic_snitch`, on as shipped).
+    #[serde(default = "dynamic_snitch_as_shipped")]
+    pub dynamic_snitch: bool,
     /// Extra classpath entries (a snitch plug-in).
     #[serde(default)]
     pub extra_classpath: Vec<PathBuf>,
@@ -103,11 +106,16 @@ pub struct CassandraCluster {
     /// Each node's disk limits (a cgroup per node), if any.
     #[serde(default)]
     pub disk: Option<DiskLimits>,
-    /// The coordinator policy the replica-lb plug-in runs (`hwlb` or `naive`), if installed.
+    /// The coordinator policy the replica-lb plug-in runs, if installed (`None`: Cassandra as
+    /// shipped, no plug-in).
     #[serde(default)]
     pub coordinator_policy: Option<String>,
     /// Cassandra's jars.
     pub lib: PathBuf,
+}
+
+fn dynamic_snitch_as_shipped() -> bool {
+    NodeSettings::default().dynamic_snitch
 }
 
 fn default_chunk_cache_mb() -> u32 {
@@ -153,6 +161,7 @@ impl CassandraCluster {
         NodeSettings {
             heap_mb: self.heap_mb,
             snitch: self.snitch.clone(),
+            dynamic_snitch: self.dynamic_snitch,
             extra_classpath: self.extra_classpath.clone(),
             system_properties: self.system_properties.clone(),
             row_cache_mb: self.row_cache_mb,
@@ -161,7 +170,7 @@ impl CassandraCluster {
         }
     }
 
-    /// Records that the plug-in now runs `policy` (`hwlb` or `naive`), so that a node started
+    /// Records that the plug-in now runs `policy`, so that a node started
     /// again (`cluster restart`, a fault) comes back with it; the running nodes are switched over
     /// CQL ([`super::plugin::switch`]). An error if the plug-in is not installed.
     pub fn record_coordinator_policy(&mut self, dir: &Path, policy: &str) -> Result<(), String> {
@@ -171,9 +180,9 @@ impl CassandraCluster {
                 dir.display()
             ));
         }
-        let enabled = format!("replica_lb.hwlb.enabled={}", policy == "hwlb");
-        self.system_properties.retain(|p| !p.starts_with("replica_lb.hwlb.enabled="));
-        self.system_properties.push(enabled);
+        let property = super::plugin::POLICY_PROPERTY;
+        self.system_properties.retain(|p| !p.starts_with(&format!("{property}=")));
+        self.system_properties.push(format!("{property}={policy}"));
         self.coordinator_policy = Some(policy.to_string());
         self.save(dir)
     }
@@ -370,6 +379,7 @@ pub fn up(opts: &CassandraUp, progress: &mut dyn FnMut(&str)) -> Result<Cassandr
         proxy_pid: None,
         heap_mb: opts.settings.heap_mb,
         snitch: opts.settings.snitch.clone(),
+        dynamic_snitch: opts.settings.dynamic_snitch,
         extra_classpath: opts.settings.extra_classpath.clone(),
         system_properties: opts.settings.system_properties.clone(),
         row_cache_mb: opts.settings.row_cache_mb,
@@ -453,7 +463,47 @@ fn start_all(
             ));
         }
     }
+    wait_full_view(dir, opts.nodes, opts.node_timeout)?;
+    progress(&format!("every node sees all {} node(s) up", opts.nodes));
     Ok(())
+}
+
+/// How many nodes `nodetool status` shows up and normal (`UN`).
+fn up_normal(status: &str) -> usize {
+    status.lines().filter(|l| l.starts_with("UN ")).count()
+}
+
+/// Waits until every node of the cluster in `dir` sees all `nodes` nodes up and normal (its
+/// failure detector's view, through nodetool), so that a read or write at CL=ALL right after
+/// finds every replica alive. An error naming the first node whose view is short when `timeout`
+/// passes.
+pub(super) fn wait_full_view(dir: &Path, nodes: u32, timeout: Duration) -> Result<(), String> {
+    let start = Instant::now();
+    let mut pending: Vec<u32> = (0..nodes).collect();
+    loop {
+        let mut short = None;
+        pending.retain(|&id| match super::faults::nodetool(dir, id, &["status"]) {
+            Ok(text) if up_normal(&text) == nodes as usize => false,
+            Ok(text) => {
+                short.get_or_insert(format!("node {id} sees {} of {nodes} nodes up", up_normal(&text)));
+                true
+            }
+            Err(e) => {
+                short.get_or_insert(e);
+                true
+            }
+        });
+        let Some(why) = short else {
+            return Ok(());
+        };
+        if start.elapsed() > timeout {
+            return Err(format!(
+                "the nodes did not all see each other up within {} s: {why}",
+                timeout.as_secs()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
 }
 
 /// One node's state as `cluster status` reports it.
@@ -560,4 +610,18 @@ pub fn down(dir: &Path, grace: Duration) -> Result<usize, String> {
     let stopped = stop_processes(&c, grace);
     remove_cgroups(&c)?;
     Ok(stopped)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn up_normal_counts_the_nodes_nodetool_shows_up_and_normal() {
+        let status = "Datacenter: dc1\n===============\nStatus=Up/Down\n|/ State=Normal/Leaving/Joining/Moving\n\
+--  Address    Load  Tokens  Owns  Host ID  Rack\n\
+UN  127.0.0.1  1 MiB  16  ?  a  rack1\n\
+DN  127.0.0.2  1 MiB  16  ?  b  rack2\n\
+UJ  127.0.0.3  1 MiB  16  ?  c  rack3\n\
+UN  127.0.0.4  1 MiB  16  ?  d  rack4\n";
+        assert_eq!(super::up_normal(status), 2);
+    }
 }

@@ -45,6 +45,10 @@ pub struct NodeSettings {
     pub heap_mb: u32,
     /// The snitch class (`endpoint_snitch`).
     pub snitch: String,
+    /// Whether Cassandra wraps the snitch in its DynamicEndpointSnitch (`dynamic_snitch`; on
+    /// as shipped). The replica-lb plug-in leaves it on and takes the dynamic snitch out of the
+    /// read path itself for its own policies.
+    pub dynamic_snitch: bool,
     /// Extra jar directories or files on the classpath (a snitch plug-in).
     pub extra_classpath: Vec<PathBuf>,
     /// Extra JVM system properties, `name=value`.
@@ -65,6 +69,7 @@ impl Default for NodeSettings {
         NodeSettings {
             heap_mb: 768,
             snitch: "GossipingPropertyFileSnitch".into(),
+            dynamic_snitch: true,
             extra_classpath: Vec::new(),
             system_properties: Vec::new(),
             row_cache_mb: 0,
@@ -131,7 +136,7 @@ broadcast_rpc_address: {client_ip}\n\
 storage_port: {STORAGE_PORT}\n\
 native_transport_port: {CQL_PORT}\n\
 endpoint_snitch: {snitch}\n\
-dynamic_snitch: false\n\
+dynamic_snitch: {dynamic_snitch}\n\
 data_file_directories:\n  - {nd}/data\n\
 commitlog_directory: {nd}/commitlog\n\
 saved_caches_directory: {nd}/saved_caches\n\
@@ -158,6 +163,7 @@ start_native_transport: true\n",
         ip = node_ip(id),
         client_ip = client_ip(id),
         snitch = settings.snitch,
+        dynamic_snitch = settings.dynamic_snitch,
         row_cache = settings.row_cache_mb,
     );
     write(&conf.join("cassandra.yaml"), &yaml)?;
@@ -255,7 +261,7 @@ mod tests {
             "broadcast_rpc_address: 127.0.1.3",
             "seeds: \"127.0.0.1:7000\"",
             "endpoint_snitch: GossipingPropertyFileSnitch",
-            "dynamic_snitch: false",
+            "dynamic_snitch: true",
         ] {
             assert!(
                 yaml.lines().any(|l| l.trim() == line || l.trim().ends_with(line)),

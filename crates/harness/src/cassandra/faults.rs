@@ -3,7 +3,7 @@
 //! the delay proxy's added latency.
 
 use super::cgroup::NodeCgroup;
-use super::cluster::{alive, start_node, CassandraCluster, CAP_HEADROOM_MB};
+use super::cluster::{alive, start_node, wait_full_view, CassandraCluster, CAP_HEADROOM_MB};
 use super::{config, proxy};
 use crate::launcher::{send_signal, Signal};
 use std::path::Path;
@@ -23,7 +23,7 @@ pub fn pause(dir: &Path, id: u32, pause: Duration) -> Result<(), String> {
 }
 
 /// Kills node `id` (kill -9), keeps it down for `down_for`, starts it again on the same data
-/// and waits until it answers CQL. Returns the new pid.
+/// and waits until it answers CQL and every node sees every other up. Returns the new pid.
 pub fn restart(dir: &Path, id: u32, down_for: Duration, timeout: Duration) -> Result<u32, String> {
     let mut c = CassandraCluster::load(dir)?;
     let old = c.node(id)?.pid;
@@ -41,12 +41,14 @@ pub fn restart(dir: &Path, id: u32, down_for: Duration, timeout: Duration) -> Re
     }
     std::thread::sleep(down_for);
     let (lib, settings) = (c.lib.clone(), c.settings());
-    start_node(dir, id, &lib, &settings, timeout, &mut |pid| {
+    let pid = start_node(dir, id, &lib, &settings, timeout, &mut |pid| {
         if let Some(n) = c.nodes.iter_mut().find(|n| n.id == id) {
             n.pid = pid;
         }
         c.save(dir)
-    })
+    })?;
+    wait_full_view(dir, c.nodes.len() as u32, timeout)?;
+    Ok(pid)
 }
 
 /// Runs Cassandra's nodetool against node `id` (through its JMX port on 127.0.0.1), e.g.

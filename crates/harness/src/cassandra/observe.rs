@@ -35,8 +35,6 @@ pub struct NodeCounters {
     pub table_reads: u64,
     /// The hit rate it measures (the tracker's moving average).
     pub hit_rate: f64,
-    /// Whether HWLB is on.
-    pub hwlb_enabled: bool,
 }
 
 /// Where the cache counters come from.
@@ -132,7 +130,6 @@ impl Observer {
                     remote_reads: 0,
                     table_reads,
                     hit_rate: if requests > 0 { hits as f64 / requests as f64 } else { 0.0 },
-                    hwlb_enabled: false,
                 })
             }
         }
@@ -161,7 +158,7 @@ impl Observer {
     async fn plugin_counters(&self, node: u32, table_reads: u64) -> Result<NodeCounters, String> {
         let st = self.on_node(
             node,
-            "SELECT enabled, hit_rate, cache_hits, cache_misses, reads_coordinated, local_reads, remote_reads FROM replica_lb_hwlb.node",
+            "SELECT hit_rate, cache_hits, cache_misses, reads_coordinated, local_reads, remote_reads FROM replica_lb_hwlb.node",
         )?;
         let rows = self
             .session
@@ -170,16 +167,8 @@ impl Observer {
             .map_err(|e| format!("node {node}: replica_lb_hwlb.node: {e}"))?
             .into_rows_result()
             .map_err(|e| format!("node {node}: replica_lb_hwlb.node: {e}"))?;
-        let (enabled, hit_rate, hits, misses, coordinated, local, remote) = rows
-            .maybe_first_row::<(
-                Option<bool>,
-                Option<f64>,
-                Option<i64>,
-                Option<i64>,
-                Option<i64>,
-                Option<i64>,
-                Option<i64>,
-            )>()
+        let (hit_rate, hits, misses, coordinated, local, remote) = rows
+            .maybe_first_row::<(Option<f64>, Option<i64>, Option<i64>, Option<i64>, Option<i64>, Option<i64>)>()
             .map_err(|e| format!("node {node}: replica_lb_hwlb.node: {e}"))?
             .ok_or_else(|| format!("node {node}: replica_lb_hwlb.node has no row (is the plug-in installed?)"))?;
         let n = |v: Option<i64>| v.unwrap_or(0).max(0) as u64;
@@ -191,11 +180,10 @@ impl Observer {
             remote_reads: n(remote),
             table_reads,
             hit_rate: hit_rate.unwrap_or(0.0),
-            hwlb_enabled: enabled.unwrap_or(false),
         })
     }
 
-    /// Sets one of the plug-in's settings on node `node` (`enabled`, `read_cl`, ...).
+    /// Sets one of the plug-in's settings on node `node` (`policy`, `read_cl`, ...).
     pub async fn set(&self, node: u32, name: &str, value: &str) -> Result<(), String> {
         let st = self.on_node(node, "UPDATE replica_lb_hwlb.settings SET value = ? WHERE name = ?")?;
         self.session
@@ -205,18 +193,33 @@ impl Observer {
         Ok(())
     }
 
-    /// Switches HWLB on or off on every node (the plug-in's run-time switch).
-    pub async fn set_hwlb(&self, enabled: bool) -> Result<(), String> {
+    /// Switches every node's plug-in to the coordinator policy `name` (its run-time switch)
+    /// and reads the setting back, so a node that did not take it is an error naming it.
+    pub async fn set_policy(&self, name: &str) -> Result<(), String> {
         for node in 0..self.nodes.len() as u32 {
-            self.set(node, "enabled", if enabled { "true" } else { "false" }).await?;
-            let c = self.counters(node).await?;
-            if c.hwlb_enabled != enabled {
-                return Err(format!(
-                    "node {node}: the plug-in did not switch HWLB {}",
-                    if enabled { "on" } else { "off" }
-                ));
+            self.set(node, "policy", name).await?;
+            let now = self.setting(node, "policy").await?;
+            if now != name {
+                return Err(format!("node {node}: the plug-in runs {now} after the switch to {name}"));
             }
         }
         Ok(())
+    }
+
+    /// One of the plug-in's settings on node `node`, as its settings table shows it.
+    pub async fn setting(&self, node: u32, name: &str) -> Result<String, String> {
+        let st = self.on_node(node, "SELECT value FROM replica_lb_hwlb.settings WHERE name = ?")?;
+        let fail = |e: &dyn std::fmt::Display| format!("node {node}: cannot read the plug-in's {name}: {e}");
+        let row = self
+            .session
+            .query_unpaged(st, (name,))
+            .await
+            .map_err(|e| fail(&e))?
+            .into_rows_result()
+            .map_err(|e| fail(&e))?
+            .maybe_first_row::<(Option<String>,)>()
+            .map_err(|e| fail(&e))?;
+        row.and_then(|(v,)| v)
+            .ok_or_else(|| format!("node {node}: the plug-in has no setting {name} (an older plug-in?)"))
     }
 }

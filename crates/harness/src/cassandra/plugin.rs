@@ -1,12 +1,19 @@
-//! The replica-lb plug-in for Cassandra (`java/hwlb-snitch`): HWLB at every coordinator, as a
+//! The replica-lb plug-in for Cassandra (`java/hwlb-snitch`): the coordinator policies, as a
 //! snitch that wraps GossipingPropertyFileSnitch (docs/cassandra-hwlb.md). This module builds
 //! its jar with Maven from the repository's sources on first use (cached by a hash of the
-//! sources) and makes the node settings that install it:
-//! - `hwlb`: the plug-in with HWLB on;
-//! - `naive`: the same plug-in with HWLB off, so each coordinator orders replicas as the inner
-//!   snitch does (itself first): Cassandra without the dynamic snitch, the seeds' "naive"
-//!   coordinator. The plug-in still measures and gossips hit rates, so both runs report the
-//!   same counters, and HWLB can be switched on at run time ([`super::hwlb`]).
+//! sources), makes the node settings that install it and switches it at run time. The
+//! policies ([`CoordinatorPolicy`]):
+//! - `dynamic-snitch`: Cassandra as shipped. A cluster started with it runs no plug-in at all;
+//!   on a cluster with the plug-in, the plug-in hands the read path to a fresh
+//!   DynamicEndpointSnitch of Cassandra's own (default settings) and stays out of it;
+//! - `naive`: the inner snitch's order (the coordinator first), no dynamic snitch: the seeds'
+//!   "naive" coordinator;
+//! - `hwlb`: heat-weighted load balancing;
+//! - `unified`: HWLB's draw, passing over slow or silent replicas.
+//!
+//! With the plug-in every node measures and gossips its hit rate whatever the policy, so every
+//! run reports the same counters. The node's `dynamic_snitch` setting stays as shipped (on): the
+//! plug-in takes Cassandra's dynamic snitch out of the path itself for its own policies.
 
 use super::config::NodeSettings;
 use super::dist;
@@ -16,33 +23,64 @@ use std::process::Command;
 /// The snitch class the plug-in provides.
 pub const SNITCH_CLASS: &str = "io.replicalb.cassandra.hwlb.HwlbSnitch";
 
-/// The coordinator policies the plug-in runs.
+/// The system property that sets the policy the plug-in starts with.
+pub const POLICY_PROPERTY: &str = "replica_lb.hwlb.policy";
+
+/// The coordinator policies a Cassandra cluster runs: Cassandra's own dynamic snitch (as
+/// shipped, no plug-in needed), or one of the plug-in's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CoordinatorPolicy {
-    /// The inner snitch's order (the coordinator first): Cassandra as it is.
+    /// Cassandra as shipped: GossipingPropertyFileSnitch wrapped in Cassandra's
+    /// DynamicEndpointSnitch with its default settings. Without the plug-in this is the
+    /// cluster's configuration; with it, the plug-in hands the read path to a fresh
+    /// DynamicEndpointSnitch of Cassandra's own and stays out of it.
+    DynamicSnitch,
+    /// The inner snitch's order (the coordinator first), dynamic snitch off.
     Naive,
     /// Heat-weighted load balancing.
     Hwlb,
+    /// HWLB's draw, passing over replicas that are slow or silent (the coordinator side of
+    /// the Rust `unified`).
+    Unified,
 }
 
 impl CoordinatorPolicy {
-    /// Parses `naive` or `hwlb`.
+    /// Every policy, in the order the docs list them.
+    pub const ALL: [CoordinatorPolicy; 4] = [
+        CoordinatorPolicy::DynamicSnitch,
+        CoordinatorPolicy::Naive,
+        CoordinatorPolicy::Hwlb,
+        CoordinatorPolicy::Unified,
+    ];
+
+    /// Parses `dynamic-snitch`, `naive`, `hwlb` or `unified`.
     pub fn parse(name: &str) -> Result<CoordinatorPolicy, String> {
-        match name {
-            "naive" => Ok(CoordinatorPolicy::Naive),
-            "hwlb" => Ok(CoordinatorPolicy::Hwlb),
-            other => Err(format!(
-                "coordinator policy '{other}' does not run inside Cassandra: the plug-in runs naive or hwlb"
-            )),
+        Self::ALL.into_iter().find(|p| p.as_str() == name).ok_or_else(|| {
+            format!(
+                "coordinator policy '{name}' does not run inside Cassandra: use one of {}",
+                Self::names()
+            )
+        })
+    }
+
+    /// The names, comma-separated.
+    pub fn names() -> String {
+        Self::ALL.map(|p| p.as_str()).join(", ")
+    }
+
+    /// Its name (the simulator's policy of the same name is its model).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CoordinatorPolicy::DynamicSnitch => "dynamic-snitch",
+            CoordinatorPolicy::Naive => "naive",
+            CoordinatorPolicy::Hwlb => "hwlb",
+            CoordinatorPolicy::Unified => "unified",
         }
     }
 
-    /// Its name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CoordinatorPolicy::Naive => "naive",
-            CoordinatorPolicy::Hwlb => "hwlb",
-        }
+    /// Whether it needs the replica-lb plug-in (every policy but Cassandra's own).
+    pub fn needs_plugin(self) -> bool {
+        self != CoordinatorPolicy::DynamicSnitch
     }
 }
 
@@ -123,7 +161,7 @@ impl PluginSettings {
         base.snitch = SNITCH_CLASS.into();
         base.extra_classpath.push(jar);
         base.system_properties.extend([
-            format!("replica_lb.hwlb.enabled={}", self.policy == CoordinatorPolicy::Hwlb),
+            format!("{POLICY_PROPERTY}={}", self.policy.as_str()),
             format!("replica_lb.hwlb.tick_ms={}", self.tick_ms),
             format!("replica_lb.hwlb.window_ms={}", self.window_ms),
             format!("replica_lb.hwlb.read_cl={}", self.read_cl),
@@ -138,11 +176,24 @@ impl PluginSettings {
 /// over CQL (the plug-in's writable settings table), and the cluster file, so that a node
 /// started again comes back with it. Nodes that do not answer keep their setting until they
 /// restart.
+/// A cluster without the plug-in runs Cassandra as shipped: switching it to `dynamic-snitch`
+/// changes nothing, any other policy is refused (the plug-in is installed at start).
 pub fn switch(dir: &Path, policy: CoordinatorPolicy) -> Result<(), String> {
     let mut c = super::CassandraCluster::load(dir)?;
+    if c.coordinator_policy.is_none() {
+        return match policy {
+            CoordinatorPolicy::DynamicSnitch => Ok(()),
+            _ => Err(format!(
+                "the cluster in {} runs Cassandra as shipped, without the replica-lb plug-in; to run {} start it with `cluster up --engine cassandra --coordinator-policy {}`",
+                dir.display(),
+                policy.as_str(),
+                policy.as_str()
+            )),
+        };
+    }
     c.record_coordinator_policy(dir, policy.as_str())?;
     let (rt, observer) = plugin_observer(&c)?;
-    rt.block_on(observer.set_hwlb(policy == CoordinatorPolicy::Hwlb))
+    rt.block_on(observer.set_policy(policy.as_str()))
 }
 
 /// A runtime and an observer of every node's plug-in, for a command that runs once.
@@ -163,8 +214,8 @@ fn plugin_observer(c: &super::CassandraCluster) -> Result<(tokio::runtime::Runti
 /// What one node's plug-in reports, for `cluster status`.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct PluginState {
-    /// Whether the node orders replicas by HWLB (`false`: Cassandra's own order, `naive`).
-    pub hwlb_enabled: bool,
+    /// The coordinator policy the node runs (`dynamic-snitch`, `naive`, `hwlb`, `unified`).
+    pub policy: String,
     /// The hit rate it measures and gossips.
     pub hit_rate: f64,
     /// Reads it coordinated since it started.
@@ -185,8 +236,12 @@ pub fn states(c: &super::CassandraCluster) -> Result<Vec<Option<PluginState>>, S
     rt.block_on(async {
         let mut out = Vec::with_capacity(c.nodes.len());
         for n in &c.nodes {
+            let Ok(policy) = observer.setting(n.id, "policy").await else {
+                out.push(None);
+                continue;
+            };
             out.push(observer.counters(n.id).await.ok().map(|k| PluginState {
-                hwlb_enabled: k.hwlb_enabled,
+                policy,
                 hit_rate: k.hit_rate,
                 reads_coordinated: k.coordinated,
                 cache_hits: k.cache_hits,

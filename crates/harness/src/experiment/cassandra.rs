@@ -6,15 +6,17 @@
 //! recorded into the same [`metrics::RunMetrics`] the simulator produces: cluster latency per
 //! second and per phase, and time-outs.
 //!
-//! Two kinds of run:
-//! - a client policy (or the driver's own `driver-default`) chooses each read's coordinator; at
-//!   CL=ONE a coordinator that is a replica serves its read itself, so each node's reads per
-//!   second are the requests it coordinated;
-//! - a coordinator policy (`naive`, `hwlb`) runs inside Cassandra through the replica-lb
-//!   plug-in ([`crate::cassandra::plugin`]), switched at run time; the client is the driver's
-//!   token-aware `DefaultPolicy` (the seeds' token-aware client), and once a second a sampler
-//!   reads every node's counters over CQL ([`crate::cassandra::observe`]): cache hits and
-//!   misses, local, remote and replica reads, as the node cluster's experiments record them.
+//! Every run has two sides ([`CassandraRun`]):
+//! - a client policy chooses each read's coordinator: a project policy through the driver
+//!   adapter, or the driver's own token-aware `DefaultPolicy` (`driver-default`, what
+//!   applications run);
+//! - a coordinator policy orders the replicas inside Cassandra: Cassandra's own dynamic snitch
+//!   (`dynamic-snitch`, as shipped: the baseline), or the replica-lb plug-in's `naive`, `hwlb`
+//!   or `unified` ([`crate::cassandra::plugin`]), switched at run time.
+//!
+//! With the plug-in, or a row cache, a sampler reads every node's counters over CQL once a
+//! second ([`crate::cassandra::observe`]): cache hits and misses, local, remote and replica
+//! reads, as the node cluster's experiments record them.
 
 use super::series::{self, Cumulative, Samples};
 use super::{FaultAction, RealPlan};
@@ -32,28 +34,92 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use workload::scenario::CassandraModel;
 
-/// Who chooses replicas in one run.
+/// The client side of one run: a project policy through the driver adapter, or the driver's
+/// own `driver-default`.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Chooser {
-    /// A client policy of the project through the driver adapter, or `driver-default`.
-    Client {
-        /// Its name.
-        policy: String,
-        /// Its parameter overrides.
-        params: ParamTable,
-    },
-    /// A coordinator policy inside Cassandra (the plug-in), with the driver's token-aware
-    /// `DefaultPolicy` as the client.
-    Coordinator(CoordinatorPolicy),
+pub struct ClientChoice {
+    /// Its name.
+    pub policy: String,
+    /// Its parameter overrides.
+    pub params: ParamTable,
 }
 
-/// One policy run of a Cassandra experiment.
+/// One policy run of a Cassandra experiment: who chooses the coordinator, and who orders the
+/// replicas at the coordinator.
 #[derive(Clone, Debug)]
 pub struct CassandraRun {
-    /// Its label (summary's `policy`).
+    /// Its label (the item as given; summary's `policy`).
     pub label: String,
-    /// Who chooses.
-    pub chooser: Chooser,
+    /// The client policy.
+    pub client: ClientChoice,
+    /// The coordinator policy (Cassandra's own dynamic snitch, or one of the plug-in's).
+    pub coordinator: CoordinatorPolicy,
+    /// The same run as a simulator item (`CLIENT/COORDINATOR`; the driver's DefaultPolicy is
+    /// modelled as token-aware `random`).
+    pub sim_item: String,
+}
+
+/// Resolves `--policy` items for a Cassandra experiment of `scenario`. An item is
+/// `CLIENT/COORDINATOR` or one name; a name that works on one side only sets that side, one
+/// that works on both sets the scenario's `policy.both_side`. The side not named is the
+/// driver's own `driver-default` (what applications run) or, at the coordinator, the
+/// scenario's `policy.coordinator` (Cassandra's `dynamic-snitch` in the project's scenarios).
+pub fn runs(items: &[String], scenario: &workload::scenario::Scenario) -> Result<Vec<CassandraRun>, String> {
+    let default_coordinator =
+        CoordinatorPolicy::parse(&scenario.policy.coordinator).map_err(|e| format!("the scenario's policy.coordinator: {e}"))?;
+    let mut out: Vec<CassandraRun> = Vec::with_capacity(items.len());
+    for item in items {
+        let item = item.trim();
+        let (client, coordinator) = match item.split_once('/') {
+            Some((c, k)) => (Some(c), Some(k)),
+            None if item == cql::DRIVER_DEFAULT => (Some(item), None),
+            None => {
+                let info = policy::registry::find(item).map_err(|e| format!("--policy {item}: {e}"))?;
+                let side = match info.side {
+                    policy::Side::Both => scenario.policy.both_side,
+                    s => s,
+                };
+                match side {
+                    policy::Side::Client => (Some(item), None),
+                    _ => (None, Some(item)),
+                }
+            }
+        };
+        let client = client.unwrap_or(cql::DRIVER_DEFAULT);
+        if client != cql::DRIVER_DEFAULT {
+            let info = policy::registry::find(client).map_err(|e| format!("--policy {item}: {e}"))?;
+            if !info.side.serves(policy::Side::Client) {
+                return Err(format!(
+                    "--policy {item}: {client} is not a client policy (the client is {}, or a policy that chooses coordinators)",
+                    cql::DRIVER_DEFAULT
+                ));
+            }
+        }
+        let coordinator = match coordinator {
+            Some(name) => CoordinatorPolicy::parse(name).map_err(|e| format!("--policy {item}: {e}"))?,
+            None => default_coordinator,
+        };
+        if out.iter().any(|r| r.label == item) {
+            return Err(format!("--policy: '{item}' is listed twice"));
+        }
+        let sim_client = if client == cql::DRIVER_DEFAULT { "random" } else { client };
+        out.push(CassandraRun {
+            label: item.to_string(),
+            client: ClientChoice {
+                policy: client.to_string(),
+                params: scenario.policy.params.get(client).cloned().unwrap_or_default(),
+            },
+            coordinator,
+            sim_item: format!("{sim_client}/{}", coordinator.as_str()),
+        });
+    }
+    Ok(out)
+}
+
+/// Whether any of `runs` needs the replica-lb plug-in (then the cluster runs it, and its runs
+/// of `dynamic-snitch` hand the read path to Cassandra's own dynamic snitch).
+pub fn needs_plugin(runs: &[CassandraRun]) -> bool {
+    runs.iter().any(|r| r.coordinator.needs_plugin())
 }
 
 /// The node settings a scenario's `[cassandra]` section asks for.
@@ -269,21 +335,19 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
     let wall = Instant::now();
     let cluster = CassandraCluster::load(dir)?;
     let rt = crate::loadgen::client_runtime(2)?;
-    let (client, params) = match &run.chooser {
-        Chooser::Client { policy, params } => (policy.as_str(), params.clone()),
-        Chooser::Coordinator(policy) => {
-            if cluster.coordinator_policy.is_none() {
-                return Err(format!(
-                    "{}: a coordinator policy needs the replica-lb plug-in, which this cluster does not run",
-                    run.label
-                ));
-            }
-            plugin::switch(dir, *policy)?;
-            progress(&format!("{}: the plug-in runs {} at every coordinator", run.label, policy.as_str()));
-            (cql::DRIVER_DEFAULT, ParamTable::new())
+    plugin::switch(dir, run.coordinator)?;
+    progress(&format!(
+        "{}: client {}, every coordinator runs {}{}",
+        run.label,
+        run.client.policy,
+        run.coordinator.as_str(),
+        match (cluster.coordinator_policy.is_some(), run.coordinator.needs_plugin()) {
+            (false, _) => " (Cassandra as shipped, no plug-in)",
+            (true, false) => " (Cassandra's own, the plug-in out of the read path)",
+            (true, true) => " (the replica-lb plug-in)",
         }
-    };
-    let t = target(&cluster, plan, client, &params);
+    ));
+    let t = target(&cluster, plan, &run.client.policy, &run.client.params);
     if plan.warmup_s > 0.0 {
         // Fill the caches quickly: no read throttle and no page cache cap meanwhile.
         if cluster.disk.is_some() {
@@ -422,7 +486,6 @@ mod tests {
             remote_reads: remote,
             table_reads: table,
             hit_rate: 0.0,
-            hwlb_enabled: true,
         }
     }
 
