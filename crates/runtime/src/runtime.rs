@@ -157,6 +157,10 @@ pub struct Runtime<T> {
     down: Vec<bool>,
     plan: Plan,
     stats: RuntimeStats,
+    /// Whether a caller bug (a send ended twice, or one never made) panics at the event that
+    /// broke the contract instead of being counted: on wherever debug assertions are (every
+    /// test build), so a test fails where the bug is, not at the end of a run.
+    panic_on_violation: bool,
 }
 
 impl<T> Runtime<T> {
@@ -176,7 +180,15 @@ impl<T> Runtime<T> {
             down: Vec::new(),
             plan: Plan::new(),
             stats: RuntimeStats::default(),
+            panic_on_violation: cfg!(debug_assertions),
         })
+    }
+
+    /// Counts caller bugs in [`RuntimeStats::violations`] (and returns them as errors) instead
+    /// of panicking at them, whatever the build: for a test of the counting itself.
+    pub fn counting_violations(mut self) -> Self {
+        self.panic_on_violation = false;
+        self
     }
 
     /// Builds the registered policy `name` for decisions of side `side` with parameter
@@ -401,6 +413,11 @@ impl<T> Runtime<T> {
                 Err(Accounting::Late)
             }
             Err(bad) => {
+                assert!(
+                    !self.panic_on_violation,
+                    "{}: the caller broke the runtime's contract: {bad:?} end of send {ticket:?}",
+                    self.policy.name()
+                );
                 self.stats.violations += 1;
                 Err(bad)
             }

@@ -327,7 +327,9 @@ fn a_waiting_request_whose_nodes_went_down_is_unavailable() {
 
 #[test]
 fn duplicate_and_unknown_endings_are_refused_and_counted() {
-    let mut rt: Runtime<()> = Runtime::build("p2c", Side::Client, &ParamTable::new(), SIM, config(1)).unwrap();
+    let mut rt: Runtime<()> = Runtime::build("p2c", Side::Client, &ParamTable::new(), SIM, config(1))
+        .unwrap()
+        .counting_violations();
     let nodes = [NodeId(0), NodeId(1)];
     let req = Request {
         candidates: &nodes,
@@ -367,4 +369,27 @@ fn a_caller_that_cannot_meet_a_need_refuses_the_policy() {
         .err()
         .unwrap();
     assert!(e.contains("coordinator side"), "{e}");
+}
+
+#[test]
+#[cfg_attr(
+    debug_assertions,
+    should_panic(expected = "the caller broke the runtime's contract: Duplicate end of send")
+)]
+fn in_a_build_with_debug_assertions_a_broken_contract_panics_at_the_event() {
+    let mut rt: Runtime<()> = Runtime::build("p2c", Side::Client, &ParamTable::new(), SIM, config(1)).unwrap();
+    let nodes = [NodeId(0), NodeId(1)];
+    let req = Request {
+        candidates: &nodes,
+        replicas: None,
+        count: 1,
+        local: None,
+        group: 0,
+    };
+    let Submitted::Send(d) = rt.submit(&req, 0, || ()) else { panic!() };
+    let (_, t) = d.targets().next().unwrap();
+    rt.on_reply(t, 5, Feedback::default(), 1).unwrap();
+    // Without debug assertions (a production build) the bug is refused and counted.
+    assert_eq!(rt.on_reply(t, 5, Feedback::default(), 2), Err(Accounting::Duplicate));
+    assert_eq!(rt.stats().violations, 1);
 }
