@@ -3,17 +3,24 @@
 //! Draw one u uniform in [0, 1/k); for i in 0..k take the point u + i/k and select the replica
 //! whose cumulative interval of pp contains it. Replica j is included with probability exactly
 //! k pp[j], and since pp[j] <= 1/k no interval holds two points, so the k are distinct. (Pick,
-//! remove and renormalise does not give these marginals.) One random number per request.
+//! remove and renormalise does not give these marginals.) One random number per request. Only
+//! positive entries are candidates, and point i never goes past the (m - k + i)-th of the m
+//! candidates: in floating point a point can round across a bound, and these two rules keep the
+//! k distinct and positive all the same (testdata/hwlb-component-vectors.json has such draws).
 
 use crate::rng::Rng;
 use crate::types::MAX_REPLICAS;
 
-/// A row prepared for sampling: the cumulative upper bounds of each replica's interval.
+/// A row prepared for sampling: the cumulative upper bounds of the positive entries' intervals.
 #[derive(Clone, Copy, Debug)]
 pub struct SamplingRow {
     len: u8,
-    /// `upper[j]` = pp[0] + ... + pp[j]; the last positive entry is +inf so rounding can never
-    /// push a point past it onto a zero-probability replica.
+    /// How many entries are candidates: the positive ones (all of them if none is positive).
+    candidates: u8,
+    /// The candidates' indices in the row, in increasing order.
+    index: [u8; MAX_REPLICAS],
+    /// `upper[q]` = pp[0] + ... + pp[index[q]]; the last is +inf so rounding can never push a
+    /// point past it.
     upper: [f64; MAX_REPLICAS],
 }
 
@@ -21,22 +28,31 @@ impl SamplingRow {
     /// Prepares `row` (non-negative, summing to 1, each at most 1/k for the k it is used with).
     pub fn new(row: &[f64]) -> Self {
         assert!(!row.is_empty() && row.len() <= MAX_REPLICAS);
+        let mut index = [0u8; MAX_REPLICAS];
         let mut upper = [0.0; MAX_REPLICAS];
+        let mut candidates = 0;
         let mut acc = 0.0;
-        let mut last_positive = 0;
         for (j, &p) in row.iter().enumerate() {
             assert!(p >= 0.0, "negative probability {p}");
             acc += p;
-            upper[j] = acc;
             if p > 0.0 {
-                last_positive = j;
+                index[candidates] = j as u8;
+                upper[candidates] = acc;
+                candidates += 1;
             }
         }
-        for u in &mut upper[last_positive..row.len()] {
-            *u = f64::INFINITY;
+        if candidates == 0 {
+            // No positive entry: every replica is a candidate, the first k are drawn.
+            candidates = row.len();
+            for (j, slot) in index[..candidates].iter_mut().enumerate() {
+                *slot = j as u8;
+            }
         }
+        upper[candidates - 1] = f64::INFINITY;
         SamplingRow {
             len: row.len() as u8,
+            candidates: candidates as u8,
+            index,
             upper,
         }
     }
@@ -60,21 +76,36 @@ impl SamplingRow {
 
     /// Calls `chosen(j)` for each of `k` distinct replica indices, in increasing order.
     #[inline]
-    pub fn sample_each(&self, k: usize, rng: &mut Rng, mut chosen: impl FnMut(usize)) {
-        let n = self.len as usize;
-        debug_assert!(k >= 1 && k <= n);
+    pub fn sample_each(&self, k: usize, rng: &mut Rng, chosen: impl FnMut(usize)) {
+        self.sample_each_unit(k, rng.unit_f64(), chosen);
+    }
+
+    /// As [`SamplingRow::sample_each`], with the uniform number `unit` in [0, 1) given (the
+    /// start point is `unit / k`): what the Java `SystematicSampler` takes, so the shared
+    /// vectors (`testdata/hwlb-component-vectors.json`) can replay a draw exactly.
+    #[inline]
+    pub fn sample_each_unit(&self, k: usize, unit: f64, mut chosen: impl FnMut(usize)) {
+        let m = self.candidates as usize;
+        debug_assert!(k >= 1 && k <= self.len as usize);
+        debug_assert!((0.0..1.0).contains(&unit));
         let step = 1.0 / k as f64;
-        let u = rng.unit_f64() * step;
-        let mut j = 0;
+        let u = unit * step;
+        let mut q = 0;
         for i in 0..k {
             let point = u + i as f64 * step;
-            while point >= self.upper[j] {
-                j += 1;
+            // Point i can lie no further than candidate m - k + i, so the points after it still
+            // have a candidate each. With exact arithmetic that never binds (an interval holds at
+            // most one point); it catches rounding: a point that lands on a bound which is a
+            // multiple of 1/k rounds into the next interval, and without it the last replica
+            // would be drawn twice (unit 1 - 2^-53 with pp = {1/4, 1/4, 1/4, 1/4} and k = 4).
+            let last = (m + i).saturating_sub(k);
+            while q < last && point >= self.upper[q] {
+                q += 1;
             }
-            chosen(j);
-            // The next point lies at least 1/k further on and pp[j] <= 1/k: it belongs to a
-            // later interval. Starting there also guards against rounding at 1e-16 scale.
-            j = (j + 1).min(n - 1);
+            chosen(self.index[q] as usize);
+            // The next point belongs to a later interval; zero entries are no candidates, so a
+            // point rounded back below a bound never draws one.
+            q = (q + 1).min(m - 1);
         }
     }
 }
@@ -115,5 +146,16 @@ mod tests {
             let se = (expected * (1.0 - expected) / draws as f64).sqrt();
             assert!((got - expected).abs() < 5.0 * se, "replica {j}: {got} vs {expected}");
         }
+    }
+
+    #[test]
+    fn a_point_rounded_across_a_bound_never_draws_twice_nor_a_zero() {
+        let top = 1.0 - 1.0 / (1u64 << 53) as f64;
+        let mut got = Vec::new();
+        SamplingRow::new(&[0.25; 4]).sample_each_unit(4, top, |j| got.push(j));
+        assert_eq!(got, [0, 1, 2, 3], "was [0, 2, 3, 3]");
+        got.clear();
+        SamplingRow::new(&[0.0, 0.49999999999999994, 0.5]).sample_each_unit(2, top, |j| got.push(j));
+        assert_eq!(got, [1, 2], "was [2, 2]");
     }
 }

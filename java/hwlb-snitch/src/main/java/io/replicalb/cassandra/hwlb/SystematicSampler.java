@@ -1,5 +1,7 @@
 package io.replicalb.cassandra.hwlb;
 
+import java.util.Arrays;
+
 /**
  * Systematic sampling of k distinct replicas with inclusion probabilities exactly k * pp[j]
  * (a port of {@code crates/policy/src/hwlb/sampling.rs}).
@@ -7,11 +9,18 @@ package io.replicalb.cassandra.hwlb;
  * <p>One u uniform in [0, 1/k); for i in 0..k the point u + i/k selects the replica whose
  * cumulative interval of pp contains it. Since pp[j] &lt;= 1/k no interval holds two points, so
  * the k are distinct. (Pick, remove and renormalise does not give these marginals.) One random
- * number per request; nothing is allocated per draw.
+ * number per request; nothing is allocated per draw. Only positive entries are candidates, and
+ * point i goes no further than the (m - k + i)-th of the m candidates, which keeps the k distinct
+ * and positive when a point rounds across a bound (as the Rust code; the shared vectors
+ * {@code testdata/hwlb-component-vectors.json} hold such draws).
  */
 public final class SystematicSampler
 {
-    /** upper[j] = pp[0] + ... + pp[j]; from the last positive entry on, +infinity. */
+    /** The row's length. */
+    private final int size;
+    /** The candidates' indices in the row, increasing: the positive entries (all if none is). */
+    private final int[] index;
+    /** upper[q] = pp[0] + ... + pp[index[q]]; the last is +infinity. */
     private final double[] upper;
 
     /**
@@ -22,28 +31,41 @@ public final class SystematicSampler
     {
         if (row.length == 0)
             throw new IllegalArgumentException("a sampling row needs at least one replica");
-        upper = new double[row.length];
+        size = row.length;
+        int[] idx = new int[row.length];
+        double[] up = new double[row.length];
+        int candidates = 0;
         double acc = 0.0;
-        int lastPositive = 0;
         for (int j = 0; j < row.length; j++)
         {
             double p = row[j];
             if (!(p >= 0.0))
                 throw new IllegalArgumentException("negative probability " + p);
             acc += p;
-            upper[j] = acc;
             if (p > 0.0)
-                lastPositive = j;
+            {
+                idx[candidates] = j;
+                up[candidates] = acc;
+                candidates++;
+            }
         }
-        // Rounding can never push a point past the last positive interval onto a zero one.
-        for (int j = lastPositive; j < row.length; j++)
-            upper[j] = Double.POSITIVE_INFINITY;
+        if (candidates == 0)
+        {
+            // No positive entry: every replica is a candidate, the first k are drawn.
+            candidates = row.length;
+            for (int j = 0; j < candidates; j++)
+                idx[j] = j;
+        }
+        // Rounding can never push a point past the last candidate.
+        up[candidates - 1] = Double.POSITIVE_INFINITY;
+        index = Arrays.copyOf(idx, candidates);
+        upper = Arrays.copyOf(up, candidates);
     }
 
     /** The number of replicas in the row. */
     public int size()
     {
-        return upper.length;
+        return size;
     }
 
     /**
@@ -55,21 +77,25 @@ public final class SystematicSampler
      */
     public long sampleMask(int k, double unit)
     {
-        int n = upper.length;
-        assert k >= 1 && k <= n && n <= 64;
+        int m = upper.length;
+        assert k >= 1 && k <= size && size <= 64;
         double step = 1.0 / k;
         double u = unit * step;
         long mask = 0L;
-        int j = 0;
+        int q = 0;
         for (int i = 0; i < k; i++)
         {
             double point = u + i * step;
-            while (point >= upper[j])
-                j++;
-            mask |= 1L << j;
-            // The next point lies at least 1/k further on and pp[j] <= 1/k: it belongs to a
-            // later interval. Starting there also guards against rounding at 1e-16 scale.
-            j = Math.min(j + 1, n - 1);
+            // Point i lies no further than candidate m - k + i, so the later points still have a
+            // candidate each. With exact arithmetic that never binds; it catches a point that
+            // rounds across a bound (unit 1 - 2^-53, pp = {1/4, 1/4, 1/4, 1/4}, k = 4 would
+            // otherwise draw the last replica twice).
+            int last = Math.max(m - k + i, 0);
+            while (q < last && point >= upper[q])
+                q++;
+            mask |= 1L << index[q];
+            // The next point belongs to a later interval; zero entries are no candidates.
+            q = Math.min(q + 1, m - 1);
         }
         return mask;
     }
@@ -81,18 +107,19 @@ public final class SystematicSampler
      */
     public void sample(int k, double unit, int[] out)
     {
-        int n = upper.length;
-        assert k >= 1 && k <= n;
+        int m = upper.length;
+        assert k >= 1 && k <= size;
         double step = 1.0 / k;
         double u = unit * step;
-        int j = 0;
+        int q = 0;
         for (int i = 0; i < k; i++)
         {
             double point = u + i * step;
-            while (point >= upper[j])
-                j++;
-            out[i] = j;
-            j = Math.min(j + 1, n - 1);
+            int last = Math.max(m - k + i, 0);
+            while (q < last && point >= upper[q])
+                q++;
+            out[i] = index[q];
+            q = Math.min(q + 1, m - 1);
         }
     }
 }

@@ -4,30 +4,15 @@ import java.util.SplittableRandom;
 
 import org.junit.jupiter.api.Test;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Systematic sampling: the Rust tests, mirrored, plus the mask form the router uses. */
+/**
+ * Systematic sampling beyond the shared vectors (HwlbComponentVectorsTest replays Rust's draws,
+ * zero entries and rounding at the bounds among them): the marginals, and Java's own plan rows.
+ */
 class SamplerTest
 {
-    @Test
-    void zeroProbabilityReplicasAreNeverChosen()
-    {
-        SystematicSampler row = new SystematicSampler(new double[]{ 0.5, 0.0, 0.5, 0.0 });
-        SplittableRandom rnd = new SplittableRandom(3);
-        int[] out = new int[2];
-        for (int i = 0; i < 10_000; i++)
-        {
-            row.sample(2, rnd.nextDouble(), out);
-            assertArrayEquals(new int[]{ 0, 2 }, out);
-            assertEquals(0b101L, row.sampleMask(2, rnd.nextDouble()));
-        }
-        // The extremes of u too.
-        assertEquals(0b101L, row.sampleMask(2, 0.0));
-        assertEquals(0b101L, row.sampleMask(2, Math.nextDown(1.0)));
-    }
-
     @Test
     void inclusionMatchesKTimesPp()
     {

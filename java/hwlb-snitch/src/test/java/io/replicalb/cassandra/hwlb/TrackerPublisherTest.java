@@ -6,87 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The tracker's formula and the publisher's thresholds: the Rust tests, mirrored. */
+/**
+ * The gossip value and the local tick. The tracker's formula and the publication thresholds are
+ * checked against Rust's by HwlbComponentVectorsTest.
+ */
 class TrackerPublisherTest
 {
     private static final long S = 1_000_000_000L;
-
-    private static void feed(HitRateTracker t, long hits, long misses)
-    {
-        t.recordHits(hits);
-        t.recordMisses(misses);
-    }
-
-    @Test
-    void zeroUntilTheFirstTickAndWithoutHits()
-    {
-        HitRateTracker t = HitRateTracker.withDefaults(0);
-        feed(t, 80, 20);
-        assertEquals(0.0, t.hitRate());
-        assertFalse(t.advance(9 * S));
-        assertTrue(t.advance(10 * S));
-        assertEquals(0.8, t.hitRate(), 1e-12);
-        assertEquals(8.0, t.avgHitsPerS());
-        assertEquals(2.0, t.avgMissesPerS());
-
-        HitRateTracker cold = HitRateTracker.withDefaults(0);
-        feed(cold, 0, 50);
-        cold.advance(10 * S);
-        assertEquals(0.0, cold.hitRate());
-    }
-
-    @Test
-    void movingAverageFollowsThePublishedFormula()
-    {
-        HitRateTracker t = HitRateTracker.withDefaults(0);
-        feed(t, 0, 100); // tick 1: 0 hits/s, 10 misses/s
-        t.advance(10 * S);
-        feed(t, 100, 0); // tick 2: 10 hits/s, 0 misses/s
-        t.advance(20 * S);
-        double alpha = 1.0 - Math.exp(-10.0 / 60.0);
-        assertEquals(alpha, t.alpha(), 1e-15);
-        assertEquals(alpha * 10.0, t.avgHitsPerS(), 1e-12);
-        assertEquals(10.0 - alpha * 10.0, t.avgMissesPerS(), 1e-12);
-        assertEquals(alpha, t.hitRate(), 1e-12);
-        for (int i = 3; i < 9; i++)
-        {
-            feed(t, 100, 0);
-            t.advance(i * 10 * S);
-        }
-        double expect = 1.0 - Math.pow(1.0 - alpha, 7);
-        assertEquals(expect, t.hitRate(), 1e-9);
-        assertEquals(700, t.hitsTotal());
-        assertEquals(100, t.missesTotal());
-    }
-
-    @Test
-    void idleTicksDecayBothAverages()
-    {
-        HitRateTracker t = new HitRateTracker(S, 4 * S, 0);
-        feed(t, 10, 10);
-        t.advance(S);
-        t.advance(4 * S); // three idle ticks in one call
-        double alpha = 1.0 - Math.exp(-0.25);
-        double keep = Math.pow(1.0 - alpha, 3);
-        assertEquals(10.0 * keep, t.avgHitsPerS(), 1e-9);
-        assertEquals(10.0 * keep, t.avgMissesPerS(), 1e-9);
-        assertEquals(0.5, t.hitRate(), 1e-12, "the ratio survives decay");
-        assertEquals(5 * S, t.nextTickNs());
-    }
-
-    @Test
-    void publisherFirstAlwaysThenBigAtOnceAndSmallAfterFiveSeconds()
-    {
-        RatePublisher p = new RatePublisher();
-        assertTrue(Double.isNaN(p.last()));
-        assertTrue(p.offer(0.5, 0));
-        assertFalse(p.offer(0.55, S), "small change, too soon");
-        assertFalse(p.offer(0.505, 6 * S), "below the small threshold");
-        assertTrue(p.offer(0.52, 6 * S), "small change after 5 s");
-        assertTrue(p.offer(0.70, 6 * S + 1), "big change at once");
-        assertFalse(p.offer(0.715, 7 * S));
-        assertEquals(0.70, p.last());
-    }
 
     @Test
     void gossipValuesRoundTrip()
