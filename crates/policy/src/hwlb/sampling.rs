@@ -60,11 +60,18 @@ impl SamplingRow {
 
     /// Calls `chosen(j)` for each of `k` distinct replica indices, in increasing order.
     #[inline]
-    pub fn sample_each(&self, k: usize, rng: &mut Rng, mut chosen: impl FnMut(usize)) {
+    pub fn sample_each(&self, k: usize, rng: &mut Rng, chosen: impl FnMut(usize)) {
+        self.sample_each_at(k, rng.unit_f64(), chosen);
+    }
+
+    /// [`Self::sample_each`] with the uniform number `unit` in [0, 1) given (shared decision
+    /// traces replay a draw exactly).
+    #[inline]
+    pub fn sample_each_at(&self, k: usize, unit: f64, mut chosen: impl FnMut(usize)) {
         let n = self.len as usize;
         debug_assert!(k >= 1 && k <= n);
         let step = 1.0 / k as f64;
-        let u = rng.unit_f64() * step;
+        let u = unit * step;
         let mut j = 0;
         for i in 0..k {
             let point = u + i as f64 * step;
