@@ -28,7 +28,8 @@
 //!
 //! **The order** ([`coordinator_order`]). The healthy live replicas (those not passed over) are
 //! the candidates of HWLB's draw, exactly as if the passed-over ones were down: when more than
-//! k are healthy and HWLB is active over them, k distinct replicas are drawn from this
+//! k are healthy and HWLB is active over them (planned in the canonical order: the coordinator
+//! first, then by node id), k distinct replicas are drawn from this
 //! coordinator's row (the shares when it is not a replica) with the given uniform number, and
 //! come first in the inner order; every other replica that is not passed over follows in the
 //! inner order; the passed-over replicas come last, in the inner order, as a last resort. With
@@ -289,7 +290,8 @@ pub fn coordinator_order(
         for (i, slot) in idx[..h].iter_mut().enumerate() {
             *slot = i;
         }
-        idx[..h].sort_by_key(|&i| healthy[i]);
+        // Canonical order: the coordinator first, then by node id (the plug-in's directory ids).
+        idx[..h].sort_by_key(|&i| (healthy[i] != req.local, healthy[i]));
         let (mut canon, mut canon_rates) = ([NodeId(0); MAX_REPLICAS], [0.0; MAX_REPLICAS]);
         for (c, &i) in idx[..h].iter().enumerate() {
             canon[c] = healthy[i];
