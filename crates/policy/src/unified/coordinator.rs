@@ -8,7 +8,8 @@
 //! replica put among the first k), a reply with its latency, an expiry (a request that timed
 //! out), the number of messages pending on the outbound connection, a node going down or
 //! coming up (every signal of that node forgotten), and the hit rates HWLB plans with. A live
-//! replica is *passed over* when any of these holds:
+//! replica other than the coordinator itself (its own reads do not go through messaging, so a
+//! Cassandra coordinator has no signals of them) is *passed over* when any of these holds:
 //!
 //! - **silent** (the Java driver's rule, [`crate::health`]): busy, that is
 //!   `max(unanswered, pending) >= in_flight_threshold` (10), where `unanswered` counts the
@@ -183,8 +184,9 @@ impl CoordinatorHealth {
     }
 
     /// Which of `live` (a read's live replicas, with their hit rates: `None` when unknown) are
-    /// passed over at `now_ns`, as a bit mask over their positions.
-    pub fn passed_over(&self, live: &[NodeId], rates: &[Option<f64>], now_ns: u64) -> u64 {
+    /// passed over at `now_ns`, as a bit mask over their positions. The coordinator `local`
+    /// never is.
+    pub fn passed_over(&self, live: &[NodeId], rates: &[Option<f64>], local: Option<NodeId>, now_ns: u64) -> u64 {
         let n = live.len();
         assert!(n <= MAX_REPLICAS && rates.len() == n);
         let mut latency = [None; MAX_REPLICAS];
@@ -194,6 +196,9 @@ impl CoordinatorHealth {
         let warmest = rates.iter().flatten().copied().fold(f64::NEG_INFINITY, f64::max);
         let mut mask = 0u64;
         for (j, &node) in live.iter().enumerate() {
+            if Some(node) == local {
+                continue;
+            }
             let cold = rates[j].is_some_and(|r| r < warmest - self.rule.cold_hit_rate_gap);
             let slow = !cold && self.slow(j, &latency[..n]);
             if slow || self.silent(node, now_ns) || self.expired_recently(node, now_ns) {
@@ -263,7 +268,7 @@ pub fn coordinator_order(
             m += 1;
         }
     }
-    let passed = health.passed_over(&live[..m], &live_rates[..m], now_ns);
+    let passed = health.passed_over(&live[..m], &live_rates[..m], Some(req.local), now_ns);
     let mut back = [false; MAX_REPLICAS];
     for i in 0..m {
         if passed & (1 << i) != 0 {
@@ -377,8 +382,13 @@ mod tests {
             h.replied(NodeId(2), 50 * MS, t * MS);
         }
         let live = [NodeId(0), NodeId(1), NodeId(2)];
-        assert_eq!(h.passed_over(&live, &[Some(0.9), Some(0.9), Some(0.9)], 5 * MS), 0b100);
-        assert_eq!(h.passed_over(&live, &[Some(0.9), Some(0.9), Some(0.2)], 5 * MS), 0);
+        assert_eq!(h.passed_over(&live, &[Some(0.9), Some(0.9), Some(0.9)], None, 5 * MS), 0b100);
+        assert_eq!(h.passed_over(&live, &[Some(0.9), Some(0.9), Some(0.2)], None, 5 * MS), 0);
+        assert_eq!(
+            h.passed_over(&live, &[Some(0.9), Some(0.9), Some(0.9)], Some(NodeId(2)), 5 * MS),
+            0,
+            "never the coordinator"
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ import java.util.Arrays;
  * <p>Signals per node id: sends (a replica put among the first k), replies with their latency
  * and expiries (Cassandra's latency feed, {@link LatencyFeed}, and the probes of
  * {@link HealthProber}), messages pending on the outbound connection, down/up (all forgotten).
- * A live replica is passed over when it is
+ * A live replica other than the coordinator itself is passed over when it is
  * <ul>
  * <li><b>silent</b>: {@code max(unanswered, pending) >= in_flight_threshold}, where
  * {@code unanswered} counts the sends since its last reply (a reply sets it to 0, so it cannot
@@ -221,10 +221,11 @@ public final class CoordinatorHealth
 
     /**
      * Which of the {@code n} live replicas {@code ids} (with their hit rates, NaN when unknown)
-     * are passed over at {@code nowNs}, as a bit mask over their positions. {@code latency} is
-     * scratch space of at least n entries. No allocation.
+     * are passed over at {@code nowNs}, as a bit mask over their positions. The coordinator
+     * itself ({@code localId}) never is: its own reads do not go through messaging, so it has no
+     * signals. {@code latency} is scratch space of at least n entries. No allocation.
      */
-    public long passedOver(int[] ids, double[] rates, int n, long nowNs, double[] latency)
+    public long passedOver(int[] ids, double[] rates, int n, int localId, long nowNs, double[] latency)
     {
         assert n <= 64 && ids.length >= n && rates.length >= n && latency.length >= n;
         double warmest = Double.NEGATIVE_INFINITY;
@@ -237,6 +238,8 @@ public final class CoordinatorHealth
         long mask = 0L;
         for (int j = 0; j < n; j++)
         {
+            if (ids[j] == localId)
+                continue;
             boolean cold = !Double.isNaN(rates[j]) && rates[j] < warmest - rule.coldHitRateGap();
             boolean slow = !cold && slow(j, latency, n);
             if (slow || silent(ids[j], nowNs) || expiredRecently(ids[j], nowNs))
