@@ -142,13 +142,17 @@ public class SortedByProximityBench
     /**
      * Cassandra's DynamicEndpointSnitch over {@code inner} with its default settings, fed the
      * same latencies (1 ms from .22 and .23), its scores set as its update task computes them
-     * (median over the largest median: 1.0 each; the task needs a running node).
+     * (median over the largest median: 1.0 each, and 0.0 for this node; the task needs a
+     * running node).
      */
     private static IEndpointSnitch dynamicSnitch(IEndpointSnitch inner)
     {
         org.apache.cassandra.config.DatabaseDescriptor.clientInitialization(false);
         org.apache.cassandra.locator.DynamicEndpointSnitch des = new org.apache.cassandra.locator.DynamicEndpointSnitch(inner);
         java.util.HashMap<InetAddressAndPort, Double> scores = new java.util.HashMap<>();
+        // This node has no samples; on a node its default score is its gossiped severity, 0.0
+        // when idle (looking it up needs the Gossiper, so it is set here).
+        scores.put(ep(21), 0.0);
         for (int last : new int[]{ 22, 23 })
         {
             for (int i = 0; i < 100; i++)

@@ -219,7 +219,9 @@ public final class ReplicaRouter
         Scratch s = scratch.get();
         try
         {
-            return order(address, replicas, mode, s, -1, Double.NaN, System.nanoTime(), true);
+            // The clock is read only where the rule needs it (unified).
+            long nowNs = mode.policy() == CoordinatorPolicy.UNIFIED ? System.nanoTime() : 0L;
+            return order(address, replicas, mode, s, -1, Double.NaN, nowNs, true);
         }
         catch (RuntimeException | AssertionError e)
         {
