@@ -19,10 +19,10 @@
 //! - **expired**: its latest reply-or-expiry is an expiry, less than `expiry_memory_ms` (2000)
 //!   ago (a request that timed out is strong evidence; the first reply after it clears it);
 //! - **slow**: its latency average (an EWMA of reply latencies, weight `latency_ewma_weight`
-//!   0.2 on a new sample; restarted from the sample after `latency_memory_ms` without a reply)
+//!   0.05 on a new sample; restarted from the sample after `latency_memory_ms` without a reply)
 //!   is measured (last reply less than `latency_memory_ms`, 2000, ago) and
 //!   above `slow_factor` (3) times the lowest measured average among the other candidates *and*
-//!   above it by more than `slow_margin_ms` (10), unless it is **cold**: its hit rate is below
+//!   above it by more than `slow_margin_ms` (5), unless it is **cold**: its hit rate is below
 //!   the warmest candidate's by more than `cold_hit_rate_gap` (0.1). HWLB already shrinks a cold
 //!   replica's share; passing it over for the slowness its cold cache causes would keep it from
 //!   ever warming.
@@ -69,9 +69,9 @@ impl Default for CoordinatorRule {
                 min_responses: 2,
                 response_window_ns: 200_000_000,
             },
-            latency_ewma_weight: 0.2,
+            latency_ewma_weight: 0.05,
             slow_factor: 3.0,
-            slow_margin_ns: 10e6,
+            slow_margin_ns: 5e6,
             latency_memory_ns: 2_000_000_000,
             expiry_memory_ns: 2_000_000_000,
             cold_hit_rate_gap: 0.1,

@@ -123,7 +123,7 @@ pub static PARAMS: [ParamSpec; 21] = [
     ParamSpec::float("response_window_ms", 200.0, 0.001, 3_600_000.0, "the window for min_responses"),
     ParamSpec::float(
         "latency_ewma_weight",
-        0.2,
+        0.05,
         1e-6,
         1.0,
         "coordinator: weight of a new reply latency in a replica's average",
@@ -137,7 +137,7 @@ pub static PARAMS: [ParamSpec; 21] = [
     ),
     ParamSpec::float(
         "slow_margin_ms",
-        10.0,
+        5.0,
         0.0,
         3_600_000.0,
         "coordinator: and exceeds it by more than this",
