@@ -58,6 +58,14 @@ impl Health {
         r.seen = r.seen.saturating_add(1);
     }
 
+    /// Forgets `node`'s responses (it went down or came up).
+    #[inline]
+    pub fn forget(&mut self, node: NodeId) {
+        if let Some(r) = self.responses.get_mut(node) {
+            *r = Responses::default();
+        }
+    }
+
     /// A request to `node` failed: errors count as responses, time-outs do not.
     #[inline]
     pub fn failed(&mut self, node: NodeId, failure: Failure, now_ns: u64) {

@@ -274,6 +274,11 @@ impl Hwlb {
         self.recomputes
     }
 
+    /// The hit rate `node` counts with at `now_ns` (`None`: unknown, or no plug-in).
+    pub fn effective_rate(&self, node: NodeId, now_ns: u64) -> Option<f64> {
+        self.peers.effective(node, now_ns)
+    }
+
     /// Switches HWLB on or off at run time (off = naive).
     pub fn set_enabled(&mut self, enabled: bool) {
         self.enabled = enabled;

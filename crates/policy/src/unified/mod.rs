@@ -19,14 +19,19 @@
 //! - **HWLB's shares at a coordinator** ([`crate::hwlb`]): with hit rates known, a coordinator
 //!   draws its replicas with HWLB's miss-equalising shares and exact systematic sampling, and a
 //!   restarted replica warms from background reads (`warmup_reads`) instead of serving cold.
-//! - **Health, from the Java driver**: a drawn replica that is busy and not answering (at
-//!   least `in_flight_threshold` of ours in flight, fewer than `min_responses` answers in
-//!   `response_window_ms`: a killed or paused node) is moved behind the healthy ones, so HWLB
-//!   does not keep drawing a dead node until the failure detector notices it.
+//! - **Passing over, at a coordinator** ([`coordinator`]): a replica that is silent (the Java
+//!   driver's rule: at least `in_flight_threshold` sends since its last reply, fewer than
+//!   `min_responses` answers in `response_window_ms`: a killed or paused node), whose last
+//!   request timed out (`expiry_memory_ms`), or that is slow (its latency average well above
+//!   the others', `slow_factor` and `slow_margin_ms`) without being cold
+//!   (`cold_hit_rate_gap`) is left out of HWLB's draw, as if it were down, and put last; so
+//!   HWLB does not keep drawing a stuck node until the failure detector notices it. The
+//!   Cassandra plug-in applies the same rule (shared traces: `testdata/unified-coordinator-traces.json`).
 //!
 //! It needs only what `c3` and `hwlb` need (feedback) and works wherever they do: in the
 //! simulator, on the node cluster (both sides) and in the driver (client side, latencies only).
 
+pub mod coordinator;
 pub mod policy;
 pub mod untimed;
 

@@ -5,21 +5,21 @@
 //! [module docs](super).
 
 use crate::c3::{Ranking, C3};
-use crate::health::{DriverView, HealthRule, MAX_MIN_RESPONSES};
+use crate::health::{HealthRule, MAX_MIN_RESPONSES};
 use crate::hwlb::Hwlb;
-use crate::order::partition_stable;
 use crate::params::{ParamDefault as D, ParamSpec, ParamTable, ParamValue, Params, PolicyError};
 use crate::policy::Policy;
 use crate::rng::Rng;
 use crate::types::{Decision, Failure, Feedback, NodeCaps, NodeId, Plan, Reply, Request, Side, MAX_REPLICAS};
 
+use super::coordinator::{CoordinatorHealth, CoordinatorRule};
 use super::untimed::{Untimed, UntimedRanking};
 
 /// The name it is registered under.
 pub const NAME: &str = "unified";
 
 /// Its parameters, with the defaults the tournament chose (docs/unified.md).
-pub static PARAMS: [ParamSpec; 15] = [
+pub static PARAMS: [ParamSpec; 21] = [
     ParamSpec::float(
         "concurrency_weight",
         1000.0,
@@ -109,7 +109,7 @@ pub static PARAMS: [ParamSpec; 15] = [
             min: 1,
             max: 1_000_000,
         },
-        description: "a drawn replica with this many of our requests in flight and too few answers is passed over",
+        description: "a replica with this many sends since its last reply (or messages pending to it) and too few answers is passed over",
     },
     ParamSpec {
         name: "min_responses",
@@ -121,6 +121,48 @@ pub static PARAMS: [ParamSpec; 15] = [
         description: "answers needed within the window for a busy replica to count as healthy",
     },
     ParamSpec::float("response_window_ms", 200.0, 0.001, 3_600_000.0, "the window for min_responses"),
+    ParamSpec::float(
+        "latency_ewma_weight",
+        0.05,
+        1e-6,
+        1.0,
+        "coordinator: weight of a new reply latency in a replica's average",
+    ),
+    ParamSpec::float(
+        "slow_factor",
+        3.0,
+        1.0,
+        1e6,
+        "coordinator: a replica whose average exceeds this many times the fastest other's (and the margin) is slow",
+    ),
+    ParamSpec::float(
+        "slow_margin_ms",
+        5.0,
+        0.0,
+        3_600_000.0,
+        "coordinator: and exceeds it by more than this",
+    ),
+    ParamSpec::float(
+        "latency_memory_ms",
+        2000.0,
+        0.001,
+        3_600_000.0,
+        "coordinator: a latency average counts while its last reply is younger than this",
+    ),
+    ParamSpec::float(
+        "expiry_memory_ms",
+        2000.0,
+        0.0,
+        3_600_000.0,
+        "coordinator: a time-out passes a replica over this long, unless it answered since",
+    ),
+    ParamSpec::float(
+        "cold_hit_rate_gap",
+        0.1,
+        0.0,
+        1.0,
+        "coordinator: a replica this far below the warmest hit rate is cold, never passed over for being slow",
+    ),
 ];
 
 /// One policy for every scenario: C3's ranking (two rankings: with and without a service
@@ -132,7 +174,7 @@ pub struct Unified {
     hwlb: Hwlb,
     heat: bool,
     rate_control: bool,
-    view: DriverView,
+    health: CoordinatorHealth,
     untimed: Untimed,
 }
 
@@ -151,17 +193,25 @@ impl Unified {
         };
         let mut hwlb_params = ParamTable::new();
         hwlb_params.insert("warmup_reads".into(), ParamValue::Float(params.f64("warmup_reads")));
-        let rule = HealthRule {
-            in_flight_threshold: params.i64("in_flight_threshold") as u32,
-            min_responses: params.i64("min_responses") as usize,
-            response_window_ns: (params.f64("response_window_ms") * 1e6) as u64,
+        let rule = CoordinatorRule {
+            health: HealthRule {
+                in_flight_threshold: params.i64("in_flight_threshold") as u32,
+                min_responses: params.i64("min_responses") as usize,
+                response_window_ns: (params.f64("response_window_ms") * 1e6) as u64,
+            },
+            latency_ewma_weight: params.f64("latency_ewma_weight"),
+            slow_factor: params.f64("slow_factor"),
+            slow_margin_ns: params.f64("slow_margin_ms") * 1e6,
+            latency_memory_ns: (params.f64("latency_memory_ms") * 1e6) as u64,
+            expiry_memory_ns: (params.f64("expiry_memory_ms") * 1e6) as u64,
+            cold_hit_rate_gap: params.f64("cold_hit_rate_gap"),
         };
         Ok(Unified {
             c3: c3.with_untimed_ranking(untimed),
             hwlb: Hwlb::new(&hwlb_params)?,
             heat: params.bool("heat"),
             rate_control: params.bool("rate_control"),
-            view: DriverView::new(rule),
+            health: CoordinatorHealth::new(rule),
             untimed: Untimed::new(UntimedRanking {
                 concurrency_weight: params.f64("untimed_concurrency_weight"),
                 queue_exponent: params.f64("untimed_queue_exponent"),
@@ -176,26 +226,53 @@ impl Unified {
         })
     }
 
-    /// HWLB's draw for a coordinator's read, then every candidate not drawn as a fallback, and
-    /// the busy and silent ones moved behind the others (targets included).
+    /// A coordinator's read: HWLB's draw over the candidates the coordinator rule does not pass
+    /// over (as if the passed-over ones were down), every other healthy candidate after the
+    /// drawn ones, the passed-over ones last ([`super::coordinator`]).
     fn plan_with_heat(&mut self, req: &Request<'_>, now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
-        let decision = self.hwlb.plan(req, now_ns, rng, out);
-        if decision != Decision::Send {
-            return decision;
+        let n = req.candidates.len();
+        let mut rates = [None; MAX_REPLICAS];
+        for (slot, &c) in rates.iter_mut().zip(req.candidates) {
+            *slot = self.hwlb.effective_rate(c, now_ns);
         }
-        let mut order = [NodeId(0); MAX_REPLICAS];
-        let drawn = out.all();
-        let mut n = drawn.len();
-        order[..n].copy_from_slice(drawn);
-        for &c in req.candidates {
-            if !order[..n].contains(&c) {
-                order[n] = c;
-                n += 1;
+        let passed = self.health.passed_over(req.candidates, &rates[..n], req.local, now_ns);
+        if passed == 0 {
+            return self.hwlb.plan(req, now_ns, rng, out);
+        }
+        let (mut healthy, mut h) = ([NodeId(0); MAX_REPLICAS], 0);
+        let (mut back, mut b) = ([NodeId(0); MAX_REPLICAS], 0);
+        for (j, &c) in req.candidates.iter().enumerate() {
+            if passed & (1 << j) != 0 {
+                back[b] = c;
+                b += 1;
+            } else {
+                healthy[h] = c;
+                h += 1;
             }
         }
-        let view = &self.view;
-        partition_stable(&mut order[..n], |node| view.is_unhealthy(node, now_ns));
-        out.set_order(&order[..n], req.count);
+        let mut order = [NodeId(0); MAX_REPLICAS];
+        let mut len = 0;
+        if h >= req.count {
+            let narrowed = Request {
+                candidates: &healthy[..h],
+                group: req.group ^ passed.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17),
+                ..*req
+            };
+            let decision = self.hwlb.plan(&narrowed, now_ns, rng, out);
+            if decision != Decision::Send {
+                return decision;
+            }
+            len = out.all().len();
+            order[..len].copy_from_slice(out.all());
+        }
+        for &c in healthy[..h].iter().chain(&back[..b]) {
+            if !order[..len].contains(&c) {
+                order[len] = c;
+                len += 1;
+            }
+        }
+        debug_assert_eq!(len, n);
+        out.set_order(&order[..len], req.count);
         Decision::Send
     }
 }
@@ -228,14 +305,14 @@ impl Policy for Unified {
     }
 
     fn on_send(&mut self, node: NodeId, now_ns: u64) {
-        self.view.sent(node);
+        self.health.sent(node);
         self.untimed.sent(node);
         self.c3.on_send(node, now_ns);
         self.hwlb.on_send(node, now_ns);
     }
 
     fn on_reply(&mut self, reply: &Reply, now_ns: u64) {
-        self.view.replied(reply.node, now_ns);
+        self.health.replied(reply.node, reply.latency_ns, now_ns);
         let timed = reply.feedback.service_time_ns.is_some();
         self.untimed.replied(reply.node, reply.latency_ns, timed);
         self.c3.on_reply(reply, now_ns);
@@ -243,7 +320,11 @@ impl Policy for Unified {
     }
 
     fn on_failure(&mut self, node: NodeId, failure: Failure, now_ns: u64) {
-        self.view.failed(node, failure, now_ns);
+        match failure {
+            Failure::Timeout => self.health.expired(node, now_ns),
+            // An error is an answer (the Java driver's rule), not a latency sample.
+            Failure::Error | Failure::ConnectionLost => {}
+        }
         self.untimed.failed(node);
         self.c3.on_failure(node, failure, now_ns);
         self.hwlb.on_failure(node, failure, now_ns);
@@ -254,11 +335,12 @@ impl Policy for Unified {
     }
 
     fn on_node_up(&mut self, node: NodeId, caps: NodeCaps, now_ns: u64) {
-        self.view.came_up(node, now_ns);
+        self.health.reset(node);
         self.hwlb.on_node_up(node, caps, now_ns);
     }
 
     fn on_node_down(&mut self, node: NodeId, now_ns: u64) {
+        self.health.reset(node);
         self.hwlb.on_node_down(node, now_ns);
     }
 }

@@ -28,6 +28,15 @@ import static io.replicalb.cassandra.hwlb.TestCluster.ep;
  * <li>{@code hwlbOff}: the HWLB snitch switched off (the inner order, with the counting);</li>
  * <li>{@code hwlbSteppedAside}: on, all replicas equally warm (the inner order);</li>
  * <li>{@code hwlbCachedPlan}: on, this node cold and its peers warm: a cached plan, one draw.</li>
+ * <li>{@code unified}: policy unified with the same rates and every peer answering in 1 ms:
+ *     the coordinator rule evaluated (nothing passed over), then the same draw. Its busy
+ *     threshold is set out of reach, because no replies arrive here to reset the sends it
+ *     counts; the rule's cost is the same;</li>
+ * <li>{@code unifiedPassingOver}: the same with one peer passed over (a recent expiry): k
+ *     healthy replicas are left, so the inner order with the passed-over one last;</li>
+ * <li>{@code dynamicSnitch}: Cassandra's own DynamicEndpointSnitch over the same inner snitch,
+ *     fed the same latencies (its scores set as its update task would set them; the task
+ *     itself needs a running node).</li>
  * </ul>
  * Run with {@code mvn -B -f java/hwlb-snitch/pom.xml -Pbench verify}.
  */
@@ -75,10 +84,18 @@ public class SortedByProximityBench
     private HwlbSnitch off;
     private HwlbSnitch equallyWarm;
     private HwlbSnitch active;
+    private HwlbSnitch unified;
+    private HwlbSnitch unifiedPassing;
+    private IEndpointSnitch dynamicSnitch;
 
     private static HwlbSnitch snitch(boolean enabled, IEndpointSnitch inner, double local, double a, double b)
     {
-        HwlbSettings s = HwlbSettings.parse(Map.of("enabled", Boolean.toString(enabled))::get);
+        return snitch(Map.of("enabled", Boolean.toString(enabled)), inner, local, a, b);
+    }
+
+    private static HwlbSnitch snitch(Map<String, String> props, IEndpointSnitch inner, double local, double a, double b)
+    {
+        HwlbSettings s = HwlbSettings.parse(props::get);
         HwlbSnitch snitch = new HwlbSnitch(s, inner, ep(21));
         long now = System.nanoTime();
         PeerDirectory d = snitch.directory();
@@ -104,6 +121,55 @@ public class SortedByProximityBench
         active = snitch(true, inner, 0.0, 0.8, 0.8);
         if (active.sortedByProximity(local, replicas).size() != 3 || active.control().getDraws() != 1)
             throw new IllegalStateException("the active snitch did not draw");
+        Map<String, String> props = Map.of("policy", "unified", "in_flight_threshold", "1000000", "expiry_memory_ms", "3600000");
+        unified = snitch(props, inner, 0.0, 0.8, 0.8);
+        unifiedPassing = snitch(props, inner, 0.0, 0.8, 0.8);
+        long now = System.nanoTime();
+        for (HwlbSnitch u : new HwlbSnitch[]{ unified, unifiedPassing })
+            for (int last : new int[]{ 22, 23 })
+                for (int i = 0; i < 100; i++)
+                    u.health().replied(u.directory().view().id(ep(last)), TimeUnit.MILLISECONDS.toNanos(1), now);
+        unifiedPassing.health().expired(unifiedPassing.directory().view().id(ep(23)), now + 1);
+        unified.sortedByProximity(local, replicas);
+        unifiedPassing.sortedByProximity(local, replicas);
+        if (unified.control().getDraws() != 1 || unified.control().getPassedOver() != 0)
+            throw new IllegalStateException("unified should draw without passing over");
+        if (unifiedPassing.control().getPassedOver() != 1)
+            throw new IllegalStateException("unified should pass .23 over");
+        dynamicSnitch = dynamicSnitch(inner);
+    }
+
+    /**
+     * Cassandra's DynamicEndpointSnitch over {@code inner} with its default settings, fed the
+     * same latencies (1 ms from .22 and .23), its scores set as its update task computes them
+     * (median over the largest median: 1.0 each, and 0.0 for this node; the task needs a
+     * running node).
+     */
+    private static IEndpointSnitch dynamicSnitch(IEndpointSnitch inner)
+    {
+        org.apache.cassandra.config.DatabaseDescriptor.clientInitialization(false);
+        org.apache.cassandra.locator.DynamicEndpointSnitch des = new org.apache.cassandra.locator.DynamicEndpointSnitch(inner);
+        java.util.HashMap<InetAddressAndPort, Double> scores = new java.util.HashMap<>();
+        // This node has no samples; on a node its default score is its gossiped severity, 0.0
+        // when idle (looking it up needs the Gossiper, so it is set here).
+        scores.put(ep(21), 0.0);
+        for (int last : new int[]{ 22, 23 })
+        {
+            for (int i = 0; i < 100; i++)
+                des.receiveTiming(ep(last), 1, TimeUnit.MILLISECONDS);
+            scores.put(ep(last), 1.0);
+        }
+        try
+        {
+            java.lang.reflect.Field f = org.apache.cassandra.locator.DynamicEndpointSnitch.class.getDeclaredField("scores");
+            f.setAccessible(true);
+            f.set(des, scores);
+        }
+        catch (ReflectiveOperationException e)
+        {
+            throw new IllegalStateException("DynamicEndpointSnitch.scores not found", e);
+        }
+        return des;
     }
 
     /** The inner snitch alone. */
@@ -132,5 +198,26 @@ public class SortedByProximityBench
     public EndpointsForToken hwlbCachedPlan()
     {
         return active.sortedByProximity(local, replicas);
+    }
+
+    /** unified: the coordinator rule (nothing passed over), then the draw. */
+    @Benchmark
+    public EndpointsForToken unified()
+    {
+        return unified.sortedByProximity(local, replicas);
+    }
+
+    /** unified passing one replica over: the inner order with it last. */
+    @Benchmark
+    public EndpointsForToken unifiedPassingOver()
+    {
+        return unifiedPassing.sortedByProximity(local, replicas);
+    }
+
+    /** Cassandra's DynamicEndpointSnitch over the same inner snitch. */
+    @Benchmark
+    public EndpointsForToken dynamicSnitch()
+    {
+        return dynamicSnitch.sortedByProximity(local, replicas);
     }
 }

@@ -38,12 +38,24 @@ public final class GossipBridge implements IEndpointStateChangeSubscriber
     private final PeerDirectory directory;
     private final IEndpointSnitch inner;
     private final InetAddressAndPort local;
+    private final java.util.function.Consumer<InetAddressAndPort> livenessChanged;
     /** Per peer: the generation and the state's version last applied (guarded by this). */
     private final Map<InetAddressAndPort, long[]> seen = new HashMap<>();
 
     /** A bridge for state {@code state} (X1..X10) feeding {@code directory}. */
     public GossipBridge(ApplicationState state, PeerDirectory directory, IEndpointSnitch inner, InetAddressAndPort local)
     {
+        this(state, directory, inner, local, ep -> {});
+    }
+
+    /**
+     * A bridge that also tells {@code livenessChanged} of a peer marked alive or dead, or
+     * restarted (unified forgets its signals).
+     */
+    public GossipBridge(ApplicationState state, PeerDirectory directory, IEndpointSnitch inner, InetAddressAndPort local,
+                        java.util.function.Consumer<InetAddressAndPort> livenessChanged)
+    {
+        this.livenessChanged = livenessChanged;
         this.state = state;
         this.directory = directory;
         this.inner = inner;
@@ -124,10 +136,13 @@ public final class GossipBridge implements IEndpointStateChangeSubscriber
         {
             sameDc = false;
         }
-        directory.observe(ep, heard, alive, v != null, sameDc, now);
+        boolean garbled = v != null && !GossipValue.understood(v.value);
+        directory.observe(ep, heard, alive, v != null, garbled, sameDc, now);
         if (v != null && v.version != last[1])
         {
             last[1] = v.version;
+            if (garbled)
+                logger.warn("HWLB: {} gossips '{}', a value this plug-in does not understand: its rate counts as unknown", ep, v.value);
             double rate = GossipValue.parse(v.value);
             if (Double.isNaN(rate))
                 directory.forget(ep, now);
@@ -155,12 +170,14 @@ public final class GossipBridge implements IEndpointStateChangeSubscriber
     public void onAlive(InetAddressAndPort endpoint, EndpointState epState)
     {
         refresh(endpoint);
+        livenessChanged.accept(endpoint);
     }
 
     @Override
     public void onDead(InetAddressAndPort endpoint, EndpointState epState)
     {
         refresh(endpoint);
+        livenessChanged.accept(endpoint);
     }
 
     @Override
@@ -177,5 +194,6 @@ public final class GossipBridge implements IEndpointStateChangeSubscriber
     public void onRestart(InetAddressAndPort endpoint, EndpointState epState)
     {
         directory.forget(endpoint, System.nanoTime());
+        livenessChanged.accept(endpoint);
     }
 }

@@ -31,6 +31,15 @@ public final class GossipValue
     }
 
     /**
+     * Whether {@code value} is in a format this plug-in understands: the marker or a rate in
+     * [0, 1]. A later version ({@code hwlb9:...}) or garbage is not.
+     */
+    public static boolean understood(String value)
+    {
+        return value != null && (value.equals(PREFIX) || !Double.isNaN(parse(value)));
+    }
+
+    /**
      * The rate in {@code value}: NaN for the marker or a value not understood (an unknown
      * version, a bad number, a rate outside [0, 1]): the node runs the plug-in, its rate is
      * not known.

@@ -14,7 +14,7 @@ import org.apache.cassandra.locator.InetAddressAndPort;
 public final class HwlbControl implements HwlbControlMBean
 {
     /** Settings that can be written at run time. */
-    public static final List<String> WRITABLE = List.of("enabled", "read_cl", "reset_counters");
+    public static final List<String> WRITABLE = List.of("policy", "enabled", "read_cl", "reset_counters");
 
     private final HwlbSettings settings;
     private final HwlbSwitch control;
@@ -69,6 +69,7 @@ public final class HwlbControl implements HwlbControlMBean
     {
         Map<String, String> m = new LinkedHashMap<>(settings.asMap());
         HwlbSwitch.Mode mode = control.mode();
+        m.put("policy", mode.policy().label());
         m.put("enabled", Boolean.toString(mode.enabled()));
         m.put("read_cl", mode.readCl().name());
         m.put("cache", getCache());
@@ -85,6 +86,9 @@ public final class HwlbControl implements HwlbControlMBean
     {
         switch (name)
         {
+            case "policy":
+                control.setPolicy(CoordinatorPolicy.parse("policy", value));
+                return;
             case "enabled":
                 control.setEnabled(HwlbSettings.parseBool("enabled", value));
                 return;
@@ -112,6 +116,36 @@ public final class HwlbControl implements HwlbControlMBean
     public void setEnabled(boolean enabled)
     {
         control.setEnabled(enabled);
+    }
+
+    @Override
+    public String getPolicy()
+    {
+        return control.mode().policy().label();
+    }
+
+    @Override
+    public void setPolicy(String policy)
+    {
+        control.setPolicy(CoordinatorPolicy.parse("policy", policy));
+    }
+
+    @Override
+    public long getFallbacks()
+    {
+        return counters.totals().get(HwlbCounters.FALLBACKS);
+    }
+
+    @Override
+    public long getPassedOver()
+    {
+        return counters.totals().get(HwlbCounters.PASSED_OVER);
+    }
+
+    @Override
+    public long getProbes()
+    {
+        return counters.probes();
     }
 
     @Override

@@ -6,11 +6,26 @@ package io.replicalb.cassandra.hwlb;
  */
 public interface HwlbControlMBean
 {
-    /** Whether HWLB orders reads (false: the inner snitch alone). */
+    /** The coordinator policy: naive, hwlb, unified or dynamic-snitch. */
+    String getPolicy();
+
+    /** Changes the coordinator policy at run time. */
+    void setPolicy(String policy);
+
+    /** Whether the plug-in draws with HWLB (policy hwlb or unified). */
     boolean isEnabled();
 
-    /** Switches HWLB on or off at run time. */
+    /** The old switch: true = policy hwlb, false = policy naive. */
     void setEnabled(boolean enabled);
+
+    /** Reads ordered by the fallback (inner order) because of an error or a peer value not understood. */
+    long getFallbacks();
+
+    /** Reads where unified passed over at least one replica. */
+    long getPassedOver();
+
+    /** Health probes sent. */
+    long getProbes();
 
     /** The consistency level reads are planned for. */
     String getReadCl();

@@ -27,10 +27,15 @@ public final class HwlbCounters
     public static final int DRAWS = 3;
     /** Node counter: calls where HWLB was on but stepped aside (the inner order). */
     public static final int STEPPED_ASIDE = 4;
-    private static final int NODE_COUNTERS = 5;
+    /** Node counter: reads ordered by the fallback (the inner order) because of an error or a peer value not understood. */
+    public static final int FALLBACKS = 5;
+    /** Node counter: reads where unified passed over at least one replica. */
+    public static final int PASSED_OVER = 6;
+    private static final int NODE_COUNTERS = 7;
 
     private final CopyOnWriteArrayList<Stripe> stripes = new CopyOnWriteArrayList<>();
     private final AtomicLong planRecomputes = new AtomicLong();
+    private final AtomicLong probes = new AtomicLong();
     private volatile Totals baseline = new Totals(new long[NODE_COUNTERS], 0, new long[0], new long[0], new double[0]);
 
     /** One thread's counters; only its owner writes them. */
@@ -102,6 +107,18 @@ public final class HwlbCounters
     public void planRecomputed()
     {
         planRecomputes.incrementAndGet();
+    }
+
+    /** Counts one health probe sent (off the request path). */
+    public void probed()
+    {
+        probes.incrementAndGet();
+    }
+
+    /** Health probes sent so far. */
+    public long probes()
+    {
+        return probes.get();
     }
 
     /** Sums of every counter at one moment (per-peer arrays indexed by node id). */

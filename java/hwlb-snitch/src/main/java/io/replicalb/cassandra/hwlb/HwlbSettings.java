@@ -8,11 +8,12 @@ import java.util.function.Function;
 /**
  * The plug-in's configuration, read from JVM system properties {@code replica_lb.hwlb.*} once at
  * start and validated there: a bad value stops the node with a message naming it and what is
- * allowed. Every property is optional. {@code enabled} and {@code read_cl} are only the initial
- * values of {@link HwlbSwitch}, which changes at run time.
+ * allowed. Every property is optional. {@code policy} (or the older {@code enabled}) and
+ * {@code read_cl} are only the initial values of {@link HwlbSwitch}, which changes at run time.
  *
  * @param innerSnitch the snitch HWLB delegates to (racks, datacenters, the order when it steps aside)
- * @param enabled whether HWLB starts switched on
+ * @param policy the coordinator policy at start ({@code policy}; else {@code enabled}: true = hwlb,
+ *        false = naive; else unified)
  * @param readCl the consistency level reads are planned for
  * @param cache whose misses count
  * @param tickMs the tracker's tick
@@ -21,9 +22,10 @@ import java.util.function.Function;
  * @param staleRate the rate a stale peer counts as
  * @param plan the plan's cap and minimum spread
  * @param gossipState the application state (X1..X10) carrying the rate
+ * @param rule the parameters of unified's coordinator rule
  */
 public record HwlbSettings(String innerSnitch,
-                           boolean enabled,
+                           CoordinatorPolicy policy,
                            ReadConsistency readCl,
                            CacheKind cache,
                            long tickMs,
@@ -31,7 +33,8 @@ public record HwlbSettings(String innerSnitch,
                            long staleAfterMs,
                            double staleRate,
                            PlanConfig plan,
-                           String gossipState)
+                           String gossipState,
+                           CoordinatorRule rule)
 {
     /** Prefix of every property. */
     public static final String PREFIX = "replica_lb.hwlb.";
@@ -52,7 +55,8 @@ public record HwlbSettings(String innerSnitch,
     {
         Map<String, String> m = new LinkedHashMap<>();
         m.put("inner_snitch", DEFAULT_INNER_SNITCH + "; a snitch class (short names in org.apache.cassandra.locator)");
-        m.put("enabled", "true; true or false");
+        m.put("policy", CoordinatorPolicy.DEFAULT.label() + "; " + CoordinatorPolicy.allowed());
+        m.put("enabled", "(policy is hwlb or unified); true = policy hwlb, false = policy naive");
         m.put("read_cl", "QUORUM; " + ReadConsistency.allowed());
         m.put("cache", "auto; auto, row, chunk, key");
         m.put("tick_ms", HitRateTracker.DEFAULT_TICK_MS + "; [100, 3600000]");
@@ -62,6 +66,18 @@ public record HwlbSettings(String innerSnitch,
         m.put("hit_rate_cap", PlanConfig.DEFAULT_HIT_RATE_CAP + "; [0, 0.999]");
         m.put("min_spread", PlanConfig.DEFAULT_MIN_SPREAD + "; [0, 1]");
         m.put("gossip_state", DEFAULT_GOSSIP_STATE + "; X1 .. X10");
+        CoordinatorRule d = CoordinatorRule.DEFAULT;
+        m.put("in_flight_threshold", d.inFlightThreshold() + "; [1, 1000000]");
+        m.put("min_responses", d.minResponses() + "; [1, " + CoordinatorRule.MAX_MIN_RESPONSES + "]");
+        m.put("response_window_ms", d.responseWindowMs() + "; [1, 3600000]");
+        m.put("latency_ewma_weight", d.latencyEwmaWeight() + "; (0, 1]");
+        m.put("slow_factor", d.slowFactor() + "; [1, 1000000]");
+        m.put("slow_margin_ms", d.slowMarginMs() + "; [0, 3600000]");
+        m.put("latency_memory_ms", d.latencyMemoryMs() + "; [1, 3600000]");
+        m.put("expiry_memory_ms", d.expiryMemoryMs() + "; [0, 3600000]");
+        m.put("cold_hit_rate_gap", d.coldHitRateGap() + "; [0, 1]");
+        m.put("probe_interval_ms", d.probeIntervalMs() + "; [10, 3600000]");
+        m.put("probe_timeout_ms", d.probeTimeoutMs() + "; [10, 3600000]");
         return m;
     }
 
@@ -85,7 +101,14 @@ public record HwlbSettings(String innerSnitch,
             inner = "org.apache.cassandra.locator." + inner;
         if (inner.equals(HwlbSnitch.class.getName()) || inner.endsWith(".DynamicEndpointSnitch"))
             throw bad("inner_snitch", inner, "a plain snitch class (not HwlbSnitch itself, not DynamicEndpointSnitch)");
-        boolean enabled = bool(lookup, "enabled", true);
+        CoordinatorPolicy policy;
+        String p = lookup.apply("policy");
+        if (p != null)
+            policy = CoordinatorPolicy.parse(PREFIX + "policy", p);
+        else if (lookup.apply("enabled") != null)
+            policy = bool(lookup, "enabled", true) ? CoordinatorPolicy.HWLB : CoordinatorPolicy.NAIVE;
+        else
+            policy = CoordinatorPolicy.DEFAULT;
         ReadConsistency cl = ReadConsistency.parse(PREFIX + "read_cl", text(lookup, "read_cl", "QUORUM"));
         CacheKind cache = CacheKind.parse(PREFIX + "cache", text(lookup, "cache", "auto"));
         long tickMs = whole(lookup, "tick_ms", HitRateTracker.DEFAULT_TICK_MS, 100, 3_600_000);
@@ -97,8 +120,29 @@ public record HwlbSettings(String innerSnitch,
         String state = text(lookup, "gossip_state", DEFAULT_GOSSIP_STATE).toUpperCase(Locale.ROOT);
         if (!state.matches("X([1-9]|10)"))
             throw bad("gossip_state", state, "one of X1 .. X10");
-        return new HwlbSettings(inner, enabled, cl, cache, tickMs, windowMs, staleAfterMs, staleRate,
-                                new PlanConfig(cap, spread), state);
+        CoordinatorRule d = CoordinatorRule.DEFAULT;
+        double weight = real(lookup, "latency_ewma_weight", d.latencyEwmaWeight(), 0.0, 1.0);
+        if (weight == 0.0)
+            throw bad("latency_ewma_weight", "0", "a number in (0, 1]");
+        CoordinatorRule rule = new CoordinatorRule((int) whole(lookup, "in_flight_threshold", d.inFlightThreshold(), 1, 1_000_000),
+                                                   (int) whole(lookup, "min_responses", d.minResponses(), 1, CoordinatorRule.MAX_MIN_RESPONSES),
+                                                   whole(lookup, "response_window_ms", d.responseWindowMs(), 1, 3_600_000),
+                                                   weight,
+                                                   real(lookup, "slow_factor", d.slowFactor(), 1.0, 1e6),
+                                                   real(lookup, "slow_margin_ms", d.slowMarginMs(), 0.0, 3_600_000.0),
+                                                   whole(lookup, "latency_memory_ms", d.latencyMemoryMs(), 1, 3_600_000),
+                                                   whole(lookup, "expiry_memory_ms", d.expiryMemoryMs(), 0, 3_600_000),
+                                                   real(lookup, "cold_hit_rate_gap", d.coldHitRateGap(), 0.0, 1.0),
+                                                   whole(lookup, "probe_interval_ms", d.probeIntervalMs(), 10, 3_600_000),
+                                                   whole(lookup, "probe_timeout_ms", d.probeTimeoutMs(), 10, 3_600_000));
+        return new HwlbSettings(inner, policy, cl, cache, tickMs, windowMs, staleAfterMs, staleRate,
+                                new PlanConfig(cap, spread), state, rule);
+    }
+
+    /** Whether the start policy draws with HWLB (hwlb or unified): the old {@code enabled}. */
+    public boolean enabled()
+    {
+        return policy.draws();
     }
 
     /** The defaults (no property set). */
@@ -112,7 +156,8 @@ public record HwlbSettings(String innerSnitch,
     {
         Map<String, String> m = new LinkedHashMap<>();
         m.put("inner_snitch", innerSnitch);
-        m.put("enabled", Boolean.toString(enabled));
+        m.put("policy", policy.label());
+        m.put("enabled", Boolean.toString(policy.draws()));
         m.put("read_cl", readCl.name());
         m.put("cache", cache.label());
         m.put("tick_ms", Long.toString(tickMs));
@@ -122,6 +167,17 @@ public record HwlbSettings(String innerSnitch,
         m.put("hit_rate_cap", Double.toString(plan.hitRateCap()));
         m.put("min_spread", Double.toString(plan.minSpread()));
         m.put("gossip_state", gossipState);
+        m.put("in_flight_threshold", Integer.toString(rule.inFlightThreshold()));
+        m.put("min_responses", Integer.toString(rule.minResponses()));
+        m.put("response_window_ms", Long.toString(rule.responseWindowMs()));
+        m.put("latency_ewma_weight", Double.toString(rule.latencyEwmaWeight()));
+        m.put("slow_factor", Double.toString(rule.slowFactor()));
+        m.put("slow_margin_ms", Double.toString(rule.slowMarginMs()));
+        m.put("latency_memory_ms", Long.toString(rule.latencyMemoryMs()));
+        m.put("expiry_memory_ms", Long.toString(rule.expiryMemoryMs()));
+        m.put("cold_hit_rate_gap", Double.toString(rule.coldHitRateGap()));
+        m.put("probe_interval_ms", Long.toString(rule.probeIntervalMs()));
+        m.put("probe_timeout_ms", Long.toString(rule.probeTimeoutMs()));
         return m;
     }
 
@@ -160,10 +216,10 @@ public record HwlbSettings(String innerSnitch,
         }
         catch (NumberFormatException e)
         {
-            throw bad(name, v, "a whole number of milliseconds in [" + min + ", " + max + "]");
+            throw bad(name, v, "a whole number in [" + min + ", " + max + "]");
         }
         if (x < min || x > max)
-            throw bad(name, v, "a whole number of milliseconds in [" + min + ", " + max + "]");
+            throw bad(name, v, "a whole number in [" + min + ", " + max + "]");
         return x;
     }
 

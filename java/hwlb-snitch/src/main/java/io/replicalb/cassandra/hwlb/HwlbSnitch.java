@@ -14,6 +14,7 @@ import javax.management.ObjectName;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import org.apache.cassandra.config.DatabaseDescriptor;
 import org.apache.cassandra.exceptions.ConfigurationException;
 import org.apache.cassandra.gms.ApplicationState;
 import org.apache.cassandra.gms.Gossiper;
@@ -21,17 +22,21 @@ import org.apache.cassandra.locator.IEndpointSnitch;
 import org.apache.cassandra.locator.InetAddressAndPort;
 import org.apache.cassandra.locator.Replica;
 import org.apache.cassandra.locator.ReplicaCollection;
+import org.apache.cassandra.net.MessagingService;
 import org.apache.cassandra.utils.FBUtilities;
 
 /**
  * Heat-weighted load balancing for Cassandra coordinators, as a snitch
- * ({@code endpoint_snitch: io.replicalb.cassandra.hwlb.HwlbSnitch}, {@code dynamic_snitch: false}).
+ * ({@code endpoint_snitch: io.replicalb.cassandra.hwlb.HwlbSnitch}; {@code dynamic_snitch} may
+ * stay on: once started the plug-in puts itself or, for policy {@code dynamic-snitch}, a fresh
+ * DynamicEndpointSnitch on the read path, see {@link SnitchInstaller}).
  *
  * <p>Racks, datacenters and everything but the read order come from an inner snitch
  * ({@code replica_lb.hwlb.inner_snitch}). {@link #sortedByProximity} puts first the k replicas
  * drawn from this coordinator's HWLB row, so that every replica sees the same cache misses per
- * second (see {@link ReplicaRouter}); when HWLB is off or steps aside the order is exactly the
- * inner snitch's. Once gossip starts the plug-in publishes its hit rate by gossip, reads the
+ * second (see {@link ReplicaRouter}); policy {@code unified} (the default) also passes over
+ * silent, expired and slow replicas ({@link CoordinatorHealth}); when HWLB is off or steps
+ * aside the order is exactly the inner snitch's. Once gossip starts the plug-in publishes its hit rate by gossip, reads the
  * peers', registers the {@code replica_lb} virtual tables and the MBean
  * {@code io.replicalb:type=HwlbSnitch}. Configuration: JVM system properties
  * {@code replica_lb.hwlb.*} ({@link HwlbSettings}).
@@ -49,6 +54,7 @@ public class HwlbSnitch implements IEndpointSnitch
     private final InetAddressAndPort local;
     private final HwlbSwitch control;
     private final HwlbCounters counters = new HwlbCounters();
+    private final CoordinatorHealth health;
     private final PeerDirectory directory;
     private final ReplicaRouter router;
     private final HwlbControl surface;
@@ -73,14 +79,15 @@ public class HwlbSnitch implements IEndpointSnitch
         this.settings = settings;
         this.inner = inner != null ? inner : constructInner(settings.innerSnitch());
         this.local = local;
-        this.control = new HwlbSwitch(settings.enabled(), settings.readCl());
+        this.control = new HwlbSwitch(settings.policy(), settings.readCl());
         this.directory = new PeerDirectory(local, settings.staleAfterMs() * 1_000_000L, settings.staleRate(), System.nanoTime());
-        this.router = new ReplicaRouter(this.inner, local, control, directory, settings.plan(), counters);
+        this.health = new CoordinatorHealth(settings.rule());
+        this.router = new ReplicaRouter(this.inner, local, control, directory, settings.plan(), counters, health);
         this.surface = new HwlbControl(settings, control, counters, directory, local);
-        logger.info("HWLB snitch: inner {}, enabled {}, read_cl {}, cache {}, tick {} ms, window {} ms, stale after {} ms (rate {}), cap {}, min spread {}, gossip state {}",
-                    this.inner.getClass().getName(), settings.enabled(), settings.readCl(), settings.cache().label(), settings.tickMs(),
+        logger.info("HWLB snitch: inner {}, policy {}, read_cl {}, cache {}, tick {} ms, window {} ms, stale after {} ms (rate {}), cap {}, min spread {}, gossip state {}, {}",
+                    this.inner.getClass().getName(), settings.policy().label(), settings.readCl(), settings.cache().label(), settings.tickMs(),
                     settings.windowMs(), settings.staleAfterMs(), settings.staleRate(), settings.plan().hitRateCap(),
-                    settings.plan().minSpread(), settings.gossipState());
+                    settings.plan().minSpread(), settings.gossipState(), settings.rule());
     }
 
     private static HwlbSettings settingsOrFail()
@@ -142,6 +149,18 @@ public class HwlbSnitch implements IEndpointSnitch
     public PeerDirectory directory()
     {
         return directory;
+    }
+
+    /** unified's coordinator rule and its signals. */
+    public CoordinatorHealth health()
+    {
+        return health;
+    }
+
+    /** The run-time switch. */
+    public HwlbSwitch switchControl()
+    {
+        return control;
     }
 
     /** The configuration. */
@@ -213,7 +232,8 @@ public class HwlbSnitch implements IEndpointSnitch
     /**
      * Gossip is about to start (the schema is loaded, clients are not served yet): the inner
      * snitch's hook, then the plug-in starts: marker in gossip, subscriber, tick and poll,
-     * virtual tables, MBean.
+     * latency feed and probes, virtual tables, MBean, and the snitch the policy needs on the
+     * read path (the DynamicEndpointSnitch Cassandra may have wrapped it in taken out).
      */
     @Override
     public void gossiperStarting()
@@ -231,7 +251,7 @@ public class HwlbSnitch implements IEndpointSnitch
             throw fail("HWLB snitch: " + e.getMessage(), e);
         }
         ApplicationState state = ApplicationState.valueOf(settings.gossipState());
-        GossipBridge bridge = new GossipBridge(state, directory, inner, local);
+        GossipBridge bridge = new GossipBridge(state, directory, inner, local, this::livenessChanged);
         bridge.publish(GossipValue.marker());
         Gossiper.instance.register(bridge);
         long now = System.nanoTime();
@@ -244,11 +264,26 @@ public class HwlbSnitch implements IEndpointSnitch
         });
         ex.scheduleAtFixedRate(() -> guarded("tick", () -> rate.tick(System.nanoTime())), settings.tickMs(), settings.tickMs(), TimeUnit.MILLISECONDS);
         ex.scheduleWithFixedDelay(() -> guarded("poll", bridge::poll), POLL_MS, POLL_MS, TimeUnit.MILLISECONDS);
+        MessagingService.instance().latencySubscribers.subscribe(new LatencyFeed(directory, health, DatabaseDescriptor.getReadRpcTimeout(TimeUnit.NANOSECONDS)));
+        HealthProber prober = new HealthProber(directory, health, new CassandraProbes(), counters, settings.rule(), System::nanoTime);
+        long probeMs = settings.rule().probeIntervalMs();
+        ex.scheduleWithFixedDelay(() -> guarded("probe", prober::tick), probeMs, probeMs, TimeUnit.MILLISECONDS);
         executor = ex;
         HwlbTables.register(surface);
         registerMBean();
+        CassandraSnitches node = new CassandraSnitches();
+        SnitchInstaller installer = new SnitchInstaller(this, inner, node, node);
+        control.listen(policy -> guarded("snitch install", () -> installer.apply(policy)));
         logger.info("HWLB snitch started: cache {} measured, rate in gossip state {}, virtual keyspace {}, MBean {}",
                     probe.kind().label(), state, HwlbTables.KEYSPACE, MBEAN_NAME);
+    }
+
+    /** A peer went down, came up or restarted: unified forgets its signals. */
+    private void livenessChanged(InetAddressAndPort endpoint)
+    {
+        int id = directory.view().id(endpoint);
+        if (id >= 0)
+            health.reset(id);
     }
 
     private static void guarded(String what, Runnable task)

@@ -1,23 +1,33 @@
 package io.replicalb.cassandra.hwlb;
 
+import java.util.function.Consumer;
+
 /**
- * The run-time switch: whether HWLB is on and the consistency level it plans for. Both live in
- * one immutable {@link Mode} behind a volatile field, so the request path reads them with one
- * load and never sees half a change. Written by the settings table and the MBean.
+ * The run-time switch: the coordinator policy and the consistency level reads are planned for.
+ * Both live in one immutable {@link Mode} behind a volatile field, so the request path reads
+ * them with one load and never sees half a change. Written by the settings table and the MBean;
+ * a policy change is handed to the listener (the snitch installer) while the switch is held, so
+ * changes apply in order.
  */
 public final class HwlbSwitch
 {
     /** One consistent pair of switch values. */
-    public record Mode(boolean enabled, ReadConsistency readCl)
+    public record Mode(CoordinatorPolicy policy, ReadConsistency readCl)
     {
+        /** Whether the plug-in draws with HWLB (policy hwlb or unified): the old {@code enabled}. */
+        public boolean enabled()
+        {
+            return policy.draws();
+        }
     }
 
     private volatile Mode mode;
+    private Consumer<CoordinatorPolicy> listener = p -> {};
 
     /** A switch starting at the given values. */
-    public HwlbSwitch(boolean enabled, ReadConsistency readCl)
+    public HwlbSwitch(CoordinatorPolicy policy, ReadConsistency readCl)
     {
-        this.mode = new Mode(enabled, readCl);
+        this.mode = new Mode(policy, readCl);
     }
 
     /** The current values. */
@@ -26,15 +36,29 @@ public final class HwlbSwitch
         return mode;
     }
 
-    /** Switches HWLB on or off. */
-    public synchronized void setEnabled(boolean enabled)
+    /** Sets who is told of policy changes (once the node runs), and tells it the current policy. */
+    public synchronized void listen(Consumer<CoordinatorPolicy> listener)
     {
-        mode = new Mode(enabled, mode.readCl());
+        this.listener = listener;
+        listener.accept(mode.policy());
+    }
+
+    /** Changes the coordinator policy. */
+    public synchronized void setPolicy(CoordinatorPolicy policy)
+    {
+        mode = new Mode(policy, mode.readCl());
+        listener.accept(policy);
+    }
+
+    /** The old switch: true = hwlb, false = naive. */
+    public void setEnabled(boolean enabled)
+    {
+        setPolicy(enabled ? CoordinatorPolicy.HWLB : CoordinatorPolicy.NAIVE);
     }
 
     /** Changes the consistency level reads are planned for. */
     public synchronized void setReadCl(ReadConsistency readCl)
     {
-        mode = new Mode(mode.enabled(), readCl);
+        mode = new Mode(mode.policy(), readCl);
     }
 }

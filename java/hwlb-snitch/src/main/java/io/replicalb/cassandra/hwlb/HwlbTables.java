@@ -22,7 +22,7 @@ import org.apache.cassandra.schema.TableMetadata;
  * The virtual keyspace {@code replica_lb_hwlb} (apart from the data keyspace {@code replica_lb}
  * that replica-lb's load generator writes): {@code node} (this node's switch, rate and counters),
  * {@code peers} (what this coordinator knows of each node and how often it chose it) and
- * {@code settings} (every setting; {@code enabled}, {@code read_cl} and
+ * {@code settings} (every setting; {@code policy}, {@code enabled}, {@code read_cl} and
  * {@code reset_counters} writable with UPDATE). Node-local, like every virtual table: a client
  * asks each node separately.
  */
@@ -69,6 +69,7 @@ public final class HwlbTables
         {
             super(table("node", "HWLB on this node: switch, hit rate, counters")
                   .addPartitionKeyColumn("node", UTF8Type.instance)
+                  .addRegularColumn("policy", UTF8Type.instance)
                   .addRegularColumn("enabled", BooleanType.instance)
                   .addRegularColumn("read_cl", UTF8Type.instance)
                   .addRegularColumn("cache", UTF8Type.instance)
@@ -82,6 +83,9 @@ public final class HwlbTables
                   .addRegularColumn("draws", LongType.instance)
                   .addRegularColumn("stepped_aside", LongType.instance)
                   .addRegularColumn("plan_recomputes", LongType.instance)
+                  .addRegularColumn("fallbacks", LongType.instance)
+                  .addRegularColumn("passed_over", LongType.instance)
+                  .addRegularColumn("probes", LongType.instance)
                   .build());
             this.c = c;
         }
@@ -92,6 +96,7 @@ public final class HwlbTables
             HwlbCounters.Totals t = c.counters().totals();
             SimpleDataSet result = new SimpleDataSet(metadata());
             result.row(c.nodeName())
+                  .column("policy", c.getPolicy())
                   .column("enabled", c.isEnabled())
                   .column("read_cl", c.getReadCl())
                   .column("cache", c.getCache())
@@ -104,7 +109,10 @@ public final class HwlbTables
                   .column("remote_reads", t.get(HwlbCounters.REMOTE_READS))
                   .column("draws", t.get(HwlbCounters.DRAWS))
                   .column("stepped_aside", t.get(HwlbCounters.STEPPED_ASIDE))
-                  .column("plan_recomputes", t.planRecomputes());
+                  .column("plan_recomputes", t.planRecomputes())
+                  .column("fallbacks", t.get(HwlbCounters.FALLBACKS))
+                  .column("passed_over", t.get(HwlbCounters.PASSED_OVER))
+                  .column("probes", c.getProbes());
             return result;
         }
     }
@@ -156,7 +164,7 @@ public final class HwlbTables
 
         SettingsTable(HwlbControl c)
         {
-            super(table("settings", "HWLB settings; enabled, read_cl and reset_counters are writable")
+            super(table("settings", "HWLB settings; policy, enabled, read_cl and reset_counters are writable")
                   .addPartitionKeyColumn("name", UTF8Type.instance)
                   .addRegularColumn("value", UTF8Type.instance)
                   .build());

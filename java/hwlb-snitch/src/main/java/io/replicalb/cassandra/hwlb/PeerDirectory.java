@@ -25,6 +25,7 @@ public final class PeerDirectory
     private boolean[] live = new boolean[0];
     private boolean[] localDc = new boolean[0];
     private boolean[] present = new boolean[0];
+    private boolean[] notUnderstood = new boolean[0];
     /** When each node was last heard alive through gossip, ns (Long.MIN_VALUE: never). */
     private long[] heardNs = new long[0];
     private final int localId;
@@ -75,6 +76,7 @@ public final class PeerDirectory
         localDc = Arrays.copyOf(localDc, next + 1);
         present = Arrays.copyOf(present, next + 1);
         present[next] = true;
+        notUnderstood = Arrays.copyOf(notUnderstood, next + 1);
         heardNs = Arrays.copyOf(heardNs, next + 1);
         heardNs[next] = Long.MIN_VALUE;
         // A node never heard of counts as supported with no rate (0.0) until gossip says more.
@@ -127,12 +129,28 @@ public final class PeerDirectory
      */
     public synchronized void observe(InetAddressAndPort endpoint, long heardNs, boolean alive, boolean supported, boolean sameDc, long nowNs)
     {
+        observe(endpoint, heardNs, alive, supported, false, sameDc, nowNs);
+    }
+
+    /**
+     * {@link #observe(InetAddressAndPort, long, boolean, boolean, boolean, long)}, and whether
+     * the peer's value is one this plug-in does not understand (then its rate is unknown, as
+     * for a peer without the plug-in, and HWLB orders fall back to the inner order).
+     */
+    public synchronized void observe(InetAddressAndPort endpoint, long heardNs, boolean alive, boolean supported, boolean garbled,
+                                     boolean sameDc, long nowNs)
+    {
         int id = register(endpoint);
         if (id == localId)
             return;
         present[id] = true;
         noteHeard(id, heardNs);
-        rates.setSupported(id, supported);
+        rates.setSupported(id, supported && !garbled);
+        if (notUnderstood[id] != garbled)
+        {
+            notUnderstood[id] = garbled;
+            dirty = true;
+        }
         rates.heard(id, heardNs, nowNs);
         rates.setDown(id, !alive);
         if (live[id] != alive || localDc[id] != sameDc)
@@ -234,7 +252,7 @@ public final class PeerDirectory
             return;
         if (idsChanged)
             publishedIds = Map.copyOf(ids);
-        view = new PeerView(++viewVersion, localId, publishedIds, effective, live.clone(), localDc.clone());
+        view = new PeerView(++viewVersion, localId, publishedIds, effective, live.clone(), localDc.clone(), notUnderstood.clone());
     }
 
     private static boolean sameDoubles(PeerView old, double[] effective)
@@ -250,7 +268,7 @@ public final class PeerDirectory
     private boolean sameFlags(PeerView old)
     {
         for (int i = 0; i < live.length; i++)
-            if (old.live(i) != live[i] || old.localDc(i) != localDc[i])
+            if (old.live(i) != live[i] || old.localDc(i) != localDc[i] || old.notUnderstood(i) != notUnderstood[i])
                 return false;
         return true;
     }

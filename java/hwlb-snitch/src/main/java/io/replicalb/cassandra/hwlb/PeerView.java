@@ -20,9 +20,12 @@ public final class PeerView
     private final double[] effective;
     private final boolean[] live;
     private final boolean[] localDc;
+    private final boolean[] notUnderstood;
 
-    PeerView(long version, int localId, Map<InetAddressAndPort, Integer> ids, double[] effective, boolean[] live, boolean[] localDc)
+    PeerView(long version, int localId, Map<InetAddressAndPort, Integer> ids, double[] effective, boolean[] live, boolean[] localDc,
+             boolean[] notUnderstood)
     {
+        this.notUnderstood = notUnderstood;
         this.version = version;
         this.localId = localId;
         this.ids = ids;
@@ -54,6 +57,12 @@ public final class PeerView
     public boolean localDc(int id)
     {
         return localDc[id];
+    }
+
+    /** Whether node {@code id} gossips a value this plug-in does not understand (its rate counts as unknown). */
+    public boolean notUnderstood(int id)
+    {
+        return notUnderstood[id];
     }
 
     /** The number of ids handed out. */

@@ -13,7 +13,9 @@ import org.apache.cassandra.locator.SimpleSnitch;
 
 /**
  * The request path: orders a read's replicas so that the first k (the ones Cassandra contacts)
- * are drawn from this coordinator's HWLB row, the rest after them in the inner snitch's order.
+ * are drawn from this coordinator's HWLB row, the rest after them in the inner snitch's order;
+ * for unified, replicas passed over by {@link CoordinatorHealth} are left out of the draw and
+ * put last.
  *
  * <p>Per call: one volatile read of the switch and one of the {@link PeerView}; the replicas'
  * ids from the view; the live replicas in scope sorted by id (the canonical order); the plan
@@ -34,6 +36,8 @@ public final class ReplicaRouter
     private final PeerDirectory directory;
     private final PlanConfig config;
     private final HwlbCounters counters;
+    private final CoordinatorHealth health;
+    private final FallbackLog fallbackLog = new FallbackLog();
     private final PlanTable plans = new PlanTable();
     private final ThreadLocal<Scratch> scratch;
 
@@ -46,10 +50,12 @@ public final class ReplicaRouter
      * @param directory what is known of the nodes
      * @param config the plan's cap and minimum spread
      * @param counters where calls are counted
+     * @param health unified's coordinator rule and its signals (sends are counted into it)
      */
     public ReplicaRouter(IEndpointSnitch inner, InetAddressAndPort local, HwlbSwitch control, PeerDirectory directory,
-                         PlanConfig config, HwlbCounters counters)
+                         PlanConfig config, HwlbCounters counters, CoordinatorHealth health)
     {
+        this.health = health;
         this.inner = inner;
         this.innerSortsByComparator = sortsByComparator(inner);
         this.local = local;
@@ -89,8 +95,11 @@ public final class ReplicaRouter
         int[] idAt = new int[8];
         boolean[] inScope = new boolean[8];
         boolean[] chosenAt = new boolean[8];
+        boolean[] backAt = new boolean[8];
         int[] cand = new int[8];
         int[] candPos = new int[8];
+        double[] candRate = new double[8];
+        double[] latency = new double[8];
         int size;
         /**
          * Endpoint to id, by identity, direct-mapped: Cassandra hands out the same endpoint
@@ -128,8 +137,11 @@ public final class ReplicaRouter
                 idAt = new int[n];
                 inScope = new boolean[n];
                 chosenAt = new boolean[n];
+                backAt = new boolean[n];
                 cand = new int[n];
                 candPos = new int[n];
+                candRate = new double[n];
+                latency = new double[n];
             }
         }
 
@@ -148,12 +160,16 @@ public final class ReplicaRouter
             {
                 replicas[i] = null;
                 chosenAt[i] = false;
+                backAt[i] = false;
             }
             size = 0;
         }
     }
 
-    /** Drawn replicas first; among equals, the inner snitch's comparator (or the given order). */
+    /**
+     * Drawn replicas first, passed-over ones last; among equals, the inner snitch's comparator
+     * (or the given order).
+     */
     private static final class ChosenFirst implements Comparator<Replica>
     {
         private final Scratch s;
@@ -173,30 +189,62 @@ public final class ReplicaRouter
         {
             int pa = s.positionOf(a);
             int pb = s.positionOf(b);
-            boolean ca = pa >= 0 && s.chosenAt[pa];
-            boolean cb = pb >= 0 && s.chosenAt[pb];
-            if (ca != cb)
-                return ca ? -1 : 1;
+            int ra = pa < 0 ? 1 : s.chosenAt[pa] ? 0 : s.backAt[pa] ? 2 : 1;
+            int rb = pb < 0 ? 1 : s.chosenAt[pb] ? 0 : s.backAt[pb] ? 2 : 1;
+            if (ra != rb)
+                return ra < rb ? -1 : 1;
             return tieByInner ? inner.compareEndpoints(address, a, b) : 0;
         }
     }
 
     /**
      * The order for {@code replicas} as seen from {@code address}: the inner snitch's when
-     * {@code address} is not this node, HWLB is off or steps aside; else k replicas drawn from
-     * this coordinator's row first (in the inner order among themselves), the rest after in the
-     * inner order.
+     * {@code address} is not this node, the policy is naive or dynamic-snitch, or HWLB steps
+     * aside; for hwlb k replicas drawn from this coordinator's row first (in the inner order
+     * among themselves), the rest after in the inner order; for unified the same draw over the
+     * replicas {@link CoordinatorHealth} does not pass over, the passed-over ones last. Any
+     * exception inside the plug-in's ordering gives the inner order, counted in
+     * {@code fallbacks}.
      */
     public <C extends ReplicaCollection<? extends C>> C sortedByProximity(InetAddressAndPort address, C replicas)
     {
         if (!local.equals(address))
             return inner.sortedByProximity(address, replicas);
-        int size = replicas.size();
         // One replica (local system tables) leaves nothing to balance: not counted.
-        if (size < 2)
+        if (replicas.size() < 2)
             return inner.sortedByProximity(address, replicas);
         HwlbSwitch.Mode mode = control.mode();
+        if (!mode.policy().pluginOrders())
+            return inner.sortedByProximity(address, replicas);
         Scratch s = scratch.get();
+        try
+        {
+            // The clock is read only where the rule needs it (unified).
+            long nowNs = mode.policy() == CoordinatorPolicy.UNIFIED ? System.nanoTime() : 0L;
+            return order(address, replicas, mode, s, -1, Double.NaN, nowNs, true);
+        }
+        catch (RuntimeException | AssertionError e)
+        {
+            s.clear();
+            s.stripe.count(HwlbCounters.FALLBACKS);
+            fallbackLog.report(e);
+            return inner.sortedByProximity(address, replicas);
+        }
+    }
+
+    /**
+     * The order with k and the draw's uniform number given, at {@code nowNs} (tests replaying
+     * the shared traces): no send is counted, nothing is caught.
+     */
+    <C extends ReplicaCollection<? extends C>> C orderFor(InetAddressAndPort address, C replicas, int k, double unit, long nowNs)
+    {
+        return order(address, replicas, control.mode(), scratch.get(), k, unit, nowNs, false);
+    }
+
+    private <C extends ReplicaCollection<? extends C>> C order(InetAddressAndPort address, C replicas, HwlbSwitch.Mode mode, Scratch s,
+                                                               int kGiven, double unit, long nowNs, boolean countSends)
+    {
+        int size = replicas.size();
         HwlbCounters.Stripe stripe = s.stripe;
         stripe.count(HwlbCounters.COORDINATED);
         if (size > MAX_REPLICAS)
@@ -210,6 +258,7 @@ public final class ReplicaRouter
         s.ensure(size);
         s.size = size;
         boolean plannable = true;
+        boolean garbled = false;
         int inScope = 0;
         int live = 0;
         for (int i = 0; i < size; i++)
@@ -234,18 +283,44 @@ public final class ReplicaRouter
             inScope++;
             if (!view.live(id))
                 continue;
+            if (view.notUnderstood(id))
+                garbled = true;
             s.cand[live] = id;
             s.candPos[live] = i;
+            s.candRate[live] = view.effective(id);
             live++;
         }
-        int k = Math.min(cl.blockFor(inScope), Math.max(inScope, 1));
+        int k = kGiven >= 0 ? kGiven : Math.min(cl.blockFor(inScope), Math.max(inScope, 1));
+        // unified: pass over the silent, expired and slow (not cold) live replicas.
+        long passed = 0L;
+        if (mode.policy() == CoordinatorPolicy.UNIFIED && live > 0)
+        {
+            passed = health.passedOver(s.cand, s.candRate, live, view.localId, nowNs, s.latency);
+            if (passed != 0L)
+            {
+                stripe.count(HwlbCounters.PASSED_OVER);
+                int h = 0;
+                for (int j = 0; j < live; j++)
+                {
+                    if ((passed & (1L << j)) != 0)
+                    {
+                        s.backAt[s.candPos[j]] = true;
+                        continue;
+                    }
+                    s.cand[h] = s.cand[j];
+                    s.candPos[h] = s.candPos[j];
+                    h++;
+                }
+                live = h;
+            }
+        }
         if (!mode.enabled() || !plannable || k >= live)
         {
             if (mode.enabled())
-                stripe.count(HwlbCounters.STEPPED_ASIDE);
-            return innerOrder(address, replicas, s, view, k);
+                stripe.count(garbled ? HwlbCounters.FALLBACKS : HwlbCounters.STEPPED_ASIDE);
+            return passed == 0L ? innerOrder(address, replicas, s, view, k, countSends) : rankedOrder(address, replicas, s, view, k, countSends);
         }
-        // Canonical order: by node id (insertion sort; a handful of replicas).
+        // Canonical order: by node id (the coordinator's is 0; insertion sort, a handful of replicas).
         int[] cand = s.cand;
         int[] candPos = s.candPos;
         for (int a = 1; a < live; a++)
@@ -271,10 +346,12 @@ public final class ReplicaRouter
             plan = revalidate(slot, plan, view);
         if (!plan.active())
         {
-            stripe.count(HwlbCounters.STEPPED_ASIDE);
-            return innerOrder(address, replicas, s, view, k);
+            stripe.count(garbled ? HwlbCounters.FALLBACKS : HwlbCounters.STEPPED_ASIDE);
+            return passed == 0L ? innerOrder(address, replicas, s, view, k, countSends) : rankedOrder(address, replicas, s, view, k, countSends);
         }
-        long mask = plan.sampler.sampleMask(k, ThreadLocalRandom.current().nextDouble());
+        double u = Double.isNaN(unit) ? ThreadLocalRandom.current().nextDouble() : unit;
+        long mask = plan.sampler.sampleMask(k, u);
+        assert Long.bitCount(mask) == k : "the draw gives k distinct replicas";
         stripe.count(HwlbCounters.DRAWS);
         int localId = view.localId;
         long localReads = 0;
@@ -288,6 +365,8 @@ public final class ReplicaRouter
                 s.chosenAt[candPos[j]] = true;
                 stripe.chosen(id);
                 stripe.firstK(id);
+                if (countSends)
+                    health.sent(id);
                 if (id == localId)
                     localReads++;
             }
@@ -296,18 +375,51 @@ public final class ReplicaRouter
         stripe.add(HwlbCounters.REMOTE_READS, k - localReads);
         ChosenFirst cmp = s.comparator;
         cmp.address = address;
-        C ordered = innerSortsByComparator
-                    ? replicas.sorted(cmp)
-                    : inner.sortedByProximity(address, replicas).sorted(cmp);
-        cmp.address = null;
-        s.clear();
-        return ordered;
+        try
+        {
+            return innerSortsByComparator
+                   ? replicas.sorted(cmp)
+                   : inner.sortedByProximity(address, replicas).sorted(cmp);
+        }
+        finally
+        {
+            cmp.address = null;
+            s.clear();
+        }
     }
 
     /** The inner snitch's order, counting its first k live replicas in scope. */
-    private <C extends ReplicaCollection<? extends C>> C innerOrder(InetAddressAndPort address, C replicas, Scratch s, PeerView view, int k)
+    private <C extends ReplicaCollection<? extends C>> C innerOrder(InetAddressAndPort address, C replicas, Scratch s, PeerView view, int k,
+                                                                    boolean countSends)
     {
         C ordered = inner.sortedByProximity(address, replicas);
+        countFirstK(ordered, s, view, k, countSends);
+        return ordered;
+    }
+
+    /** The inner order with the passed-over replicas last (no draw), counting its first k. */
+    private <C extends ReplicaCollection<? extends C>> C rankedOrder(InetAddressAndPort address, C replicas, Scratch s, PeerView view, int k,
+                                                                     boolean countSends)
+    {
+        ChosenFirst cmp = s.comparator;
+        cmp.address = address;
+        C ordered;
+        try
+        {
+            ordered = innerSortsByComparator
+                      ? replicas.sorted(cmp)
+                      : inner.sortedByProximity(address, replicas).sorted(cmp);
+        }
+        finally
+        {
+            cmp.address = null;
+        }
+        countFirstK(ordered, s, view, k, countSends);
+        return ordered;
+    }
+
+    private void countFirstK(ReplicaCollection<?> ordered, Scratch s, PeerView view, int k, boolean countSends)
+    {
         HwlbCounters.Stripe stripe = s.stripe;
         int counted = 0;
         int n = ordered.size();
@@ -321,10 +433,11 @@ public final class ReplicaRouter
                 continue;
             counted++;
             stripe.firstK(id);
+            if (countSends)
+                health.sent(id);
             stripe.count(id == view.localId ? HwlbCounters.LOCAL_READS : HwlbCounters.REMOTE_READS);
         }
         s.clear();
-        return ordered;
     }
 
     /** Checks a slot's plan against {@code view}: kept if its rates still hold, else recomputed. */

@@ -22,9 +22,13 @@ class RouterTest
     /** Inner order by rank: .23 before .22 before .21 (after the target). */
     private static final Map<Integer, Integer> RANK = Map.of(21, 3, 22, 2, 23, 1, 24, 0);
 
+    /** A snitch in policy hwlb (these tests check HWLB's draw; unified has its own tests) unless props say otherwise. */
     private static HwlbSnitch snitch(Map<String, String> props, org.apache.cassandra.locator.IEndpointSnitch inner)
     {
-        return new HwlbSnitch(HwlbSettings.parse(props::get), inner, ep(21));
+        Map<String, String> all = new java.util.HashMap<>(props);
+        if (!all.containsKey("enabled"))
+            all.putIfAbsent("policy", "hwlb");
+        return new HwlbSnitch(HwlbSettings.parse(all::get), inner, ep(21));
     }
 
     /** Peers .22 .. .(21 + peers) with the given rates (NaN: no plug-in), all alive; this node's rate. */

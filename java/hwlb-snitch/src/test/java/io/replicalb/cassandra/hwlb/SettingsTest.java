@@ -83,7 +83,7 @@ class SettingsTest
     void writableSettingsAreCheckedAndTheRestRefused() throws Exception
     {
         HwlbSettings settings = HwlbSettings.defaults();
-        HwlbSwitch sw = new HwlbSwitch(settings.enabled(), settings.readCl());
+        HwlbSwitch sw = new HwlbSwitch(settings.policy(), settings.readCl());
         org.apache.cassandra.locator.InetAddressAndPort me = TestCluster.ep(21);
         HwlbControl c = new HwlbControl(settings, sw, new HwlbCounters(), new PeerDirectory(me, 1_000_000_000L, 0.95, 0), me);
         c.write("enabled", "FALSE");

@@ -1,0 +1,403 @@
+//! The coordinator side of `unified`: which replicas a coordinator passes over, and the order
+//! it gives a read. The Cassandra plug-in (`java/hwlb-snitch`, `CoordinatorHealth` and
+//! `UnifiedOrder`) implements the same rule; `testdata/unified-coordinator-traces.json`
+//! (written and checked by `tests/unified_coordinator_traces.rs`) holds cases both must order
+//! identically.
+//!
+//! **The rule.** Only what a Cassandra coordinator sees without a patch feeds it: a send (a
+//! replica put among the first k), a reply with its latency, an expiry (a request that timed
+//! out), the number of messages pending on the outbound connection, a node going down or
+//! coming up (every signal of that node forgotten), and the hit rates HWLB plans with. A live
+//! replica other than the coordinator itself (its own reads do not go through messaging, so a
+//! Cassandra coordinator has no signals of them) is *passed over* when any of these holds:
+//!
+//! - **silent** (the Java driver's rule, [`crate::health`]): busy, that is
+//!   `max(unanswered, pending) >= in_flight_threshold` (10), where `unanswered` counts the
+//!   sends since its last reply (a reply sets it to 0, so it cannot drift when a send is not
+//!   answered through this feed), and fewer than `min_responses` (2) replies within the last
+//!   `response_window_ms` (200);
+//! - **expired**: its latest reply-or-expiry is an expiry, less than `expiry_memory_ms` (2000)
+//!   ago (a request that timed out is strong evidence; the first reply after it clears it);
+//! - **slow**: its latency average (an EWMA of reply latencies, weight `latency_ewma_weight`
+//!   0.05 on a new sample; restarted from the sample after `latency_memory_ms` without a reply)
+//!   is measured (last reply less than `latency_memory_ms`, 2000, ago) and
+//!   above `slow_factor` (3) times the lowest measured average among the other candidates *and*
+//!   above it by more than `slow_margin_ms` (5), unless it is **cold**: its hit rate is below
+//!   the warmest candidate's by more than `cold_hit_rate_gap` (0.1). HWLB already shrinks a cold
+//!   replica's share; passing it over for the slowness its cold cache causes would keep it from
+//!   ever warming.
+//!
+//! **The order** ([`coordinator_order`]). The healthy live replicas (those not passed over) are
+//! the candidates of HWLB's draw, exactly as if the passed-over ones were down: when more than
+//! k are healthy and HWLB is active over them (planned in the canonical order: the coordinator
+//! first, then by node id), k distinct replicas are drawn from this
+//! coordinator's row (the shares when it is not a replica) with the given uniform number, and
+//! come first in the inner order; every other replica that is not passed over follows in the
+//! inner order; the passed-over replicas come last, in the inner order, as a last resort. With
+//! k or fewer healthy replicas, or HWLB stepping aside, the healthy ones keep the inner order
+//! ahead of the passed-over ones.
+
+use crate::health::{Health, HealthRule};
+use crate::hwlb::{HwlbPlan, PlanConfig, SamplingRow};
+use crate::nodes::NodeTable;
+use crate::types::{NodeId, MAX_REPLICAS};
+
+/// The rule's parameters (see the [module docs](self)).
+#[derive(Clone, Copy, Debug)]
+pub struct CoordinatorRule {
+    /// The Java driver's part: busy threshold, answers needed, window.
+    pub health: HealthRule,
+    /// Weight of a new reply latency in the average.
+    pub latency_ewma_weight: f64,
+    /// Slow: average above this many times the fastest other candidate's.
+    pub slow_factor: f64,
+    /// Slow: and above it by more than this, ns.
+    pub slow_margin_ns: f64,
+    /// A latency average counts only while its last reply is younger than this, ns.
+    pub latency_memory_ns: u64,
+    /// An expiry passes a replica over for this long unless it answered since, ns.
+    pub expiry_memory_ns: u64,
+    /// Cold: hit rate below the warmest candidate's by more than this.
+    pub cold_hit_rate_gap: f64,
+}
+
+impl Default for CoordinatorRule {
+    fn default() -> Self {
+        CoordinatorRule {
+            health: HealthRule {
+                in_flight_threshold: 10,
+                min_responses: 2,
+                response_window_ns: 200_000_000,
+            },
+            latency_ewma_weight: 0.05,
+            slow_factor: 3.0,
+            slow_margin_ns: 5e6,
+            latency_memory_ns: 2_000_000_000,
+            expiry_memory_ns: 2_000_000_000,
+            cold_hit_rate_gap: 0.1,
+        }
+    }
+}
+
+/// What a coordinator knows of one replica's responsiveness.
+#[derive(Clone, Copy, Debug, Default)]
+struct Signals {
+    /// Sends since the last reply.
+    unanswered: u32,
+    /// Messages pending on the outbound connection, as last sampled.
+    pending: u32,
+    /// Average reply latency, ns (meaningful once `last_reply_ns` is set).
+    latency_ewma_ns: f64,
+    last_reply_ns: Option<u64>,
+    last_expiry_ns: Option<u64>,
+}
+
+/// The per-replica signals of the rule and the rule itself.
+#[derive(Clone, Debug)]
+pub struct CoordinatorHealth {
+    rule: CoordinatorRule,
+    signals: NodeTable<Signals>,
+    replies: Health,
+}
+
+impl CoordinatorHealth {
+    /// Nothing known yet.
+    pub fn new(rule: CoordinatorRule) -> Self {
+        assert!(
+            rule.latency_ewma_weight > 0.0 && rule.latency_ewma_weight <= 1.0,
+            "latency_ewma_weight in (0, 1]"
+        );
+        assert!(rule.slow_factor >= 1.0, "slow_factor at least 1");
+        CoordinatorHealth {
+            rule,
+            signals: NodeTable::new(),
+            replies: Health::new(rule.health),
+        }
+    }
+
+    /// The rule's parameters.
+    pub fn rule(&self) -> &CoordinatorRule {
+        &self.rule
+    }
+
+    /// `node` was put among the first k of a read.
+    #[inline]
+    pub fn sent(&mut self, node: NodeId) {
+        let s = self.signals.entry(node);
+        s.unanswered = s.unanswered.saturating_add(1);
+    }
+
+    /// `node` replied after `latency_ns`, at `now_ns`.
+    #[inline]
+    pub fn replied(&mut self, node: NodeId, latency_ns: u64, now_ns: u64) {
+        let (w, memory_ns) = (self.rule.latency_ewma_weight, self.rule.latency_memory_ns);
+        let s = self.signals.entry(node);
+        s.unanswered = 0;
+        let sample = latency_ns as f64;
+        // An average no longer measured (no reply for latency_memory) restarts from this one.
+        s.latency_ewma_ns = match s.last_reply_ns {
+            Some(last) if now_ns.saturating_sub(last) < memory_ns => s.latency_ewma_ns + w * (sample - s.latency_ewma_ns),
+            _ => sample,
+        };
+        s.last_reply_ns = Some(now_ns);
+        self.replies.responded(node, now_ns);
+    }
+
+    /// A request to `node` expired (timed out) at `now_ns`.
+    #[inline]
+    pub fn expired(&mut self, node: NodeId, now_ns: u64) {
+        self.signals.entry(node).last_expiry_ns = Some(now_ns);
+    }
+
+    /// `count` messages are pending on the outbound connection to `node`.
+    #[inline]
+    pub fn pending(&mut self, node: NodeId, count: u32) {
+        self.signals.entry(node).pending = count;
+    }
+
+    /// `node` went down or came up: everything known of it is forgotten.
+    pub fn reset(&mut self, node: NodeId) {
+        *self.signals.entry(node) = Signals::default();
+        self.replies.forget(node);
+    }
+
+    /// Silent: busy and fewer than `min_responses` replies in the window.
+    pub fn silent(&self, node: NodeId, now_ns: u64) -> bool {
+        let s = self.signals.value(node);
+        self.replies.is_unhealthy(node, s.unanswered.max(s.pending), now_ns)
+    }
+
+    /// Expired: the latest reply-or-expiry is a recent expiry.
+    pub fn expired_recently(&self, node: NodeId, now_ns: u64) -> bool {
+        let s = self.signals.value(node);
+        match s.last_expiry_ns {
+            Some(e) => s.last_reply_ns.is_none_or(|r| e > r) && now_ns.saturating_sub(e) < self.rule.expiry_memory_ns,
+            None => false,
+        }
+    }
+
+    /// The latency average of `node` when measured recently, ns.
+    pub fn latency_ns(&self, node: NodeId, now_ns: u64) -> Option<f64> {
+        let s = self.signals.value(node);
+        let last = s.last_reply_ns?;
+        (now_ns.saturating_sub(last) < self.rule.latency_memory_ns).then_some(s.latency_ewma_ns)
+    }
+
+    /// Which of `live` (a read's live replicas, with their hit rates: `None` when unknown) are
+    /// passed over at `now_ns`, as a bit mask over their positions. The coordinator `local`
+    /// never is.
+    pub fn passed_over(&self, live: &[NodeId], rates: &[Option<f64>], local: Option<NodeId>, now_ns: u64) -> u64 {
+        let n = live.len();
+        assert!(n <= MAX_REPLICAS && rates.len() == n);
+        let mut latency = [None; MAX_REPLICAS];
+        for (slot, &node) in latency.iter_mut().zip(live) {
+            *slot = self.latency_ns(node, now_ns);
+        }
+        let warmest = rates.iter().flatten().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mut mask = 0u64;
+        for (j, &node) in live.iter().enumerate() {
+            if Some(node) == local {
+                continue;
+            }
+            let cold = rates[j].is_some_and(|r| r < warmest - self.rule.cold_hit_rate_gap);
+            let slow = !cold && self.slow(j, &latency[..n]);
+            if slow || self.silent(node, now_ns) || self.expired_recently(node, now_ns) {
+                mask |= 1 << j;
+            }
+        }
+        mask
+    }
+
+    /// Slow: candidate `j`'s average well above the fastest other measured candidate's.
+    fn slow(&self, j: usize, latency: &[Option<f64>]) -> bool {
+        let Some(mine) = latency[j] else { return false };
+        let best = latency
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != j)
+            .filter_map(|(_, l)| *l)
+            .fold(f64::INFINITY, f64::min);
+        best.is_finite() && mine > self.rule.slow_factor * best && mine - best > self.rule.slow_margin_ns
+    }
+}
+
+/// One read to order at a coordinator.
+#[derive(Clone, Copy, Debug)]
+pub struct OrderRequest<'a> {
+    /// Every replica, in the inner (topology) order.
+    pub replicas: &'a [NodeId],
+    /// Whether each replica is live (same positions).
+    pub live: &'a [bool],
+    /// Each replica's hit rate as HWLB plans with it (`None`: unknown; same positions).
+    pub rates: &'a [Option<f64>],
+    /// The coordinator.
+    pub local: NodeId,
+    /// Replicas the read contacts.
+    pub k: usize,
+    /// The draw's uniform number in [0, 1).
+    pub unit: f64,
+}
+
+/// What [`coordinator_order`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OrderOutcome {
+    /// Whether HWLB drew the first k.
+    pub drawn: bool,
+    /// Replicas passed over.
+    pub passed_over: usize,
+}
+
+/// The order of `req.replicas` for one read (see the [module docs](self)), written to `out`.
+pub fn coordinator_order(
+    req: &OrderRequest<'_>,
+    health: &CoordinatorHealth,
+    config: &PlanConfig,
+    now_ns: u64,
+    out: &mut [NodeId; MAX_REPLICAS],
+) -> (usize, OrderOutcome) {
+    let n = req.replicas.len();
+    assert!(n <= MAX_REPLICAS && req.live.len() == n && req.rates.len() == n);
+    assert!((0.0..1.0).contains(&req.unit), "the draw's unit must be in [0, 1)");
+    // The live replicas, in the inner order.
+    let (mut live, mut live_rates, mut live_pos, mut m) = ([NodeId(0); MAX_REPLICAS], [None; MAX_REPLICAS], [0usize; MAX_REPLICAS], 0);
+    for j in 0..n {
+        if req.live[j] {
+            live[m] = req.replicas[j];
+            live_rates[m] = req.rates[j];
+            live_pos[m] = j;
+            m += 1;
+        }
+    }
+    let passed = health.passed_over(&live[..m], &live_rates[..m], Some(req.local), now_ns);
+    let mut back = [false; MAX_REPLICAS];
+    for i in 0..m {
+        if passed & (1 << i) != 0 {
+            back[live_pos[i]] = true;
+        }
+    }
+    // The healthy live replicas in canonical order (by id): HWLB's candidates.
+    let (mut healthy, mut rates, mut h) = ([NodeId(0); MAX_REPLICAS], [0.0; MAX_REPLICAS], 0);
+    let mut known = true;
+    for i in 0..m {
+        if passed & (1 << i) == 0 {
+            healthy[h] = live[i];
+            match live_rates[i] {
+                Some(r) => rates[h] = r,
+                None => known = false,
+            }
+            h += 1;
+        }
+    }
+    let mut chosen = [false; MAX_REPLICAS];
+    let mut drawn = false;
+    if known && h > req.k && req.k >= 1 {
+        let mut idx = [0usize; MAX_REPLICAS];
+        for (i, slot) in idx[..h].iter_mut().enumerate() {
+            *slot = i;
+        }
+        // Canonical order: the coordinator first, then by node id (the plug-in's directory ids).
+        idx[..h].sort_by_key(|&i| (healthy[i] != req.local, healthy[i]));
+        let (mut canon, mut canon_rates) = ([NodeId(0); MAX_REPLICAS], [0.0; MAX_REPLICAS]);
+        for (c, &i) in idx[..h].iter().enumerate() {
+            canon[c] = healthy[i];
+            canon_rates[c] = rates[i];
+        }
+        let plan = HwlbPlan::compute(&canon_rates[..h], req.k, config);
+        if plan.active() {
+            let row = match canon[..h].iter().position(|&x| x == req.local) {
+                Some(c) => SamplingRow::new(plan.row(c)),
+                None => SamplingRow::new(&plan.shares),
+            };
+            row.sample_each_unit(req.k, req.unit, |c| {
+                let pos = req.replicas.iter().position(|&x| x == canon[c]).expect("a candidate is a replica");
+                chosen[pos] = true;
+            });
+            drawn = true;
+        }
+    }
+    let mut len = 0;
+    for pass in 0..3 {
+        for j in 0..n {
+            let here = match pass {
+                0 => chosen[j],
+                1 => !chosen[j] && !back[j],
+                _ => back[j],
+            };
+            if here {
+                out[len] = req.replicas[j];
+                len += 1;
+            }
+        }
+    }
+    debug_assert_eq!(len, n);
+    (
+        len,
+        OrderOutcome {
+            drawn,
+            passed_over: passed.count_ones() as usize,
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn order(h: &CoordinatorHealth, live: &[bool], rates: &[Option<f64>], k: usize, unit: f64, now: u64) -> Vec<u16> {
+        let replicas = [NodeId(0), NodeId(1), NodeId(2)];
+        let req = OrderRequest {
+            replicas: &replicas,
+            live,
+            rates,
+            local: NodeId(0),
+            k,
+            unit,
+        };
+        let mut out = [NodeId(0); MAX_REPLICAS];
+        let (n, _) = coordinator_order(&req, h, &PlanConfig::default(), now, &mut out);
+        out[..n].iter().map(|x| x.0).collect()
+    }
+
+    #[test]
+    fn a_silent_replica_is_excluded_from_the_draw_and_comes_last() {
+        let mut h = CoordinatorHealth::new(CoordinatorRule::default());
+        let warm = [Some(0.9), Some(0.9), Some(0.9)];
+        for _ in 0..10 {
+            h.sent(NodeId(1));
+        }
+        assert!(h.silent(NodeId(1), 0));
+        assert_eq!(order(&h, &[true; 3], &warm, 2, 0.5, 0), vec![0, 2, 1]);
+        h.replied(NodeId(1), MS, 1);
+        assert!(!h.silent(NodeId(1), 1), "a reply resets the unanswered count");
+    }
+
+    #[test]
+    fn a_cold_replica_is_not_passed_over_for_being_slow() {
+        let mut h = CoordinatorHealth::new(CoordinatorRule::default());
+        for t in 1..5 {
+            h.replied(NodeId(0), MS, t * MS);
+            h.replied(NodeId(1), MS, t * MS);
+            h.replied(NodeId(2), 50 * MS, t * MS);
+        }
+        let live = [NodeId(0), NodeId(1), NodeId(2)];
+        assert_eq!(h.passed_over(&live, &[Some(0.9), Some(0.9), Some(0.9)], None, 5 * MS), 0b100);
+        assert_eq!(h.passed_over(&live, &[Some(0.9), Some(0.9), Some(0.2)], None, 5 * MS), 0);
+        assert_eq!(
+            h.passed_over(&live, &[Some(0.9), Some(0.9), Some(0.9)], Some(NodeId(2)), 5 * MS),
+            0,
+            "never the coordinator"
+        );
+    }
+
+    #[test]
+    fn an_expiry_passes_over_until_a_reply_or_the_memory_ends() {
+        let mut h = CoordinatorHealth::new(CoordinatorRule::default());
+        h.expired(NodeId(2), 10 * MS);
+        assert!(h.expired_recently(NodeId(2), 11 * MS));
+        assert!(!h.expired_recently(NodeId(2), 2_010 * MS));
+        h.replied(NodeId(2), MS, 12 * MS);
+        assert!(!h.expired_recently(NodeId(2), 13 * MS));
+    }
+}

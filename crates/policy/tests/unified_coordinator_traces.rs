@@ -1,0 +1,322 @@
+//! The shared decision traces of `unified`'s coordinator side:
+//! `testdata/unified-coordinator-traces.json` holds cases, each a sequence of events (sends,
+//! replies with their latency, expiries, pending counts, nodes going down and up, hit rates)
+//! and read orders asked for (replicas in the inner order, the coordinator, k and the draw's
+//! uniform number) with the order the Rust rule gives. The Cassandra plug-in's
+//! `UnifiedTracesTest` replays every case through the Java code and must give the same orders.
+//! This test checks the file is what the Rust code gives now; after a deliberate change of the
+//! rule, regenerate it with
+//! `REPLICA_LB_WRITE_TRACES=1 cargo test --release -p policy --test unified_coordinator_traces`.
+
+use policy::hwlb::PlanConfig;
+use policy::types::{NodeId, MAX_REPLICAS};
+use policy::unified::coordinator::{coordinator_order, CoordinatorHealth, CoordinatorRule, OrderRequest};
+use std::fmt::Write;
+use std::path::PathBuf;
+
+const NODES: usize = 4;
+
+fn traces_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/unified-coordinator-traces.json")
+}
+
+/// One case being written: the Rust rule's state and the case's JSON events so far.
+struct Case {
+    name: &'static str,
+    about: &'static str,
+    health: CoordinatorHealth,
+    live: [bool; NODES],
+    rates: [Option<f64>; NODES],
+    t_us: u64,
+    events: Vec<String>,
+    plans: usize,
+    passed_plans: usize,
+}
+
+impl Case {
+    fn new(name: &'static str, about: &'static str) -> Case {
+        Case {
+            name,
+            about,
+            health: CoordinatorHealth::new(CoordinatorRule::default()),
+            live: [true; NODES],
+            rates: [Some(0.9), Some(0.85), Some(0.82), Some(0.9)],
+            t_us: 0,
+            events: Vec::new(),
+            plans: 0,
+            passed_plans: 0,
+        }
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.t_us * 1000
+    }
+
+    fn at(&mut self, t_ms: u64) -> &mut Self {
+        assert!(t_ms * 1000 >= self.t_us, "time runs forward");
+        self.t_us = t_ms * 1000;
+        self
+    }
+
+    fn push(&mut self, body: String) {
+        self.events.push(format!("{{\"t_us\": {}, {}}}", self.t_us, body));
+    }
+
+    fn send(&mut self, node: u16, times: u32) -> &mut Self {
+        for _ in 0..times {
+            self.health.sent(NodeId(node));
+            self.push(format!("\"event\": \"send\", \"node\": {node}"));
+        }
+        self
+    }
+
+    fn reply(&mut self, node: u16, latency_us: u64) -> &mut Self {
+        let now = self.now_ns();
+        self.health.replied(NodeId(node), latency_us * 1000, now);
+        self.push(format!("\"event\": \"reply\", \"node\": {node}, \"latency_us\": {latency_us}"));
+        self
+    }
+
+    /// `node` sends and replies `times` times at `latency_us`.
+    fn traffic(&mut self, node: u16, times: u32, latency_us: u64) -> &mut Self {
+        for _ in 0..times {
+            self.send(node, 1).reply(node, latency_us);
+        }
+        self
+    }
+
+    fn expiry(&mut self, node: u16) -> &mut Self {
+        let now = self.now_ns();
+        self.health.expired(NodeId(node), now);
+        self.push(format!("\"event\": \"expiry\", \"node\": {node}"));
+        self
+    }
+
+    fn pending(&mut self, node: u16, count: u32) -> &mut Self {
+        self.health.pending(NodeId(node), count);
+        self.push(format!("\"event\": \"pending\", \"node\": {node}, \"count\": {count}"));
+        self
+    }
+
+    fn down(&mut self, node: u16) -> &mut Self {
+        self.live[node as usize] = false;
+        self.health.reset(NodeId(node));
+        self.push(format!("\"event\": \"down\", \"node\": {node}"));
+        self
+    }
+
+    fn up(&mut self, node: u16) -> &mut Self {
+        self.live[node as usize] = true;
+        self.health.reset(NodeId(node));
+        self.push(format!("\"event\": \"up\", \"node\": {node}"));
+        self
+    }
+
+    fn rates(&mut self, rates: [Option<f64>; NODES]) -> &mut Self {
+        self.rates = rates;
+        let text: Vec<String> = rates.iter().map(|r| r.map_or("null".to_string(), |x| format!("{x}"))).collect();
+        self.push(format!("\"event\": \"rates\", \"rates\": [{}]", text.join(", ")));
+        self
+    }
+
+    /// A read over `replicas` (inner order) at coordinator `local`, k, draw `unit`.
+    fn plan(&mut self, replicas: &[u16], local: u16, k: usize, unit: f64) -> &mut Self {
+        let ids: Vec<NodeId> = replicas.iter().map(|&r| NodeId(r)).collect();
+        let live: Vec<bool> = replicas.iter().map(|&r| self.live[r as usize]).collect();
+        let rates: Vec<Option<f64>> = replicas.iter().map(|&r| self.rates[r as usize]).collect();
+        let req = OrderRequest {
+            replicas: &ids,
+            live: &live,
+            rates: &rates,
+            local: NodeId(local),
+            k,
+            unit,
+        };
+        let mut out = [NodeId(0); MAX_REPLICAS];
+        let now = self.now_ns();
+        let (n, outcome) = coordinator_order(&req, &self.health, &PlanConfig::default(), now, &mut out);
+        let order: Vec<String> = out[..n].iter().map(|x| x.0.to_string()).collect();
+        let list: Vec<String> = replicas.iter().map(|r| r.to_string()).collect();
+        self.plans += 1;
+        if outcome.passed_over > 0 {
+            self.passed_plans += 1;
+        }
+        self.push(format!(
+            "\"event\": \"plan\", \"replicas\": [{}], \"local\": {local}, \"k\": {k}, \"u\": {unit}, \"expect\": [{}], \"drawn\": {}, \"passed_over\": {}",
+            list.join(", "),
+            order.join(", "),
+            outcome.drawn,
+            outcome.passed_over
+        ));
+        self
+    }
+
+    /// Warm steady traffic: every live node of 0..3 replies 5 times at 1 ms.
+    fn warm(&mut self) -> &mut Self {
+        for node in 0..3u16 {
+            if self.live[node as usize] {
+                self.traffic(node, 5, 1000);
+            }
+        }
+        self
+    }
+}
+
+fn cases() -> Vec<Case> {
+    const R: [u16; 3] = [0, 1, 2];
+    let mut out = Vec::new();
+
+    let mut c = Case::new("steady", "three warm replicas answering in 1 ms: HWLB's draw, nothing passed over");
+    c.warm().at(10);
+    for u in [0.05, 0.3, 0.55, 0.8, 0.97] {
+        c.plan(&R, 0, 2, u).plan(&R, 0, 1, u);
+    }
+    c.plan(&[2, 0, 1], 0, 2, 0.4).plan(&R, 3, 2, 0.4).plan(&R, 3, 1, 0.62);
+    c.rates([Some(0.9), Some(0.9), Some(0.9), Some(0.9)]).plan(&R, 0, 2, 0.3);
+    out.push(c);
+
+    let mut c = Case::new(
+        "paused",
+        "replica 1 pauses (GC): ten sends without a reply make it silent; its expiries keep it passed over; its first reply takes it back",
+    );
+    c.warm().at(100).traffic(0, 2, 1000).traffic(2, 2, 1000);
+    c.send(1, 9).plan(&R, 0, 2, 0.3).send(1, 1).plan(&R, 0, 2, 0.3);
+    c.at(250).traffic(0, 2, 1000).traffic(2, 2, 1000);
+    c.plan(&R, 0, 2, 0.9).plan(&R, 0, 1, 0.5).plan(&R, 1, 2, 0.2).plan(&R, 3, 1, 0.8);
+    c.at(5100).expiry(1).plan(&R, 0, 2, 0.3);
+    c.at(6000).plan(&R, 0, 1, 0.7);
+    c.at(6050).reply(1, 5_950_000).plan(&R, 0, 2, 0.3);
+    c.at(7000).send(1, 10).at(7100).plan(&R, 0, 2, 0.3);
+    c.at(7150).reply(1, 900).reply(1, 900).plan(&R, 0, 2, 0.3);
+    out.push(c);
+
+    let mut c = Case::new("slow", "replica 2 warm but answering in 40 ms against 1 ms: passed over; after two quiet seconds its average restarts and it is tried again, until slow again");
+    c.warm().traffic(2, 5, 40_000).at(20);
+    for u in [0.1, 0.6] {
+        c.plan(&R, 0, 2, u).plan(&R, 0, 1, u);
+    }
+    c.plan(&R, 2, 1, 0.45);
+    c.at(2100).traffic(0, 1, 1000).traffic(1, 1, 1000).plan(&R, 0, 2, 0.6);
+    c.traffic(2, 1, 9_000)
+        .plan(&R, 0, 2, 0.6)
+        .at(2200)
+        .traffic(2, 3, 40_000)
+        .plan(&R, 0, 2, 0.6);
+    out.push(c);
+
+    let mut c = Case::new("cold-restart", "replica 2 restarts with an empty cache (rate 0.1): slow but cold, so never passed over for it; HWLB shrinks its share; once warm (0.85) the same slowness passes it over");
+    c.warm().at(10).down(2).plan(&R, 0, 2, 0.3).at(2000).up(2);
+    c.rates([Some(0.9), Some(0.88), Some(0.1), Some(0.9)]);
+    c.traffic(2, 3, 30_000).traffic(0, 2, 1000).traffic(1, 2, 1000).at(2010);
+    for u in [0.02, 0.35, 0.7, 0.99] {
+        c.plan(&R, 0, 2, u).plan(&R, 2, 2, u).plan(&R, 1, 1, u);
+    }
+    c.rates([Some(0.9), Some(0.88), Some(0.85), Some(0.9)])
+        .plan(&R, 0, 2, 0.35)
+        .plan(&R, 0, 1, 0.9);
+    out.push(c);
+
+    let mut c = Case::new(
+        "comes-back",
+        "replica 1 goes down (last, never drawn), comes back: everything known of it forgotten, drawn again at once",
+    );
+    c.warm()
+        .send(1, 12)
+        .at(300)
+        .plan(&R, 0, 2, 0.5)
+        .down(1)
+        .plan(&R, 0, 2, 0.5)
+        .plan(&R, 0, 1, 0.5);
+    c.at(900).up(1).plan(&R, 0, 2, 0.5).plan(&R, 0, 1, 0.3);
+    out.push(c);
+
+    let mut c = Case::new(
+        "fewer-than-k",
+        "replica 1 silent and replica 2 slow at k = 2: one healthy replica, the passed-over ones after it in the inner order",
+    );
+    c.warm().traffic(2, 6, 60_000).send(1, 10).at(400);
+    c.plan(&R, 0, 2, 0.5)
+        .plan(&[2, 1, 0], 0, 2, 0.5)
+        .plan(&R, 0, 1, 0.5)
+        .plan(&R, 2, 3, 0.5);
+    c.send(0, 10).at(700).plan(&R, 0, 2, 0.5);
+    out.push(c);
+
+    let mut c = Case::new("pending", "messages pending on the connection to replica 2 count as in flight; a rate unknown (a peer without the plug-in) keeps the inner order, passing over still applies");
+    c.warm()
+        .at(300)
+        .pending(2, 15)
+        .plan(&R, 0, 2, 0.25)
+        .pending(2, 3)
+        .plan(&R, 0, 2, 0.25);
+    c.pending(2, 40)
+        .rates([Some(0.9), None, Some(0.82), Some(0.9)])
+        .plan(&R, 0, 2, 0.25)
+        .plan(&[1, 2, 0], 0, 2, 0.25);
+    c.pending(2, 0).plan(&[1, 2, 0], 0, 2, 0.25);
+    out.push(c);
+    out
+}
+
+fn render(cases: &[Case]) -> String {
+    let mut text = String::from(
+        "{\"about\": \"unified's coordinator side: events and the orders the Rust rule gives; the Java plug-in must give the same \
+         (crates/policy/tests/unified_coordinator_traces.rs writes it; times in microseconds)\",\n \"cases\": [\n",
+    );
+    for (i, c) in cases.iter().enumerate() {
+        let _ = write!(
+            text,
+            "  {{\"name\": \"{}\", \"about\": \"{}\", \"events\": [\n    {}\n  ]}}{}\n",
+            c.name,
+            c.about,
+            c.events.join(",\n    "),
+            if i + 1 < cases.len() { "," } else { "" }
+        );
+    }
+    text.push_str(" ]}\n");
+    text
+}
+
+#[test]
+fn the_traces_file_is_what_the_rust_rule_gives() {
+    let cases = cases();
+    for c in &cases {
+        assert!(c.plans > 0, "{}: no plan", c.name);
+    }
+    let passed: usize = cases.iter().map(|c| c.passed_plans).sum();
+    let plans: usize = cases.iter().map(|c| c.plans).sum();
+    assert!(
+        passed > 10 && passed < plans,
+        "the traces pass over in some plans only: {passed} of {plans}"
+    );
+    let text = render(&cases);
+    let path = traces_path();
+    if std::env::var_os("REPLICA_LB_WRITE_TRACES").is_some() {
+        std::fs::write(&path, &text).expect("write the traces");
+        return;
+    }
+    let on_disk = std::fs::read_to_string(&path).expect("testdata/unified-coordinator-traces.json exists");
+    assert!(
+        on_disk == text,
+        "the traces differ from the Rust rule's orders; after a deliberate change run \
+         REPLICA_LB_WRITE_TRACES=1 cargo test --release -p policy --test unified_coordinator_traces"
+    );
+}
+
+#[test]
+fn the_traces_cover_what_they_claim() {
+    let cases = cases();
+    let find = |name: &str| cases.iter().find(|c| c.name == name).expect("case exists");
+    let has = |c: &Case, needle: &str| c.events.iter().any(|e| e.contains(needle));
+    // Paused: the silent replica goes last; steady: never passed over.
+    assert!(has(find("paused"), "\"expect\": [0, 2, 1]"));
+    assert_eq!(find("steady").passed_plans, 0);
+    // Cold restart: slow and cold, not passed over while cold.
+    let cold = find("cold-restart");
+    assert!(cold.passed_plans >= 1 && cold.passed_plans < cold.plans);
+    // Fewer than k healthy: the first k include a passed-over replica.
+    assert!(has(
+        find("fewer-than-k"),
+        "\"k\": 2, \"u\": 0.5, \"expect\": [0, 1, 2], \"drawn\": false, \"passed_over\": 2"
+    ));
+}

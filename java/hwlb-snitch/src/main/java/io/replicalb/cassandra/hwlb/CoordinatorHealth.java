@@ -1,0 +1,262 @@
+package io.replicalb.cassandra.hwlb;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Arrays;
+
+/**
+ * {@code unified}'s coordinator rule: which replicas a coordinator passes over (a port of
+ * {@code crates/policy/src/unified/coordinator.rs}; the shared traces
+ * {@code testdata/unified-coordinator-traces.json} check both give the same orders).
+ *
+ * <p>Signals per node id: sends (a replica put among the first k), replies with their latency
+ * and expiries (Cassandra's latency feed, {@link LatencyFeed}, and the probes of
+ * {@link HealthProber}), messages pending on the outbound connection, down/up (all forgotten).
+ * A live replica other than the coordinator itself is passed over when it is
+ * <ul>
+ * <li><b>silent</b>: {@code max(unanswered, pending) >= in_flight_threshold}, where
+ * {@code unanswered} counts the sends since its last reply (a reply sets it to 0, so it cannot
+ * drift), and fewer than {@code min_responses} replies within {@code response_window_ms};</li>
+ * <li><b>expired</b>: its latest reply-or-expiry is an expiry younger than {@code expiry_memory_ms};</li>
+ * <li><b>slow</b>: its latency EWMA (restarted when older than {@code latency_memory_ms}) is
+ * measured and above {@code slow_factor} times the fastest other measured candidate's and above
+ * it by more than {@code slow_margin_ms}, unless it is <b>cold</b> (hit rate below the warmest
+ * candidate's by more than {@code cold_hit_rate_gap}).</li>
+ * </ul>
+ *
+ * <p>Thread safety: the request path reads volatile fields and increments {@code unanswered}
+ * atomically, with no lock and no allocation; replies, expiries and resets of one node take
+ * that node's monitor (uncontended: one node's replies arrive on its connection's thread).
+ */
+public final class CoordinatorHealth
+{
+    private static final VarHandle UNANSWERED;
+
+    static
+    {
+        try
+        {
+            UNANSWERED = MethodHandles.lookup().findVarHandle(Signals.class, "unanswered", int.class);
+        }
+        catch (ReflectiveOperationException e)
+        {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** One node's signals. */
+    static final class Signals
+    {
+        volatile int unanswered;
+        volatile int pending;
+        volatile double latencyEwmaNs;
+        volatile boolean replied;
+        volatile long lastReplyNs;
+        volatile boolean expired;
+        volatile long lastExpiryNs;
+        /** The last min_responses reply times, a ring; {@code seen} replies so far. */
+        final long[] replyTimes;
+        volatile long seen;
+
+        Signals(int minResponses)
+        {
+            replyTimes = new long[minResponses];
+        }
+    }
+
+    private final CoordinatorRule rule;
+    private final long windowNs;
+    private final long latencyMemoryNs;
+    private final long expiryMemoryNs;
+    private final double slowMarginNs;
+    private volatile Signals[] nodes = new Signals[0];
+
+    /** Nothing known yet. */
+    public CoordinatorHealth(CoordinatorRule rule)
+    {
+        this.rule = rule;
+        this.windowNs = rule.responseWindowNs();
+        this.latencyMemoryNs = rule.latencyMemoryNs();
+        this.expiryMemoryNs = rule.expiryMemoryNs();
+        this.slowMarginNs = rule.slowMarginNs();
+    }
+
+    /** The rule's parameters. */
+    public CoordinatorRule rule()
+    {
+        return rule;
+    }
+
+    private Signals of(int id)
+    {
+        Signals[] a = nodes;
+        if (id < a.length)
+        {
+            Signals s = a[id];
+            if (s != null)
+                return s;
+        }
+        return grow(id);
+    }
+
+    private synchronized Signals grow(int id)
+    {
+        Signals[] a = nodes;
+        if (id >= a.length)
+            a = Arrays.copyOf(a, Math.max(id + 1, a.length * 2));
+        else
+            a = a.clone();
+        for (int i = 0; i < a.length; i++)
+            if (a[i] == null)
+                a[i] = new Signals(rule.minResponses());
+        nodes = a;
+        return a[id];
+    }
+
+    /** Node {@code id} was put among the first k of a read (the request path: one atomic add). */
+    public void sent(int id)
+    {
+        Signals s = of(id);
+        if ((int) UNANSWERED.getAndAdd(s, 1) == Integer.MAX_VALUE)
+            s.unanswered = Integer.MAX_VALUE; // saturate, as the Rust rule
+    }
+
+    /** Node {@code id} replied after {@code latencyNs}, at {@code nowNs}. */
+    public void replied(int id, long latencyNs, long nowNs)
+    {
+        Signals s = of(id);
+        synchronized (s)
+        {
+            s.unanswered = 0;
+            double sample = (double) latencyNs;
+            if (s.replied && nowNs - s.lastReplyNs < latencyMemoryNs)
+                s.latencyEwmaNs = s.latencyEwmaNs + rule.latencyEwmaWeight() * (sample - s.latencyEwmaNs);
+            else
+                s.latencyEwmaNs = sample;
+            s.lastReplyNs = nowNs;
+            s.replied = true;
+            long seen = s.seen;
+            s.replyTimes[(int) (seen % s.replyTimes.length)] = nowNs;
+            s.seen = seen + 1;
+        }
+    }
+
+    /** A request to node {@code id} expired (timed out) at {@code nowNs}. */
+    public void expired(int id, long nowNs)
+    {
+        Signals s = of(id);
+        synchronized (s)
+        {
+            s.lastExpiryNs = nowNs;
+            s.expired = true;
+        }
+    }
+
+    /** {@code count} messages are pending on the outbound connection to node {@code id}. */
+    public void pending(int id, int count)
+    {
+        of(id).pending = Math.max(0, count);
+    }
+
+    /** Node {@code id} went down or came up: everything known of it is forgotten. */
+    public void reset(int id)
+    {
+        Signals s = of(id);
+        synchronized (s)
+        {
+            s.unanswered = 0;
+            s.pending = 0;
+            s.latencyEwmaNs = 0.0;
+            s.replied = false;
+            s.lastReplyNs = 0;
+            s.expired = false;
+            s.lastExpiryNs = 0;
+            Arrays.fill(s.replyTimes, 0L);
+            s.seen = 0;
+        }
+    }
+
+    /** Silent: busy and fewer than min_responses replies within the window ending at {@code nowNs}. */
+    public boolean silent(int id, long nowNs)
+    {
+        Signals s = of(id);
+        int busy = Math.max(s.unanswered, s.pending);
+        if (busy < rule.inFlightThreshold())
+            return false;
+        long seen = s.seen;
+        int m = s.replyTimes.length;
+        if (seen < m)
+            return true;
+        // The m-th most recent reply: the slot the next reply overwrites.
+        long oldest = s.replyTimes[(int) (seen % m)];
+        return nowNs - oldest > windowNs;
+    }
+
+    /** Expired: the latest reply-or-expiry is an expiry younger than expiry_memory. */
+    public boolean expiredRecently(int id, long nowNs)
+    {
+        Signals s = of(id);
+        if (!s.expired)
+            return false;
+        long e = s.lastExpiryNs;
+        boolean after = !s.replied || e > s.lastReplyNs;
+        return after && Math.max(0, nowNs - e) < expiryMemoryNs;
+    }
+
+    /** The latency average of node {@code id} when measured recently, ns; NaN otherwise. */
+    public double latencyNs(int id, long nowNs)
+    {
+        Signals s = of(id);
+        if (!s.replied || Math.max(0, nowNs - s.lastReplyNs) >= latencyMemoryNs)
+            return Double.NaN;
+        return s.latencyEwmaNs;
+    }
+
+    /** When node {@code id} last replied, ns, or {@code Long.MIN_VALUE} (for the prober). */
+    public long lastReplyNs(int id)
+    {
+        Signals s = of(id);
+        return s.replied ? s.lastReplyNs : Long.MIN_VALUE;
+    }
+
+    /**
+     * Which of the {@code n} live replicas {@code ids} (with their hit rates, NaN when unknown)
+     * are passed over at {@code nowNs}, as a bit mask over their positions. The coordinator
+     * itself ({@code localId}) never is: its own reads do not go through messaging, so it has no
+     * signals. {@code latency} is scratch space of at least n entries. No allocation.
+     */
+    public long passedOver(int[] ids, double[] rates, int n, int localId, long nowNs, double[] latency)
+    {
+        assert n <= 64 && ids.length >= n && rates.length >= n && latency.length >= n;
+        double warmest = Double.NEGATIVE_INFINITY;
+        for (int j = 0; j < n; j++)
+        {
+            latency[j] = latencyNs(ids[j], nowNs);
+            if (!Double.isNaN(rates[j]))
+                warmest = Math.max(warmest, rates[j]);
+        }
+        long mask = 0L;
+        for (int j = 0; j < n; j++)
+        {
+            if (ids[j] == localId)
+                continue;
+            boolean cold = !Double.isNaN(rates[j]) && rates[j] < warmest - rule.coldHitRateGap();
+            boolean slow = !cold && slow(j, latency, n);
+            if (slow || silent(ids[j], nowNs) || expiredRecently(ids[j], nowNs))
+                mask |= 1L << j;
+        }
+        return mask;
+    }
+
+    private boolean slow(int j, double[] latency, int n)
+    {
+        double mine = latency[j];
+        if (Double.isNaN(mine))
+            return false;
+        double best = Double.POSITIVE_INFINITY;
+        for (int i = 0; i < n; i++)
+            if (i != j && !Double.isNaN(latency[i]))
+                best = Math.min(best, latency[i]);
+        return best != Double.POSITIVE_INFINITY && mine > rule.slowFactor() * best && mine - best > slowMarginNs;
+    }
+}
