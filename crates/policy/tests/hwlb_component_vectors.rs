@@ -6,7 +6,7 @@
 //! (indices and publication decisions exactly, rates to 1e-12), as `testdata/hwlb-vectors.json`
 //! does for the plan. This test checks the file is what the Rust code produces now; after a
 //! deliberate change, regenerate it with
-//! `REPLICA_LB_WRITE_VECTORS=1 cargo test --release -p policy --test hwlb_component_vectors`.
+//! `REPLICA_LB_WRITE_VECTORS=1 cargo test --release -p replica-lb-policy --test hwlb_component_vectors`.
 
 use policy::hwlb::{HitRateTracker, HwlbPlan, PlanConfig, RatePublisher, SamplingRow};
 use serde_json::{json, Value};
@@ -572,7 +572,7 @@ fn the_component_vectors_are_what_the_rust_code_produces() {
     assert!(
         committed == text,
         "{} is not what the Rust sampler, tracker and publisher produce now; if one changed on purpose, \
-         regenerate it: REPLICA_LB_WRITE_VECTORS=1 cargo test --release -p policy --test hwlb_component_vectors",
+         regenerate it: REPLICA_LB_WRITE_VECTORS=1 cargo test --release -p replica-lb-policy --test hwlb_component_vectors",
         path.display()
     );
 }

@@ -6,7 +6,7 @@
 //! `UnifiedTracesTest` replays every case through the Java code and must give the same orders.
 //! This test checks the file is what the Rust code gives now; after a deliberate change of the
 //! rule, regenerate it with
-//! `REPLICA_LB_WRITE_TRACES=1 cargo test --release -p policy --test unified_coordinator_traces`.
+//! `REPLICA_LB_WRITE_TRACES=1 cargo test --release -p replica-lb-policy --test unified_coordinator_traces`.
 
 use policy::hwlb::PlanConfig;
 use policy::types::{NodeId, MAX_REPLICAS};
@@ -299,7 +299,7 @@ fn the_traces_file_is_what_the_rust_rule_gives() {
     assert!(
         on_disk == text,
         "the traces differ from the Rust rule's orders; after a deliberate change run \
-         REPLICA_LB_WRITE_TRACES=1 cargo test --release -p policy --test unified_coordinator_traces"
+         REPLICA_LB_WRITE_TRACES=1 cargo test --release -p replica-lb-policy --test unified_coordinator_traces"
     );
 }
 
