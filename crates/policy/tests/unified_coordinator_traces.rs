@@ -177,7 +177,7 @@ fn cases() -> Vec<Case> {
 
     let mut c = Case::new(
         "paused",
-        "replica 1 pauses (GC): ten sends without a reply make it silent; its expiries keep it passed over; its first reply takes it back",
+        "replica 1 pauses (GC): ten sends without a reply make it silent; its expiries keep it passed over; its first reply takes it back; the replies it had queued are stalls, not slowness",
     );
     c.warm().at(100).traffic(0, 2, 1000).traffic(2, 2, 1000);
     c.send(1, 9).plan(&R, 0, 2, 0.3).send(1, 1).plan(&R, 0, 2, 0.3);
@@ -187,7 +187,15 @@ fn cases() -> Vec<Case> {
     c.at(6000).plan(&R, 0, 1, 0.7);
     c.at(6050).reply(1, 5_950_000).plan(&R, 0, 2, 0.3);
     c.at(7000).send(1, 10).at(7100).plan(&R, 0, 2, 0.3);
-    c.at(7150).reply(1, 900).reply(1, 900).plan(&R, 0, 2, 0.3);
+    // Its replies after the pause: the 5.95 s one was a stall (out of the latency average), so
+    // with the others measured again it is not slow either.
+    c.at(7150)
+        .reply(1, 900)
+        .reply(1, 900)
+        .traffic(0, 2, 1000)
+        .traffic(2, 2, 1000)
+        .plan(&R, 0, 2, 0.3)
+        .plan(&R, 0, 1, 0.9);
     out.push(c);
 
     let mut c = Case::new("slow", "replica 2 warm but answering in 40 ms against 1 ms: passed over; after two quiet seconds its average restarts and it is tried again, until slow again");

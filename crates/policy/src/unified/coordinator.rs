@@ -19,7 +19,10 @@
 //! - **expired**: its latest reply-or-expiry is an expiry, less than `expiry_memory_ms` (2000)
 //!   ago (a request that timed out is strong evidence; the first reply after it clears it);
 //! - **slow**: its latency average (an EWMA of reply latencies, weight `latency_ewma_weight`
-//!   0.05 on a new sample; restarted from the sample after `latency_memory_ms` without a reply)
+//!   0.05 on a new sample; restarted from the sample after `latency_memory_ms` without a reply;
+//!   a reply slower than `stall_ms`, 1000, is a stall, judged by the rules above: it counts as an
+//!   answer but stays out of the average, so the queued replies of a paused replica do not make
+//!   it slow once it answers again)
 //!   is measured (last reply less than `latency_memory_ms`, 2000, ago) and
 //!   above `slow_factor` (3) times the lowest measured average among the other candidates *and*
 //!   above it by more than `slow_margin_ms` (5), unless it is **cold**: its hit rate is below
@@ -55,6 +58,8 @@ pub struct CoordinatorRule {
     pub slow_margin_ns: f64,
     /// A latency average counts only while its last reply is younger than this, ns.
     pub latency_memory_ns: u64,
+    /// A reply slower than this counts as an answer but not in the latency average, ns.
+    pub stall_ns: u64,
     /// An expiry passes a replica over for this long unless it answered since, ns.
     pub expiry_memory_ns: u64,
     /// Cold: hit rate below the warmest candidate's by more than this.
@@ -73,6 +78,7 @@ impl Default for CoordinatorRule {
             slow_factor: 3.0,
             slow_margin_ns: 5e6,
             latency_memory_ns: 2_000_000_000,
+            stall_ns: 1_000_000_000,
             expiry_memory_ns: 2_000_000_000,
             cold_hit_rate_gap: 0.1,
         }
@@ -86,8 +92,11 @@ struct Signals {
     unanswered: u32,
     /// Messages pending on the outbound connection, as last sampled.
     pending: u32,
-    /// Average reply latency, ns (meaningful once `last_reply_ns` is set).
+    /// Average reply latency, ns (meaningful once `last_sample_ns` is set).
     latency_ewma_ns: f64,
+    /// The last reply that fed the average (not a stall).
+    last_sample_ns: Option<u64>,
+    /// The last reply of any latency.
     last_reply_ns: Option<u64>,
     last_expiry_ns: Option<u64>,
 }
@@ -131,16 +140,21 @@ impl CoordinatorHealth {
     #[inline]
     pub fn replied(&mut self, node: NodeId, latency_ns: u64, now_ns: u64) {
         let (w, memory_ns) = (self.rule.latency_ewma_weight, self.rule.latency_memory_ns);
+        self.replies.responded(node, now_ns);
         let s = self.signals.entry(node);
         s.unanswered = 0;
+        s.last_reply_ns = Some(now_ns);
+        if latency_ns > self.rule.stall_ns {
+            // A stall: an answer, but not a measure of ordinary slowness.
+            return;
+        }
         let sample = latency_ns as f64;
         // An average no longer measured (no reply for latency_memory) restarts from this one.
-        s.latency_ewma_ns = match s.last_reply_ns {
+        s.latency_ewma_ns = match s.last_sample_ns {
             Some(last) if now_ns.saturating_sub(last) < memory_ns => s.latency_ewma_ns + w * (sample - s.latency_ewma_ns),
             _ => sample,
         };
-        s.last_reply_ns = Some(now_ns);
-        self.replies.responded(node, now_ns);
+        s.last_sample_ns = Some(now_ns);
     }
 
     /// A request to `node` expired (timed out) at `now_ns`.
@@ -179,7 +193,7 @@ impl CoordinatorHealth {
     /// The latency average of `node` when measured recently, ns.
     pub fn latency_ns(&self, node: NodeId, now_ns: u64) -> Option<f64> {
         let s = self.signals.value(node);
-        let last = s.last_reply_ns?;
+        let last = s.last_sample_ns?;
         (now_ns.saturating_sub(last) < self.rule.latency_memory_ns).then_some(s.latency_ewma_ns)
     }
 

@@ -19,7 +19,7 @@ use super::untimed::{Untimed, UntimedRanking};
 pub const NAME: &str = "unified";
 
 /// Its parameters, with the defaults the tournament chose (docs/unified.md).
-pub static PARAMS: [ParamSpec; 21] = [
+pub static PARAMS: [ParamSpec; 22] = [
     ParamSpec::float(
         "concurrency_weight",
         1000.0,
@@ -150,6 +150,13 @@ pub static PARAMS: [ParamSpec; 21] = [
         "coordinator: a latency average counts while its last reply is younger than this",
     ),
     ParamSpec::float(
+        "stall_ms",
+        1000.0,
+        0.001,
+        3_600_000.0,
+        "coordinator: a reply slower than this is a stall: an answer, but not in the latency average",
+    ),
+    ParamSpec::float(
         "expiry_memory_ms",
         2000.0,
         0.0,
@@ -203,6 +210,7 @@ impl Unified {
             slow_factor: params.f64("slow_factor"),
             slow_margin_ns: params.f64("slow_margin_ms") * 1e6,
             latency_memory_ns: (params.f64("latency_memory_ms") * 1e6) as u64,
+            stall_ns: (params.f64("stall_ms") * 1e6) as u64,
             expiry_memory_ns: (params.f64("expiry_memory_ms") * 1e6) as u64,
             cold_hit_rate_gap: params.f64("cold_hit_rate_gap"),
         };

@@ -18,7 +18,8 @@ import java.util.Arrays;
  * {@code unanswered} counts the sends since its last reply (a reply sets it to 0, so it cannot
  * drift), and fewer than {@code min_responses} replies within {@code response_window_ms};</li>
  * <li><b>expired</b>: its latest reply-or-expiry is an expiry younger than {@code expiry_memory_ms};</li>
- * <li><b>slow</b>: its latency EWMA (restarted when older than {@code latency_memory_ms}) is
+ * <li><b>slow</b>: its latency EWMA (restarted when older than {@code latency_memory_ms}; a
+ * reply slower than {@code stall_ms} counts as an answer but not in it) is
  * measured and above {@code slow_factor} times the fastest other measured candidate's and above
  * it by more than {@code slow_margin_ms}, unless it is <b>cold</b> (hit rate below the warmest
  * candidate's by more than {@code cold_hit_rate_gap}).</li>
@@ -50,6 +51,10 @@ public final class CoordinatorHealth
         volatile int unanswered;
         volatile int pending;
         volatile double latencyEwmaNs;
+        /** A reply fed the average (not a stall); when the last did. */
+        volatile boolean sampled;
+        volatile long lastSampleNs;
+        /** Any reply; when the last came. */
         volatile boolean replied;
         volatile long lastReplyNs;
         volatile boolean expired;
@@ -67,6 +72,7 @@ public final class CoordinatorHealth
     private final CoordinatorRule rule;
     private final long windowNs;
     private final long latencyMemoryNs;
+    private final long stallNs;
     private final long expiryMemoryNs;
     private final double slowMarginNs;
     private volatile Signals[] nodes = new Signals[0];
@@ -77,6 +83,7 @@ public final class CoordinatorHealth
         this.rule = rule;
         this.windowNs = rule.responseWindowNs();
         this.latencyMemoryNs = rule.latencyMemoryNs();
+        this.stallNs = rule.stallNs();
         this.expiryMemoryNs = rule.expiryMemoryNs();
         this.slowMarginNs = rule.slowMarginNs();
     }
@@ -128,16 +135,21 @@ public final class CoordinatorHealth
         synchronized (s)
         {
             s.unanswered = 0;
-            double sample = (double) latencyNs;
-            if (s.replied && nowNs - s.lastReplyNs < latencyMemoryNs)
-                s.latencyEwmaNs = s.latencyEwmaNs + rule.latencyEwmaWeight() * (sample - s.latencyEwmaNs);
-            else
-                s.latencyEwmaNs = sample;
-            s.lastReplyNs = nowNs;
-            s.replied = true;
             long seen = s.seen;
             s.replyTimes[(int) (seen % s.replyTimes.length)] = nowNs;
             s.seen = seen + 1;
+            s.lastReplyNs = nowNs;
+            s.replied = true;
+            // A stall (slower than stall_ms) is an answer, not a measure of ordinary slowness.
+            if (latencyNs > stallNs)
+                return;
+            double sample = (double) latencyNs;
+            if (s.sampled && nowNs - s.lastSampleNs < latencyMemoryNs)
+                s.latencyEwmaNs = s.latencyEwmaNs + rule.latencyEwmaWeight() * (sample - s.latencyEwmaNs);
+            else
+                s.latencyEwmaNs = sample;
+            s.lastSampleNs = nowNs;
+            s.sampled = true;
         }
     }
 
@@ -167,6 +179,8 @@ public final class CoordinatorHealth
             s.unanswered = 0;
             s.pending = 0;
             s.latencyEwmaNs = 0.0;
+            s.sampled = false;
+            s.lastSampleNs = 0;
             s.replied = false;
             s.lastReplyNs = 0;
             s.expired = false;
@@ -207,7 +221,7 @@ public final class CoordinatorHealth
     public double latencyNs(int id, long nowNs)
     {
         Signals s = of(id);
-        if (!s.replied || Math.max(0, nowNs - s.lastReplyNs) >= latencyMemoryNs)
+        if (!s.sampled || Math.max(0, nowNs - s.lastSampleNs) >= latencyMemoryNs)
             return Double.NaN;
         return s.latencyEwmaNs;
     }

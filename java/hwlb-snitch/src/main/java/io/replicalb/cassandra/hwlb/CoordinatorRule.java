@@ -11,6 +11,7 @@ package io.replicalb.cassandra.hwlb;
  * @param slowFactor slow: average above this many times the fastest other candidate's
  * @param slowMarginMs slow: and above it by more than this, ms
  * @param latencyMemoryMs an average counts while its last reply is younger than this, ms
+ * @param stallMs a reply slower than this is a stall: an answer, but not in the average, ms
  * @param expiryMemoryMs an expiry passes a replica over this long unless it answered since, ms
  * @param coldHitRateGap cold (never passed over for being slow): hit rate below the warmest's by more than this
  * @param probeIntervalMs a live peer without a reply for this long is probed (ECHO), ms
@@ -23,6 +24,7 @@ public record CoordinatorRule(int inFlightThreshold,
                               double slowFactor,
                               double slowMarginMs,
                               long latencyMemoryMs,
+                              long stallMs,
                               long expiryMemoryMs,
                               double coldHitRateGap,
                               long probeIntervalMs,
@@ -31,7 +33,7 @@ public record CoordinatorRule(int inFlightThreshold,
     /** The most replies the silent rule can be asked to count. */
     public static final int MAX_MIN_RESPONSES = 8;
     /** The defaults (the Rust policy's). */
-    public static final CoordinatorRule DEFAULT = new CoordinatorRule(10, 2, 200, 0.05, 3.0, 5.0, 2000, 2000, 0.1, 200, 1000);
+    public static final CoordinatorRule DEFAULT = new CoordinatorRule(10, 2, 200, 0.05, 3.0, 5.0, 2000, 1000, 2000, 0.1, 200, 1000);
 
     /** Checks the invariants. */
     public CoordinatorRule
@@ -62,6 +64,12 @@ public record CoordinatorRule(int inFlightThreshold,
     long latencyMemoryNs()
     {
         return latencyMemoryMs * 1_000_000L;
+    }
+
+    /** The stall threshold, ns. */
+    long stallNs()
+    {
+        return stallMs * 1_000_000L;
     }
 
     /** The expiry memory, ns. */

@@ -74,6 +74,7 @@ public record HwlbSettings(String innerSnitch,
         m.put("slow_factor", d.slowFactor() + "; [1, 1000000]");
         m.put("slow_margin_ms", d.slowMarginMs() + "; [0, 3600000]");
         m.put("latency_memory_ms", d.latencyMemoryMs() + "; [1, 3600000]");
+        m.put("stall_ms", d.stallMs() + "; [1, 3600000]");
         m.put("expiry_memory_ms", d.expiryMemoryMs() + "; [0, 3600000]");
         m.put("cold_hit_rate_gap", d.coldHitRateGap() + "; [0, 1]");
         m.put("probe_interval_ms", d.probeIntervalMs() + "; [10, 3600000]");
@@ -131,6 +132,7 @@ public record HwlbSettings(String innerSnitch,
                                                    real(lookup, "slow_factor", d.slowFactor(), 1.0, 1e6),
                                                    real(lookup, "slow_margin_ms", d.slowMarginMs(), 0.0, 3_600_000.0),
                                                    whole(lookup, "latency_memory_ms", d.latencyMemoryMs(), 1, 3_600_000),
+                                                   whole(lookup, "stall_ms", d.stallMs(), 1, 3_600_000),
                                                    whole(lookup, "expiry_memory_ms", d.expiryMemoryMs(), 0, 3_600_000),
                                                    real(lookup, "cold_hit_rate_gap", d.coldHitRateGap(), 0.0, 1.0),
                                                    whole(lookup, "probe_interval_ms", d.probeIntervalMs(), 10, 3_600_000),
@@ -174,6 +176,7 @@ public record HwlbSettings(String innerSnitch,
         m.put("slow_factor", Double.toString(rule.slowFactor()));
         m.put("slow_margin_ms", Double.toString(rule.slowMarginMs()));
         m.put("latency_memory_ms", Long.toString(rule.latencyMemoryMs()));
+        m.put("stall_ms", Long.toString(rule.stallMs()));
         m.put("expiry_memory_ms", Long.toString(rule.expiryMemoryMs()));
         m.put("cold_hit_rate_gap", Double.toString(rule.coldHitRateGap()));
         m.put("probe_interval_ms", Long.toString(rule.probeIntervalMs()));

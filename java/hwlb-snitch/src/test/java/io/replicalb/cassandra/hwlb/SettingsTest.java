@@ -80,6 +80,42 @@ class SettingsTest
     }
 
     @Test
+    void thePolicyDefaultsToUnifiedAndTheOldSwitchStillSetsIt()
+    {
+        assertEquals(CoordinatorPolicy.UNIFIED, HwlbSettings.defaults().policy());
+        assertEquals(CoordinatorPolicy.HWLB, HwlbSettings.parse(Map.of("enabled", "true")::get).policy());
+        assertEquals(CoordinatorPolicy.NAIVE, HwlbSettings.parse(Map.of("enabled", "false")::get).policy());
+        assertEquals(CoordinatorPolicy.DYNAMIC_SNITCH, HwlbSettings.parse(Map.of("policy", "Dynamic-Snitch", "enabled", "true")::get).policy(),
+                     "policy wins over enabled");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> HwlbSettings.parse(Map.of("policy", "des")::get));
+        assertTrue(e.getMessage().contains("replica_lb.hwlb.policy 'des'") && e.getMessage().contains("dynamic-snitch"), e.getMessage());
+        assertEquals("unified", HwlbSettings.defaults().asMap().get("policy"));
+    }
+
+    @Test
+    void theRulesParametersParseAndAreListed()
+    {
+        assertEquals(CoordinatorRule.DEFAULT, HwlbSettings.defaults().rule());
+        Map<String, String> p = Map.ofEntries(Map.entry("in_flight_threshold", "20"), Map.entry("min_responses", "3"),
+                                              Map.entry("response_window_ms", "500"), Map.entry("latency_ewma_weight", "0.1"),
+                                              Map.entry("slow_factor", "4"), Map.entry("slow_margin_ms", "7.5"),
+                                              Map.entry("latency_memory_ms", "3000"), Map.entry("stall_ms", "500"), Map.entry("expiry_memory_ms", "1000"),
+                                              Map.entry("cold_hit_rate_gap", "0.2"), Map.entry("probe_interval_ms", "100"),
+                                              Map.entry("probe_timeout_ms", "2000"));
+        HwlbSettings s = HwlbSettings.parse(p::get);
+        assertEquals(new CoordinatorRule(20, 3, 500, 0.1, 4.0, 7.5, 3000, 500, 1000, 0.2, 100, 2000), s.rule());
+        for (String name : p.keySet())
+        {
+            assertEquals(p.get(name), s.asMap().get(name).replaceAll("\\.0$", ""), name);
+            assertTrue(HwlbSettings.describe().containsKey(name), name);
+        }
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> HwlbSettings.parse(Map.of("min_responses", "9")::get));
+        assertTrue(e.getMessage().contains("min_responses '9'") && e.getMessage().contains("[1, 8]"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> HwlbSettings.parse(Map.of("latency_ewma_weight", "0")::get));
+        assertTrue(e.getMessage().contains("latency_ewma_weight"), e.getMessage());
+    }
+
+    @Test
     void writableSettingsAreCheckedAndTheRestRefused() throws Exception
     {
         HwlbSettings settings = HwlbSettings.defaults();
