@@ -11,7 +11,7 @@ use crate::summary::{MultiSummary, NetworkSummary, NodeTotals, PhaseSummary, Run
 use crate::warmup::warmup_seconds;
 
 /// The most nodes a recorder tracks.
-pub const MAX_NODES: usize = 1024;
+pub const MAX_NODES: usize = 4096;
 /// The longest run a recorder tracks, seconds (10 hours).
 pub const MAX_DURATION_S: u32 = 36_000;
 
@@ -154,6 +154,10 @@ pub struct Recorder {
     /// `Some` when bytes are summarised: each node's NIC, bits per second (`None` inside:
     /// unlimited).
     network: Option<Option<f64>>,
+    /// Zone of each node (empty: unknown), see [`Recorder::set_zones`].
+    node_zone: Vec<u16>,
+    /// Zone names, by index.
+    zone_names: Vec<String>,
 }
 
 /// The latencies completed in the open second, as recorded (us) plus their exact sum. Its
@@ -226,6 +230,10 @@ pub struct Series {
     pub phases: Vec<PhaseSpec>,
     /// Each node's NIC, bits per second, when NICs were modelled (for utilisation).
     pub nic_bits_per_s: Option<f64>,
+    /// Zone index of each node (empty: zones unknown, every node in one).
+    pub node_zone: Vec<u16>,
+    /// Zone names, by index.
+    pub zone_names: Vec<String>,
 }
 
 impl Series {
@@ -287,7 +295,21 @@ impl Recorder {
             markers: Vec::new(),
             multi: None,
             network: None,
+            node_zone: Vec::new(),
+            zone_names: Vec::new(),
         })
+    }
+
+    /// Names each node's zone (`node_zone[n]` indexes `zone_names`), so that a report can
+    /// aggregate a large cluster by zone. Without it every node is in one zone.
+    pub fn set_zones(&mut self, node_zone: Vec<u16>, zone_names: Vec<String>) {
+        assert_eq!(node_zone.len(), self.nodes, "one zone per node");
+        assert!(
+            node_zone.iter().all(|&z| (z as usize) < zone_names.len()),
+            "zone index without a name"
+        );
+        self.node_zone = node_zone;
+        self.zone_names = zone_names;
     }
 
     #[inline]
@@ -454,6 +476,8 @@ impl Recorder {
             highlight: restart.map(|(n, _)| n),
             phases: self.phases.iter().map(|(p, _)| p.clone()).collect(),
             nic_bits_per_s: self.network.flatten(),
+            node_zone: self.node_zone,
+            zone_names: self.zone_names,
         };
         let nodes = (0..series.nodes)
             .map(|n| {

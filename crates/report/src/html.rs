@@ -247,4 +247,40 @@ mod tests {
         });
         assert!(page.contains("time-outs/s"));
     }
+
+    /// A 300-node cluster is drawn by zone: each chart has a line per zone and the worst few
+    /// nodes (and the restarted one), not 300 lines.
+    #[test]
+    fn a_large_cluster_is_drawn_by_zone() {
+        let mut r = Recorder::new(RecorderConfig {
+            nodes: 300,
+            duration_s: 3,
+            phases: vec![],
+        })
+        .unwrap();
+        r.set_zones((0..300).map(|n| (n % 3) as u16).collect(), vec!["a".into(), "b".into(), "c".into()]);
+        for n in 0..300 {
+            for k in 0..=(n % 7) {
+                r.read(k as u64 * 1_000_000, n, ReadKind::Replica, CacheOutcome::Hit);
+            }
+        }
+        r.read(0, 5, ReadKind::Replica, CacheOutcome::Miss);
+        r.completed(10, 1_000_000);
+        let m = r.finish("naive".into(), Some((7, 1.0)), 0, 0.0);
+        let page = render(&ReportInput {
+            scenario: "s",
+            description: "",
+            seed: 1,
+            runs: &[&m],
+        });
+        assert!(page.contains("zone a: mean of 100 nodes") && page.contains("zone c (mean of 100 nodes)"));
+        // Per-node panels with data: reads served, hit ratio, misses, replica reads: each
+        // draws 3 zones, 3 worst nodes and the restarted node 7 when it is not among them.
+        let node_lines = page.matches("<title>node ").count();
+        assert!((4 * 3..=4 * 4).contains(&node_lines), "{node_lines} node lines");
+        assert_eq!(page.matches("<title>zone ").count(), 4 * 3);
+        // Node 5's one miss makes it the worst on the hit ratio.
+        assert!(page.contains("<title>node 5 (zone c)</title>"), "node 5 missing");
+        assert!(page.contains("node 7 (zone b, restarted)"));
+    }
 }

@@ -5,6 +5,8 @@
 //! - **Per node**: for each node measure with data in some run (reads served, cache hit ratio,
 //!   misses, local, remote and replica reads), one small chart per policy with a line per node,
 //!   wrapped across the page (readable with any number of policies), all on the same y axis.
+//!   A cluster of more than [`MAX_NODE_LINES`] nodes draws instead a line per zone (the mean
+//!   of its nodes) and the [`WORST_NODES`] worst nodes of the chart, so 300 nodes stay readable.
 //!
 //! A measure no run recorded (no cache, no remote reads, no time-outs) draws no panel.
 
@@ -18,6 +20,16 @@ const NODE_PALETTE: [&str; 10] = [
     "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#7f7f7f", "#d62728", "#bcbd22", "#e377c2", "#ff7f0e",
 ];
 const HIGHLIGHT: &str = "#e6a700";
+
+/// Up to this many nodes, a per-node chart draws one line per node (every cluster the
+/// simulator ran before it grew past 64 nodes); a larger cluster is drawn by zone.
+pub(crate) const MAX_NODE_LINES: usize = 64;
+/// The worst nodes a chart of a large cluster draws beside its zones' means.
+pub(crate) const WORST_NODES: usize = 3;
+/// Zone colours (a large cluster's zone means).
+const ZONE_PALETTE: [&str; 6] = ["#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#7f7f7f"];
+/// The worst nodes' colours, worst first.
+const WORST_PALETTE: [&str; WORST_NODES] = ["#d62728", "#ff7f0e", "#e377c2"];
 
 /// Policy colours: 16 well-separated hues, so 14 policies stay apart.
 const POLICY_PALETTE: [&str; 16] = [
@@ -181,22 +193,28 @@ pub(crate) fn per_node_charts(input: &ReportInput<'_>) -> Vec<(&'static str, Vec
                     .fold(0.0, f64::max),
             )
         };
+        // The hit ratio is the one measure where less is worse.
+        let low_is_worse = title == NODE_MEASURES[1].0;
         let charts = input
             .runs
             .iter()
             .map(|run| {
                 let s = &run.series;
-                let lines = (0..s.nodes)
-                    .map(|n| {
-                        let (color, bold) = node_color(run, n);
-                        Line {
-                            label: format!("node {n}"),
-                            color: color.to_string(),
-                            bold,
-                            values: (0..s.seconds).map(|t| measure(s, s.node(t, n))).collect(),
-                        }
-                    })
-                    .collect();
+                let lines = if s.nodes <= MAX_NODE_LINES {
+                    (0..s.nodes)
+                        .map(|n| {
+                            let (color, bold) = node_color(run, n);
+                            Line {
+                                label: format!("node {n}"),
+                                color: color.to_string(),
+                                bold,
+                                values: (0..s.seconds).map(|t| measure(s, s.node(t, n))).collect(),
+                            }
+                        })
+                        .collect()
+                } else {
+                    zone_lines(run, measure, low_is_worse)
+                };
                 Chart {
                     title: run.summary.policy.clone(),
                     x_max: s.seconds as f64,
@@ -212,6 +230,67 @@ pub(crate) fn per_node_charts(input: &ReportInput<'_>) -> Vec<(&'static str, Vec
         out.push((title, charts));
     }
     out
+}
+
+/// A large cluster's lines for one measure: each zone's mean over its nodes (per second, over
+/// the nodes with a value), then the [`WORST_NODES`] worst nodes by their mean over the run
+/// (lowest when `low_is_worse`, else highest; ties to the lower id), then the restarted node
+/// if it is not among them.
+fn zone_lines(run: &RunMetrics, measure: NodeMeasure, low_is_worse: bool) -> Vec<Line> {
+    let s = &run.series;
+    let zone_of = |n: usize| s.node_zone.get(n).map_or(0, |&z| z as usize);
+    let zones = s.zone_names.len().max(1);
+    let mut lines = Vec::with_capacity(zones + WORST_NODES + 1);
+    for z in 0..zones {
+        let members: Vec<usize> = (0..s.nodes).filter(|&n| zone_of(n) == z).collect();
+        if members.is_empty() {
+            continue;
+        }
+        let values = (0..s.seconds)
+            .map(|t| {
+                let (sum, count) = members
+                    .iter()
+                    .filter_map(|&n| measure(s, s.node(t, n)))
+                    .fold((0.0, 0usize), |(sum, count), v| (sum + v, count + 1));
+                (count > 0).then(|| sum / count as f64)
+            })
+            .collect();
+        let name = s.zone_names.get(z).map_or("all", String::as_str);
+        lines.push(Line {
+            label: format!("zone {name}: mean of {} nodes", members.len()),
+            color: ZONE_PALETTE[z % ZONE_PALETTE.len()].to_string(),
+            bold: false,
+            values,
+        });
+    }
+    let mut ranked: Vec<(f64, usize)> = (0..s.nodes)
+        .filter_map(|n| {
+            let (sum, count) = (0..s.seconds)
+                .filter_map(|t| measure(s, s.node(t, n)))
+                .fold((0.0, 0usize), |(sum, count), v| (sum + v, count + 1));
+            let mean = sum / count.max(1) as f64;
+            (count > 0).then_some((if low_is_worse { mean } else { -mean }, n))
+        })
+        .collect();
+    ranked.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut worst: Vec<usize> = ranked.iter().take(WORST_NODES).map(|&(_, n)| n).collect();
+    if let Some(h) = s.highlight.filter(|h| !worst.contains(h)) {
+        worst.push(h);
+    }
+    for (rank, n) in worst.into_iter().enumerate() {
+        let (color, bold) = match node_color(run, n) {
+            (_, false) => (WORST_PALETTE[rank.min(WORST_NODES - 1)], false),
+            highlighted => highlighted,
+        };
+        let zone = s.zone_names.get(zone_of(n)).map_or("all", String::as_str);
+        lines.push(Line {
+            label: format!("node {n} (zone {zone}{})", if bold { ", restarted" } else { "" }),
+            color: color.to_string(),
+            bold,
+            values: (0..s.seconds).map(|t| measure(s, s.node(t, n))).collect(),
+        });
+    }
+    lines
 }
 
 /// Policies compared, as HTML: the policies' colours, then the charts.
@@ -241,13 +320,41 @@ pub(crate) fn per_node(h: &mut String, input: &ReportInput<'_>) {
         return;
     };
     h.push_str("<h2>Per node</h2>\n<p class=\"legend\">");
-    for n in 0..first.series.nodes.min(64) {
-        let (c, bold) = node_color(first, n);
+    let s = &first.series;
+    if s.nodes <= MAX_NODE_LINES {
+        for n in 0..s.nodes {
+            let (c, bold) = node_color(first, n);
+            let _ = write!(
+                h,
+                "<span style=\"color:{c}\">&#9632; node {n}{}</span> ",
+                if bold { " (restarted)" } else { "" }
+            );
+        }
+    } else {
+        if s.zone_names.is_empty() {
+            let _ = write!(
+                h,
+                "<span style=\"color:{}\">&#9632; all {} nodes (mean)</span> ",
+                ZONE_PALETTE[0], s.nodes
+            );
+        }
+        for (z, name) in s.zone_names.iter().enumerate() {
+            let members = s.node_zone.iter().filter(|&&nz| nz as usize == z).count();
+            let _ = write!(
+                h,
+                "<span style=\"color:{}\">&#9632; zone {} (mean of {members} nodes)</span> ",
+                ZONE_PALETTE[z % ZONE_PALETTE.len()],
+                esc(name)
+            );
+        }
         let _ = write!(
             h,
-            "<span style=\"color:{c}\">&#9632; node {n}{}</span> ",
-            if bold { " (restarted)" } else { "" }
+            "<span style=\"color:{}\">&#9632; the {WORST_NODES} worst nodes of each chart (lowest hit ratio, else most load; hover a line for its node)</span>",
+            WORST_PALETTE[0]
         );
+        if let Some(n) = s.highlight {
+            let _ = write!(h, " <span style=\"color:{HIGHLIGHT}\">&#9632; node {n} (restarted)</span>");
+        }
     }
     h.push_str("</p>\n");
     for (title, charts) in per_node_charts(input) {

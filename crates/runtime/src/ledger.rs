@@ -92,8 +92,10 @@ impl Slot {
 pub struct Ledger {
     slots: Vec<Slot>,
     free: Vec<u32>,
-    /// Sends out per node (index = node id).
-    in_flight: Vec<u32>,
+    /// Sends out per node, for the nodes with some out only (any order): its length is at
+    /// most the sends out, not the cluster size, so a fleet of senders over a large cluster
+    /// costs memory per send, not per node.
+    in_flight: Vec<(NodeId, u32)>,
     outstanding: u64,
     open: u64,
 }
@@ -164,10 +166,10 @@ impl Ledger {
     /// Counts one more send out to `node`.
     #[inline]
     fn count_send(&mut self, node: NodeId) {
-        if self.in_flight.len() <= node.index() {
-            self.in_flight.resize(node.index() + 1, 0);
+        match self.in_flight.iter_mut().find(|(n, _)| *n == node) {
+            Some((_, count)) => *count += 1,
+            None => self.in_flight.push((node, 1)),
         }
-        self.in_flight[node.index()] += 1;
         self.outstanding += 1;
     }
 
@@ -196,9 +198,14 @@ impl Ledger {
         }
         s.ended |= bit;
         let node = s.nodes[ticket.pos as usize];
-        let count = &mut self.in_flight[node.index()];
-        assert!(*count > 0, "in-flight count of node {node} would underflow");
-        *count -= 1;
+        let at = self.in_flight.iter().position(|(n, _)| *n == node);
+        let Some(at) = at.filter(|&i| self.in_flight[i].1 > 0) else {
+            panic!("in-flight count of node {node} would underflow");
+        };
+        self.in_flight[at].1 -= 1;
+        if self.in_flight[at].1 == 0 {
+            self.in_flight.swap_remove(at);
+        }
         self.outstanding -= 1;
         self.free_if_done(id.slot);
         Ok(node)
@@ -237,7 +244,7 @@ impl Ledger {
 
     /// Sends out to `node` right now.
     pub fn in_flight(&self, node: NodeId) -> u32 {
-        self.in_flight.get(node.index()).copied().unwrap_or(0)
+        self.in_flight.iter().find(|(n, _)| *n == node).map_or(0, |&(_, count)| count)
     }
 
     /// Sends out to any node right now.

@@ -175,7 +175,7 @@ impl<T> Runtime<T> {
             local: config.local,
             ledger: Ledger::new(),
             backlog: Backlog::new(config.max_waiting),
-            probes: Vec::with_capacity(MAX_REPLICAS),
+            probes: Vec::new(),
             probe_next: 0,
             down: Vec::new(),
             plan: Plan::new(),

@@ -21,6 +21,7 @@ pub mod compare;
 pub mod engine;
 mod lane;
 pub mod lru;
+pub mod prefetch;
 pub mod queue;
 
 pub use compare::{run_all, run_jobs, Job, RunResult};

@@ -104,15 +104,19 @@ impl FaultPlan {
                 if start >= until || plan.actions.len() >= MAX_FAULT_ACTIONS {
                     break;
                 }
-                for &node in &f.nodes {
+                for (k, &node) in f.nodes.iter().enumerate() {
+                    let at = start + k as u64 * f.stagger_ns;
+                    if at >= until {
+                        break;
+                    }
                     plan.actions.push(Timed {
-                        t_ns: start,
+                        t_ns: at,
                         node,
                         action: on,
                     });
                     if let Some(d) = f.duration_ns {
                         plan.actions.push(Timed {
-                            t_ns: start + d,
+                            t_ns: at + d,
                             node,
                             action: off,
                         });

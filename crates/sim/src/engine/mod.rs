@@ -208,7 +208,7 @@ impl<'s> Sim<'s> {
                     .node
                     .disk
                     .map(|(c, d)| Stage::new(if ideal { c * sc.cluster.nodes as u32 } else { c }, d)),
-                cache: sc.node.cache_rows.map(|rows| Lru::new(rows, sc.clients.keys.count)),
+                cache: sc.node.cache_rows.map(Lru::new),
                 tracker: HitRateTracker::new(sc.feedback.tick_ns, sc.feedback.window_ns, 0),
                 rng,
                 cpu_factor: 1.0,
@@ -255,6 +255,9 @@ impl<'s> Sim<'s> {
             phases: sc.phases.clone(),
         })?;
         rec.track_network(sc.network.nic_bits_per_s);
+        if !ideal {
+            rec.set_zones(sc.cluster.node_zone.clone(), sc.cluster.zone_names.clone());
+        }
         if sc.requests.multi.is_some() {
             rec.track_multi();
         }
@@ -301,6 +304,9 @@ impl<'s> Sim<'s> {
             self.expire_deadlines(t);
             self.now = t;
             self.events += 1;
+            if let Some(next) = self.q.peek_next() {
+                self.prefetch_for(next);
+            }
             match ev {
                 Event::Arrival { .. } => issued += 1,
                 Event::Tick => {
@@ -328,6 +334,23 @@ impl<'s> Sim<'s> {
             simulated_requests: issued,
             runtime: total,
             audit,
+        }
+    }
+
+    /// Hints the CPU to fetch the records event `ev` will touch first, while the current
+    /// event is handled: with thousands of clients and nodes they are rarely in cache.
+    #[inline(always)]
+    fn prefetch_for(&self, ev: Event) {
+        match ev {
+            Event::Arrival { client } => {
+                if let (Some(c), Some(r)) = (self.clients.get(client as usize), self.requesters.get(client as usize)) {
+                    crate::prefetch::lines(c);
+                    crate::prefetch::lines(r);
+                }
+            }
+            Event::AtReplica { op } | Event::ReplyArrives { op } | Event::StageDone { op, .. } => self.ops.prefetch(op.index),
+            Event::AtCoordinator { req } | Event::AtClient { req } => self.reqs.prefetch(req.index),
+            _ => {}
         }
     }
 
@@ -485,15 +508,18 @@ impl<'s> Sim<'s> {
         n
     }
 
-    /// A driver's token-aware query plan: the live replicas of `group`, then every other live
-    /// node (up to [`MAX_REPLICAS`] in all).
-    pub(super) fn replicas_then_others(&self, group: u32, out: &mut [NodeId; MAX_REPLICAS]) -> usize {
+    /// A driver's token-aware query plan: the live replicas of `group`, then other live nodes
+    /// (up to [`MAX_REPLICAS`] in all), walked from [`Self::plan_start`].
+    pub(super) fn replicas_then_others(&self, group: u32, key: u64, out: &mut [NodeId; MAX_REPLICAS]) -> usize {
         let mut n = self.live_replicas(group, None, out);
         let replicas = self.topo.replicas(group);
-        for i in 0..self.nodes.len() {
+        let nodes = self.nodes.len();
+        let start = self.plan_start(key);
+        for step in 0..nodes {
             if n == MAX_REPLICAS {
                 break;
             }
+            let i = (start + step) % nodes;
             let id = NodeId(i as u16);
             if self.seen_up[i] && !replicas.contains(&id) {
                 out[n] = id;
@@ -503,15 +529,37 @@ impl<'s> Sim<'s> {
         n
     }
 
-    pub(super) fn live_nodes(&self, out: &mut [NodeId; MAX_REPLICAS]) -> usize {
+    /// A plan of live nodes for a client that is not token-aware: up to [`MAX_REPLICAS`] of
+    /// them, walked from [`Self::plan_start`].
+    pub(super) fn live_nodes(&self, key: u64, out: &mut [NodeId; MAX_REPLICAS]) -> usize {
+        let nodes = self.nodes.len();
+        let start = self.plan_start(key);
         let mut n = 0;
-        for i in 0..self.nodes.len().min(MAX_REPLICAS) {
+        for step in 0..nodes {
+            if n == MAX_REPLICAS {
+                break;
+            }
+            let i = (start + step) % nodes;
             if self.seen_up[i] {
                 out[n] = NodeId(i as u16);
                 n += 1;
             }
         }
         n
+    }
+
+    /// Where a plan's walk over the cluster starts: node 0 while the whole cluster fits in one
+    /// plan of [`MAX_REPLICAS`] candidates, else a node drawn from the key's hash, so that plans
+    /// of a large cluster spread over all of it while a plan stays at most `MAX_REPLICAS` long
+    /// (the walk stops there: its cost does not grow with the cluster).
+    #[inline]
+    fn plan_start(&self, key: u64) -> usize {
+        let nodes = self.nodes.len();
+        if nodes <= MAX_REPLICAS {
+            0
+        } else {
+            (workload::placement::mix64(key ^ 0x706c_616e_5f73_7461) % nodes as u64) as usize
+        }
     }
 }
 

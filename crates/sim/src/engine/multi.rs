@@ -60,7 +60,7 @@ impl Sim<'_> {
         let coord = match m.mode {
             MultiMode::Parallel => None,
             MultiMode::In => {
-                let n = self.live_nodes(&mut live);
+                let n = self.live_nodes(first_key, &mut live);
                 if n == 0 {
                     None
                 } else {

@@ -40,9 +40,9 @@ impl Sim<'_> {
         let local = self.requesters[r as usize].local.map(|n| n.0);
         let mut cand = [NodeId(0); MAX_REPLICAS];
         let n = if choose_coordinator && !self.sc.clients.token_aware {
-            self.live_nodes(&mut cand)
+            self.live_nodes(req.key, &mut cand)
         } else if choose_coordinator && self.requesters[r as usize].beyond_replicas {
-            self.replicas_then_others(req.group, &mut cand)
+            self.replicas_then_others(req.group, req.key, &mut cand)
         } else {
             self.live_replicas(req.group, local, &mut cand)
         };

@@ -50,6 +50,14 @@ impl<T: Slot> Slab<T> {
         }
     }
 
+    /// Hints the CPU to fetch record `i` (if it exists): no effect on results.
+    #[inline]
+    pub fn prefetch(&self, i: u32) {
+        if let Some(item) = self.items.get(i as usize) {
+            crate::prefetch::lines(item);
+        }
+    }
+
     /// Frees record `i` (its generation becomes odd).
     #[inline]
     pub fn remove(&mut self, i: u32) {

@@ -18,14 +18,19 @@ use policy::{ConsistencyLevel, ParamTable, Side};
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// The most nodes a simulated cluster has (node sets are 64-bit masks).
-pub const MAX_NODES: usize = 64;
+/// The most nodes a simulated cluster has. Per-node state is indexed by node id, so the limit
+/// is memory and time, not a node-set width; a read still contacts at most
+/// [`policy::MAX_REPLICAS`] candidates whatever the cluster size.
+pub const MAX_NODES: usize = 4096;
 /// Most tokens per node a scenario may give (`cluster.vnodes`).
 pub const MAX_VNODES: usize = 1024;
 /// The most clients.
 pub const MAX_CLIENTS: usize = 100_000;
-/// The largest key space (the row cache indexes keys directly: 4 bytes per key per node).
-pub const MAX_KEYS: u64 = 1 << 24;
+/// The largest key space (2^40: keys are only drawn and hashed; a node's row cache costs
+/// memory per cached row, not per key).
+pub const MAX_KEYS: u64 = 1 << 40;
+/// The largest row cache of one node, rows (the simulator's cache numbers its rows in 32 bits).
+pub const MAX_CACHE_ROWS: u64 = 1 << 30;
 /// The most replicas one read may contact (CL plus one speculative retry).
 pub const MAX_OPS_PER_REQUEST: usize = 8;
 /// The longest measured run, seconds.
@@ -396,6 +401,9 @@ pub struct Fault {
     pub duration_ns: Option<u64>,
     /// Repeat period (None = once).
     pub every_ns: Option<u64>,
+    /// The `k`-th listed node's fault starts `k x stagger_ns` after the first's (0 = all at
+    /// once): a rolling restart of a zone, node after node.
+    pub stagger_ns: u64,
     /// No repetition starts at or after this time.
     pub until_ns: Option<i64>,
     /// Line in the file, for messages.

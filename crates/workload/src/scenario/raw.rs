@@ -230,6 +230,8 @@ pub struct RawFault {
     pub kind: Spanned<String>,
     pub node: Option<i64>,
     pub nodes: Option<Vec<i64>>,
+    pub zone: Option<String>,
+    pub stagger_s: Option<f64>,
     pub at_s: Option<f64>,
     pub duration_s: Option<f64>,
     pub every_s: Option<f64>,

@@ -244,4 +244,47 @@ coordinator = "naive"
             assert!(e.message.contains("shadow_read_fraction"), "{e}");
         }
     }
+
+    /// A large cluster: zones cycled over the nodes, limits past the old 64 nodes and 2^24
+    /// keys, and the limits' messages naming the value and what is allowed.
+    #[test]
+    fn large_clusters_and_key_spaces_parse() {
+        let big = MINIMAL
+            .replace(
+                "nodes = 3\n",
+                "nodes = 2000\nzones = [\"a\", \"b\", \"c\"]\nplacement = \"one-per-zone\"\n",
+            )
+            .replace("count = 1000 }", "count = 1000000000 }");
+        let s = parse(&big, "x").unwrap();
+        assert_eq!(s.cluster.nodes, 2000);
+        assert_eq!(s.cluster.zone_names, ["a", "b", "c"]);
+        assert_eq!(&s.cluster.node_zone[..4], [0, 1, 2, 0]);
+        assert_eq!(s.clients.keys.count, 1_000_000_000);
+        let e = err_of(&MINIMAL.replace("nodes = 3\n", "nodes = 5000\n"));
+        assert!(e.message.contains("cluster.nodes = 5000") && e.message.contains("4096"), "{e}");
+        let e = err_of(&MINIMAL.replace("nodes = 3\n", "nodes = 3\nzones = [\"a\", \"b\", \"c\", \"d\"]\n"));
+        assert!(e.message.contains("4 zones for 3 nodes"), "{e}");
+    }
+
+    /// A fault on a zone takes its nodes in id order; `stagger_s` spaces them out.
+    #[test]
+    fn a_fault_names_a_zone_and_staggers_its_nodes() {
+        let text = MINIMAL.replace("nodes = 3\n", "nodes = 6\nzones = [\"a\", \"b\"]\n")
+            + "[[fault]]\nkind = \"restart\"\nzone = \"b\"\nat_s = 1\nduration_s = 0.5\nstagger_s = 1\n";
+        let s = parse(&text, "x").unwrap();
+        assert_eq!(s.faults[0].nodes, [1, 3, 5]);
+        assert_eq!(s.faults[0].stagger_ns, 1_000_000_000);
+        let plan = crate::faults::FaultPlan::new(&s, 0, 10_000_000_000);
+        let downs: Vec<(u64, u16)> = plan
+            .actions
+            .iter()
+            .filter(|a| a.action == crate::faults::Action::Down)
+            .map(|a| (a.t_ns / 1_000_000, a.node))
+            .collect();
+        assert_eq!(downs, [(1_000, 1), (2_000, 3), (3_000, 5)]);
+        let e = err_of(&text.replace("zone = \"b\"", "zone = \"q\""));
+        assert!(e.message.contains("zone 'q'") && e.message.contains("a, b"), "{e}");
+        let e = err_of(&text.replace("zone = \"b\"", "zone = \"b\"\nnode = 1"));
+        assert!(e.message.contains("one of node, nodes or zone"), "{e}");
+    }
 }

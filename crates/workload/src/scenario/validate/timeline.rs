@@ -48,18 +48,40 @@ pub(super) fn faults(cx: &Ctx, raw: &RawScenario, cluster: &Cluster, run: &RunMo
         };
         let duration_s = positive(r.duration_s, "duration_s")?;
         let every_s = positive(r.every_s, "every_s")?;
+        let stagger_s = positive(r.stagger_s, "stagger_s")?;
+        if stagger_s.is_some() && kind_name == "fluctuate" {
+            return Err(bad(
+                "fault fluctuate: stagger_s is for the other kinds (a fluctuation steps every node at once)".into(),
+            ));
+        }
         let at_s = r.at_s.unwrap_or(if kind_name == "fluctuate" { earliest_s } else { 0.0 });
         if !at_s.is_finite() || at_s < earliest_s || at_s > run.duration_s as f64 {
             return Err(bad(format!(
                 "fault {kind_name}: at_s = {at_s} must be within [-warmup_s, duration_s]"
             )));
         }
-        let nodes: Vec<u16> = match (r.node, &r.nodes) {
-            (Some(_), Some(_)) => return Err(bad("give node or nodes, not both".into())),
-            (Some(n), None) => vec![n],
-            (None, Some(ns)) => ns.clone(),
-            (None, None) if kind_name == "fluctuate" => (0..cluster.nodes as i64).collect(),
-            (None, None) => return Err(bad(format!("fault {kind_name} needs node = <id> or nodes = [..]"))),
+        let nodes: Vec<u16> = match (r.node, &r.nodes, &r.zone) {
+            (Some(n), None, None) => vec![n],
+            (None, Some(ns), None) => ns.clone(),
+            (None, None, Some(zone)) => match cluster.zone_names.iter().position(|z| z == zone) {
+                Some(z) => (0..cluster.nodes)
+                    .filter(|&n| cluster.node_zone[n] as usize == z)
+                    .map(|n| n as i64)
+                    .collect(),
+                None => {
+                    return Err(bad(format!(
+                        "fault {kind_name}: zone '{zone}' is not one of the cluster's: {}",
+                        cluster.zone_names.join(", ")
+                    )))
+                }
+            },
+            (None, None, None) if kind_name == "fluctuate" => (0..cluster.nodes as i64).collect(),
+            (None, None, None) => {
+                return Err(bad(format!(
+                    "fault {kind_name} needs node = <id>, nodes = [..] or zone = \"<name>\""
+                )))
+            }
+            _ => return Err(bad(format!("fault {kind_name}: give one of node, nodes or zone"))),
         }
         .into_iter()
         .map(|n| {
@@ -145,6 +167,7 @@ pub(super) fn faults(cx: &Ctx, raw: &RawScenario, cluster: &Cluster, run: &RunMo
             at_ns: (at_s * S) as i64,
             duration_ns: duration_s.map(|d| (d * S) as u64),
             every_ns: every_s.map(|d| (d * S) as u64),
+            stagger_ns: stagger_s.map_or(0, |d| (d * S) as u64),
             until_ns: r.until_s.map(|u| (u * S) as i64),
             line,
         });

@@ -12,16 +12,17 @@ pub(super) fn cluster(cx: &Ctx, raw: &RawScenario) -> Res<Cluster> {
             vec![0; nodes]
         }
         Some(z) => {
-            if z.get_ref().len() != nodes {
+            let listed = z.get_ref().len();
+            if listed == 0 || listed > nodes {
                 return Err(cx.at(
                     z,
                     format!(
-                        "cluster.zones lists {} zones for {nodes} nodes: give one per node",
-                        z.get_ref().len()
+                        "cluster.zones lists {listed} zones for {nodes} nodes: give one per node, or 1 to {nodes} cycled over the nodes"
                     ),
                 ));
             }
-            z.get_ref()
+            let listed_zone: Vec<u16> = z
+                .get_ref()
                 .iter()
                 .map(|name| match zone_names.iter().position(|n| n == name) {
                     Some(i) => i as u16,
@@ -30,10 +31,12 @@ pub(super) fn cluster(cx: &Ctx, raw: &RawScenario) -> Res<Cluster> {
                         (zone_names.len() - 1) as u16
                     }
                 })
-                .collect()
+                .collect();
+            // A shorter list is cycled over: node i is in the (i mod len)-th zone listed.
+            (0..nodes).map(|i| listed_zone[i % listed]).collect()
         }
     };
-    let rf = cx.int(&c.replication_factor, "cluster.replication_factor", 1, MAX_NODES as i64)? as usize;
+    let rf = cx.int(&c.replication_factor, "cluster.replication_factor", 1, policy::MAX_REPLICAS as i64)? as usize;
     if rf > nodes {
         return Err(cx.at(
             &c.replication_factor,
@@ -117,7 +120,7 @@ pub(super) fn node(cx: &Ctx, n: &RawNode) -> Res<NodeModel> {
         (None, Some(s)) => return Err(cx.at(s, "node.disk_service needs node.disk_concurrency too")),
     };
     let cache_rows = match &n.cache_rows {
-        Some(c) => Some(cx.int(c, "node.cache_rows", 1, MAX_KEYS as i64)? as usize),
+        Some(c) => Some(cx.int(c, "node.cache_rows", 1, MAX_CACHE_ROWS as i64)? as usize),
         None => None,
     };
     Ok(NodeModel {
