@@ -333,7 +333,7 @@ mod tests {
         assert_eq!(CoordinatorPolicy::parse("hwlb"), Ok(CoordinatorPolicy::Hwlb));
         assert_eq!(CoordinatorPolicy::parse("naive"), Ok(CoordinatorPolicy::Naive));
         let e = CoordinatorPolicy::parse("c3").unwrap_err();
-        assert!(e.contains("'c3'") && e.contains("naive or hwlb"), "{e}");
+        assert!(e.contains("'c3'") && e.contains("dynamic-snitch, naive, hwlb, unified"), "{e}");
         let mut s = PluginSettings::new(CoordinatorPolicy::Hwlb);
         assert!(s.validate().is_ok());
         s.window_ms = 10;
@@ -364,7 +364,7 @@ mod tests {
             .unwrap();
         assert_eq!(s.snitch, SNITCH_CLASS);
         assert_eq!(s.extra_classpath, vec![PathBuf::from("/x/hwlb-snitch.jar")]);
-        assert!(s.system_properties.contains(&"replica_lb.hwlb.enabled=false".to_string()));
+        assert!(s.system_properties.contains(&format!("{POLICY_PROPERTY}=naive")));
         assert!(s.system_properties.contains(&"replica_lb.hwlb.read_cl=QUORUM".to_string()));
     }
 }
