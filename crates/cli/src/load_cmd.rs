@@ -4,14 +4,13 @@
 use crate::error::{CliError, CliResult};
 use crate::node_cmd::parse_params;
 use clap::Args;
-use harness::cassandra::{self, Engine};
+use harness::engine::{ClientTarget as Target, Cluster};
 use harness::launcher::ClusterFile;
 use harness::loadgen::cql;
 use harness::loadgen::keys::key_spec;
 use harness::loadgen::{self, Arrivals, BenchOptions, ClientPolicy, LoadOptions, MultiMode, MultiOptions};
 use node::client::ClusterClient;
 use policy::{ConsistencyLevel, ParamTable};
-use std::net::SocketAddr;
 use std::path::PathBuf;
 
 /// `load` arguments.
@@ -147,21 +146,12 @@ fn parse_cl(text: &str) -> Result<ConsistencyLevel, CliError> {
     ConsistencyLevel::parse(text).map_err(|e| CliError::usage(format!("--cl: {e}")))
 }
 
-/// Where `load` or `bench` goes: a node cluster over gRPC, or a CQL cluster through the driver.
-enum Target {
-    Node(PathBuf),
-    Cql(Vec<SocketAddr>),
-}
-
+/// Where `load` or `bench` goes: a node cluster over gRPC, or a CQL cluster through the
+/// driver (the engine of the cluster in `--cluster`, [`Cluster::open`]).
 fn target(cluster: Option<&PathBuf>, contact_points: Option<&str>) -> Result<Target, CliError> {
     match (cluster, contact_points) {
         (_, Some(cp)) => Ok(Target::Cql(cql::parse_contact_points(cp).map_err(CliError::usage)?)),
-        (Some(dir), None) => match cassandra::engine_of(dir).map_err(CliError::failed)? {
-            Engine::Node => Ok(Target::Node(dir.clone())),
-            Engine::Cassandra => Ok(Target::Cql(
-                cassandra::CassandraCluster::load(dir).map_err(CliError::failed)?.contact_points(),
-            )),
-        },
+        (Some(dir), None) => Ok(Cluster::open(dir)?.client_target()?),
         (None, None) => Err(CliError::usage("give --cluster DIR or --contact-points HOST:PORT")),
     }
 }
