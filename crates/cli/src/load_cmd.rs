@@ -8,7 +8,7 @@ use harness::engine::{ClientTarget as Target, Cluster};
 use harness::launcher::ClusterFile;
 use harness::loadgen::cql;
 use harness::loadgen::keys::key_spec;
-use harness::loadgen::{self, Arrivals, BenchOptions, ClientPolicy, LoadOptions, MultiMode, MultiOptions};
+use harness::loadgen::{self, Arrivals, BenchOptions, ClientChoice, ClientPolicy, LoadOptions, MultiMode, MultiOptions};
 use node::client::ClusterClient;
 use policy::{ConsistencyLevel, ParamTable};
 use std::path::PathBuf;
@@ -185,8 +185,7 @@ pub fn load(a: LoadArgs) -> CliResult {
             let rt = loadgen::client_runtime(a.threads).map_err(CliError::failed)?;
             let t = cql::CqlTarget {
                 contact_points,
-                policy: cql::DRIVER_DEFAULT.into(),
-                params: ParamTable::new(),
+                policy: ClientChoice::DriverDefault,
                 seed: 1,
                 replication_factor: a.replication_factor,
                 hit_rates: None,
@@ -256,10 +255,10 @@ pub fn bench(a: BenchArgs) -> CliResult {
         }
         Target::Cql(contact_points) => {
             let rt = loadgen::client_runtime(a.threads).map_err(CliError::failed)?;
+            let policy = a.client_policy.as_deref().unwrap_or(cql::DRIVER_DEFAULT);
             let t = cql::CqlTarget {
                 contact_points,
-                policy: a.client_policy.clone().unwrap_or_else(|| cql::DRIVER_DEFAULT.into()),
-                params,
+                policy: ClientChoice::parse(policy, params).map_err(CliError::usage)?,
                 seed: a.seed,
                 replication_factor: 3,
                 hit_rates: None,

@@ -16,13 +16,14 @@
 //! (any live node of the local datacenter, for the adapter as for `driver-default`), as the
 //! simulator's `in` does. The whole request has the one time-out.
 
+pub use super::choice::DRIVER_DEFAULT;
 use super::client_policy::Pending;
 use super::keys::{key_bytes, value_for};
 use super::open_loop::{self, Ctx, Ended, MultiKeys, Transport};
 use super::report::{BenchReport, SecondReport};
+use super::ClientChoice;
 use super::{check_bench_options, BenchOptions, MultiMode, MultiOptions, Outcome};
-use policy::hwlb::policy::CLIENT_NAME as HWLB_CLIENT;
-use policy::{ConsistencyLevel, ParamTable, ParamValue};
+use policy::{ConsistencyLevel, ParamValue};
 use replica_lb_driver::hit_rates::{HitRatePoller, HitRatePolling};
 use replica_lb_driver::{AdapterStats, ReplicaLbPolicy};
 use scylla::client::execution_profile::ExecutionProfile;
@@ -39,8 +40,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The `--client-policy` name of the driver's own token-aware `DefaultPolicy`.
-pub const DRIVER_DEFAULT: &str = "driver-default";
 /// The keyspace `load` and `bench` use.
 pub const KEYSPACE: &str = "replica_lb";
 /// Its table of keys and values.
@@ -53,10 +52,8 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
 pub struct CqlTarget {
     /// Contact points (at least one).
     pub contact_points: Vec<SocketAddr>,
-    /// The client policy: a project policy name, or [`DRIVER_DEFAULT`].
-    pub policy: String,
-    /// Its parameter overrides.
-    pub params: ParamTable,
+    /// The client policy: a project policy with its parameters, or the driver's own.
+    pub policy: ClientChoice,
     /// Seed of the policy's random choices.
     pub seed: u64,
     /// Replication factor of the keyspace `load` creates.
@@ -97,24 +94,32 @@ pub async fn connect(target: &CqlTarget, cl: ConsistencyLevel, timeout: Duration
     if target.contact_points.is_empty() {
         return Err("no contact points".into());
     }
-    let (profile, adapter) = if target.policy == DRIVER_DEFAULT {
-        if !target.params.is_empty() {
-            return Err(format!("--client-param: {DRIVER_DEFAULT} takes no parameters"));
+    let (profile, adapter, polls_hit_rates) = match &target.policy {
+        ClientChoice::DriverDefault => {
+            let p = DefaultPolicy::builder().token_aware(true).build();
+            (ExecutionProfile::builder().load_balancing_policy(p), None, false)
         }
-        let p = DefaultPolicy::builder().token_aware(true).build();
-        (ExecutionProfile::builder().load_balancing_policy(p), None)
-    } else {
-        let mut b = ReplicaLbPolicy::builder(&target.policy).seed(target.seed);
-        for (name, value) in &target.params {
-            b = match value {
-                ParamValue::Int(v) => b.param(name, *v),
-                ParamValue::Float(v) => b.param(name, *v),
-                ParamValue::Bool(v) => b.param(name, *v),
-                ParamValue::Text(v) => b.param(name, v.as_str()),
-            };
+        ClientChoice::Policy {
+            name,
+            params,
+            polls_hit_rates,
+        } => {
+            let mut b = ReplicaLbPolicy::builder(name).seed(target.seed);
+            for (name, value) in params {
+                b = match value {
+                    ParamValue::Int(v) => b.param(name, *v),
+                    ParamValue::Float(v) => b.param(name, *v),
+                    ParamValue::Bool(v) => b.param(name, *v),
+                    ParamValue::Text(v) => b.param(name, v.as_str()),
+                };
+            }
+            let p = b.build().map_err(|e| e.to_string())?;
+            (
+                ExecutionProfile::builder().load_balancing_policy(p.clone()),
+                Some(p),
+                *polls_hit_rates,
+            )
         }
-        let p = b.build().map_err(|e| e.to_string())?;
-        (ExecutionProfile::builder().load_balancing_policy(p.clone()), Some(p))
     };
     let profile = profile.consistency(consistency(cl)).request_timeout(Some(timeout)).build();
     let mut builder = SessionBuilder::new().default_execution_profile_handle(profile.into_handle());
@@ -134,7 +139,7 @@ pub async fn connect(target: &CqlTarget, cl: ConsistencyLevel, timeout: Duration
     let session = Arc::new(session);
     // hwlb-client learns every node's hit rate off the request path.
     let poller = match &adapter {
-        Some(policy) if target.policy == HWLB_CLIENT => {
+        Some(policy) if polls_hit_rates => {
             let opts = target.hit_rates.clone().unwrap_or_default();
             let poller = HitRatePoller::new(opts).map_err(|e| format!("hit-rate polling: {e}"))?;
             Some(tokio::spawn(poller.run(session.clone(), policy.clone())))
@@ -144,7 +149,7 @@ pub async fn connect(target: &CqlTarget, cl: ConsistencyLevel, timeout: Duration
     Ok(CqlSession {
         session,
         adapter,
-        policy: target.policy.clone(),
+        policy: target.policy.name().to_string(),
         poller,
     })
 }

@@ -19,6 +19,7 @@
 //! from its intended send time to its last answer.
 
 mod bench;
+pub mod choice;
 pub mod client_policy;
 pub mod cql;
 mod cql_load;
@@ -27,6 +28,7 @@ pub mod open_loop;
 pub mod report;
 
 pub use bench::{bench, bench_multi, bench_with};
+pub use choice::ClientChoice;
 pub use client_policy::ClientPolicy;
 pub use metrics::Outcome;
 pub use open_loop::{Ended, Transport};
