@@ -1,18 +1,77 @@
-//! `replica-lb cluster ...` on an Apache Cassandra cluster (`cluster up --engine cassandra`,
-//! and every command on a directory whose cluster file says `"engine": "cassandra"`).
+//! `replica-lb cluster up --engine cassandra` and the hidden `cluster proxy`: starting an Apache
+//! Cassandra cluster (every other `cluster` command goes through [`harness::engine`]).
 
-use crate::cluster_cmd::{ClusterCommand, UpArgs};
 use crate::error::{CliError, CliResult};
+use clap::Args;
 use harness::cassandra::cgroup::DiskLimits;
-use harness::cassandra::plugin::{self, CoordinatorPolicy, PluginSettings, PluginState};
+use harness::cassandra::plugin::{self, CoordinatorPolicy, PluginSettings};
 use harness::cassandra::{self, config::NodeSettings, CassandraUp};
-use harness::launcher::{check_fault_s, send_signal, Signal};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// `cluster up --engine cassandra`.
-pub fn up(a: &UpArgs) -> CliResult {
-    if a.policy.is_some() {
+/// `cluster up`'s settings of the Cassandra engine.
+#[derive(Args, Debug)]
+pub struct CassandraUpArgs {
+    /// JVM heap of each Cassandra node, MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 768)]
+    pub(crate) heap_mb: u32,
+    /// How long one Cassandra node may take to answer CQL, seconds.
+    #[arg(long, value_name = "S", default_value_t = 180)]
+    pub(crate) node_timeout_s: u64,
+    /// Cassandra: the coordinator policy. `dynamic-snitch` (the default) is Cassandra as
+    /// shipped, no plug-in; `naive` (the coordinator first, no dynamic snitch), `hwlb` (HWLB at
+    /// every coordinator) and `unified` (HWLB passing over slow or silent replicas) install the
+    /// replica-lb plug-in, built with Maven on first use.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) coordinator_policy: Option<String>,
+    /// Cassandra with the plug-in: its hit-rate tracker's tick, ms (published: 10,000).
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    pub(crate) hit_rate_tick_ms: u64,
+    /// Cassandra with the plug-in: its hit-rate moving-average window, ms (published: 60,000).
+    #[arg(long, value_name = "MS", default_value_t = 60_000)]
+    pub(crate) hit_rate_window_ms: u64,
+    /// Cassandra with the plug-in: the consistency level reads use (HWLB draws that many
+    /// replicas; the snitch is not told a read's level).
+    #[arg(long, value_name = "CL", default_value = "quorum")]
+    pub(crate) read_cl: String,
+    /// Cassandra: each node's row cache, MiB (0 = off; tables `load` creates cache whole rows).
+    #[arg(long, value_name = "MIB", default_value_t = 0)]
+    pub(crate) row_cache_mb: u32,
+    /// Cassandra: each node's chunk cache of data file pages, MiB (0 = off).
+    #[arg(long, value_name = "MIB", default_value_t = 64)]
+    pub(crate) chunk_cache_mb: u32,
+    /// Cassandra: cap each node's page cache at about this much once started (a memory cgroup;
+    /// needs --disk-read-iops too, and root).
+    #[arg(long, value_name = "MIB")]
+    pub(crate) page_cache_mb: Option<u32>,
+    /// Cassandra: throttle each node's reads from its disk to this many per second (a blkio
+    /// cgroup; needs --page-cache-mb too, and root).
+    #[arg(long, value_name = "N")]
+    pub(crate) disk_read_iops: Option<u32>,
+}
+
+impl CassandraUpArgs {
+    /// The first of the settings only Cassandra takes that was given, as its flag.
+    pub fn first_given(&self) -> Option<&'static str> {
+        [
+            (self.coordinator_policy.is_some(), "--coordinator-policy"),
+            (self.hit_rate_tick_ms != 10_000, "--hit-rate-tick-ms"),
+            (self.hit_rate_window_ms != 60_000, "--hit-rate-window-ms"),
+            (self.read_cl != "quorum", "--read-cl"),
+            (self.row_cache_mb != 0, "--row-cache-mb"),
+            (self.chunk_cache_mb != 64, "--chunk-cache-mb"),
+            (self.page_cache_mb.is_some(), "--page-cache-mb"),
+            (self.disk_read_iops.is_some(), "--disk-read-iops"),
+        ]
+        .into_iter()
+        .find_map(|(given, flag)| given.then_some(flag))
+    }
+}
+
+/// `cluster up --engine cassandra` of `nodes` nodes in `dir` (`policy_given`: the node
+/// engine's `--policy` was given, which Cassandra refuses).
+pub fn up(nodes: u32, dir: &Path, policy_given: bool, a: &CassandraUpArgs) -> CliResult {
+    if policy_given {
         return Err(CliError::usage(
             "--policy sets the node engine's coordinator policy; on Cassandra use --coordinator-policy dynamic-snitch|naive|hwlb|unified, and clients choose theirs (bench --client-policy)",
         ));
@@ -69,8 +128,8 @@ pub fn up(a: &UpArgs) -> CliResult {
         (settings, None)
     };
     let opts = CassandraUp {
-        nodes: a.nodes,
-        dir: a.dir.clone(),
+        nodes,
+        dir: dir.to_path_buf(),
         settings,
         proxy_program: std::env::current_exe().map_err(|e| CliError::failed(format!("cannot find this program: {e}")))?,
         node_timeout: Duration::from_secs(a.node_timeout_s.max(1)),
@@ -90,7 +149,7 @@ pub fn up(a: &UpArgs) -> CliResult {
             .map(|p| format!(" with the replica-lb plug-in ({p})"))
             .unwrap_or_else(|| " as shipped (dynamic snitch on, no plug-in)".into()),
         cluster.contact_points().iter().map(|a| a.to_string()).collect::<Vec<_>>().join(","),
-        a.dir.join(harness::launcher::CLUSTER_FILE).display()
+        dir.join(harness::launcher::CLUSTER_FILE).display()
     );
     Ok(())
 }
@@ -101,124 +160,4 @@ pub fn proxy(dir: PathBuf, nodes: u32) -> CliResult {
         return Err(CliError::usage(format!("--nodes {nodes}: 1..{}", cassandra::cluster::MAX_NODES)));
     }
     cassandra::proxy::run(&dir, nodes).map_err(CliError::failed)
-}
-
-/// Every other `cluster` command on a Cassandra cluster.
-pub fn run(cmd: ClusterCommand) -> CliResult {
-    match cmd {
-        ClusterCommand::Status(a) => {
-            let nodes = cassandra::status(&a.dir).map_err(CliError::failed)?;
-            // The plug-in's view, where it runs; nodes that do not answer show none.
-            let cluster = cassandra::CassandraCluster::load(&a.dir).map_err(CliError::failed)?;
-            let with_plugin = cluster.coordinator_policy.is_some();
-            let plugin: Vec<Option<PluginState>> = if with_plugin && nodes.iter().any(|n| n.cql) {
-                plugin::states(&cluster).map_err(CliError::failed)?
-            } else {
-                vec![None; nodes.len()]
-            };
-            if a.json {
-                #[derive(serde::Serialize)]
-                struct Row<'a> {
-                    #[serde(flatten)]
-                    node: &'a cassandra::NodeState,
-                    #[serde(skip_serializing_if = "Option::is_none")]
-                    plugin: Option<&'a PluginState>,
-                }
-                let rows: Vec<Row> = nodes
-                    .iter()
-                    .zip(&plugin)
-                    .map(|(node, p)| Row { node, plugin: p.as_ref() })
-                    .collect();
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&rows).map_err(|e| CliError::failed(e.to_string()))?
-                );
-                return Ok(());
-            }
-            print!(
-                "{:<6}{:<9}{:<10}{:<6}{:<18}{:>9}",
-                "node", "pid", "state", "cql", "address", "delay ms"
-            );
-            if with_plugin {
-                print!("  {:<15}{:>9}{:>13}", "policy", "hit rate", "coordinated");
-            }
-            println!();
-            for (n, p) in nodes.iter().zip(&plugin) {
-                print!(
-                    "{:<6}{:<9}{:<10}{:<6}{:<18}{:>9}",
-                    n.id,
-                    n.pid,
-                    n.state,
-                    if n.cql { "yes" } else { "no" },
-                    n.address.to_string(),
-                    n.delay_ms
-                );
-                match p {
-                    Some(p) => print!("  {:<15}{:>9.3}{:>13}", p.policy, p.hit_rate, p.reads_coordinated),
-                    None if with_plugin => print!("  {:<15}{:>9}{:>13}", "-", "-", "-"),
-                    None => {}
-                }
-                println!();
-            }
-            Ok(())
-        }
-        ClusterCommand::Down(a) => {
-            let n = cassandra::down(&a.dir, Duration::from_secs(20)).map_err(CliError::failed)?;
-            println!("stopped {n} Cassandra node(s) of {}", a.dir.display());
-            Ok(())
-        }
-        ClusterCommand::Restart(a) => {
-            let down = check_fault_s("--down-s", a.down_s).map_err(|e| CliError::usage(e.to_string()))?;
-            let timeout = Duration::from_secs(a.up_timeout_s.max(60));
-            let pid = cassandra::restart(&a.dir, a.node, down, timeout).map_err(CliError::failed)?;
-            println!(
-                "node {} restarted after {:.1} s down (same data, empty caches), pid {pid}",
-                a.node, a.down_s
-            );
-            Ok(())
-        }
-        ClusterCommand::Pause(a) => {
-            let pause = check_fault_s("--for-s", a.for_s).map_err(|e| CliError::usage(e.to_string()))?;
-            cassandra::pause(&a.dir, a.node, pause).map_err(CliError::failed)?;
-            println!("node {} paused for {:.1} s and resumed", a.node, a.for_s);
-            Ok(())
-        }
-        ClusterCommand::Delay(a) => {
-            cassandra::set_delay(&a.dir, a.node, a.ms).map_err(CliError::usage)?;
-            match a.ms {
-                0 => println!("node {}: added delay cleared", a.node),
-                ms => println!("node {}: every answer to its clients delayed by {ms} ms", a.node),
-            }
-            Ok(())
-        }
-        ClusterCommand::SlowDisk(a) => {
-            if a.factor.is_some() || a.on == a.off {
-                return Err(CliError::usage(
-                    "cluster slow-disk on Cassandra: give --on (read throttle on, page cache capped on what the node uses now) or --off; --factor is the node engine's",
-                ));
-            }
-            cassandra::set_disk_limits(&a.dir, Some(a.node), a.on).map_err(CliError::usage)?;
-            match a.on {
-                true => println!("node {}: reads from its disk throttled, page cache capped", a.node),
-                false => println!("node {}: disk limits lifted", a.node),
-            }
-            Ok(())
-        }
-        ClusterCommand::Signal(a) => {
-            let sig = Signal::parse(&a.signal).map_err(|e| CliError::usage(e.to_string()))?;
-            let c = cassandra::CassandraCluster::load(&a.dir).map_err(CliError::failed)?;
-            let pid = c.node(a.id).map_err(CliError::usage)?.pid;
-            send_signal(pid, sig).map_err(|e| CliError::failed(e.to_string()))?;
-            println!("sent {sig:?} to node {}", a.id);
-            Ok(())
-        }
-        ClusterCommand::Switch(a) => {
-            let policy =
-                CoordinatorPolicy::parse(&a.coordinator_policy).map_err(|e| CliError::usage(format!("--coordinator-policy: {e}")))?;
-            plugin::switch(&a.dir, policy).map_err(CliError::failed)?;
-            println!("every coordinator of {} now runs {}", a.dir.display(), policy.as_str());
-            Ok(())
-        }
-        ClusterCommand::Up(_) | ClusterCommand::Proxy(_) => Err(CliError::failed("cluster up and proxy do not act on a running cluster")),
-    }
 }

@@ -5,9 +5,8 @@ use crate::cassandra_cmd;
 use crate::error::{CliError, CliResult};
 use crate::node_cmd::{node_error, parse_params};
 use clap::{Args, Subcommand};
-use harness::cassandra::{self, Engine};
-use harness::launcher::{self, NodeCommand, Signal, UpOptions, ZoneLayout};
-use node::proto::FaultsRequest;
+use harness::engine::{Cluster, Engine, SlowDisk};
+use harness::launcher::{self, NodeCommand, UpOptions, ZoneLayout};
 use node::NodeConfig;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -63,42 +62,9 @@ pub struct UpArgs {
     /// fetched with Maven on first use).
     #[arg(long, default_value = "node")]
     pub(crate) engine: String,
-    /// JVM heap of each Cassandra node, MiB.
-    #[arg(long, value_name = "MIB", default_value_t = 768)]
-    pub(crate) heap_mb: u32,
-    /// How long one Cassandra node may take to answer CQL, seconds.
-    #[arg(long, value_name = "S", default_value_t = 180)]
-    pub(crate) node_timeout_s: u64,
-    /// Cassandra: the coordinator policy. `dynamic-snitch` (the default) is Cassandra as
-    /// shipped, no plug-in; `naive` (the coordinator first, no dynamic snitch), `hwlb` (HWLB at
-    /// every coordinator) and `unified` (HWLB passing over slow or silent replicas) install the
-    /// replica-lb plug-in, built with Maven on first use.
-    #[arg(long, value_name = "NAME")]
-    pub(crate) coordinator_policy: Option<String>,
-    /// Cassandra with the plug-in: its hit-rate tracker's tick, ms (published: 10,000).
-    #[arg(long, value_name = "MS", default_value_t = 10_000)]
-    pub(crate) hit_rate_tick_ms: u64,
-    /// Cassandra with the plug-in: its hit-rate moving-average window, ms (published: 60,000).
-    #[arg(long, value_name = "MS", default_value_t = 60_000)]
-    pub(crate) hit_rate_window_ms: u64,
-    /// Cassandra with the plug-in: the consistency level reads use (HWLB draws that many
-    /// replicas; the snitch is not told a read's level).
-    #[arg(long, value_name = "CL", default_value = "quorum")]
-    pub(crate) read_cl: String,
-    /// Cassandra: each node's row cache, MiB (0 = off; tables `load` creates cache whole rows).
-    #[arg(long, value_name = "MIB", default_value_t = 0)]
-    pub(crate) row_cache_mb: u32,
-    /// Cassandra: each node's chunk cache of data file pages, MiB (0 = off).
-    #[arg(long, value_name = "MIB", default_value_t = 64)]
-    pub(crate) chunk_cache_mb: u32,
-    /// Cassandra: cap each node's page cache at about this much once started (a memory cgroup;
-    /// needs --disk-read-iops too, and root).
-    #[arg(long, value_name = "MIB")]
-    pub(crate) page_cache_mb: Option<u32>,
-    /// Cassandra: throttle each node's reads from its disk to this many per second (a blkio
-    /// cgroup; needs --page-cache-mb too, and root).
-    #[arg(long, value_name = "N")]
-    pub(crate) disk_read_iops: Option<u32>,
+    /// The Cassandra engine's settings.
+    #[command(flatten)]
+    pub(crate) cassandra: cassandra_cmd::CassandraUpArgs,
     /// The cluster directory (node configs, logs, data, cluster.json).
     #[arg(long, value_name = "DIR")]
     pub(crate) dir: PathBuf,
@@ -223,126 +189,41 @@ pub struct SignalArgs {
     pub(crate) signal: String,
 }
 
-/// Runs a `cluster` subcommand.
+/// Runs a `cluster` subcommand: `up` on the engine asked for, every other on the engine its
+/// directory holds ([`Cluster::at`]).
 pub fn run(cmd: ClusterCommand) -> CliResult {
-    if let Some(dir) = cassandra_dir(&cmd) {
-        if cassandra::engine_of(dir).map_err(CliError::failed)? == Engine::Cassandra {
-            return cassandra_cmd::run(cmd);
-        }
-    }
-    match cmd {
-        ClusterCommand::Up(a) => up(a),
-        ClusterCommand::Proxy(a) => cassandra_cmd::proxy(a.dir, a.nodes),
-        ClusterCommand::Status(a) => status(a),
-        ClusterCommand::Down(a) => {
-            let n = launcher::down(&a.dir, Duration::from_secs(5)).map_err(node_error)?;
-            println!("stopped {n} node(s) of {}", a.dir.display());
-            Ok(())
-        }
-        ClusterCommand::Restart(a) => {
-            let down = launcher::check_fault_s("--down-s", a.down_s).map_err(node_error)?;
-            let cmd = NodeCommand::current_exe_node().map_err(node_error)?;
-            let child =
-                launcher::restart_node_after(&a.dir, a.node, down, &cmd, Duration::from_secs(a.up_timeout_s)).map_err(node_error)?;
-            println!(
-                "node {} restarted after {:.1} s down (same data, empty cache), pid {}",
-                a.node,
-                a.down_s,
-                child.id()
-            );
-            Ok(())
-        }
-        ClusterCommand::Pause(a) => {
-            let pause = launcher::check_fault_s("--for-s", a.for_s).map_err(node_error)?;
-            launcher::pause_node(&a.dir, a.node, pause).map_err(node_error)?;
-            println!("node {} paused for {:.1} s and resumed", a.node, a.for_s);
-            Ok(())
-        }
-        ClusterCommand::Delay(a) => {
-            let req = FaultsRequest {
-                reply_delay_ms: Some(a.ms),
-                ..Default::default()
+    let line = match cmd {
+        ClusterCommand::Up(a) => return up(a),
+        ClusterCommand::Proxy(a) => return cassandra_cmd::proxy(a.dir, a.nodes),
+        ClusterCommand::Status(a) => Cluster::at(&a.dir)?.status(a.json),
+        ClusterCommand::Down(a) => Cluster::at(&a.dir)?.down(),
+        ClusterCommand::Restart(a) => Cluster::at(&a.dir)?.restart(a.node, a.down_s, Duration::from_secs(a.up_timeout_s)),
+        ClusterCommand::Pause(a) => Cluster::at(&a.dir)?.pause(a.node, a.for_s),
+        ClusterCommand::Delay(a) => Cluster::at(&a.dir)?.delay(a.node, a.ms),
+        ClusterCommand::SlowDisk(a) => {
+            let s = SlowDisk {
+                factor: a.factor,
+                on: a.on,
+                off: a.off,
             };
-            let r = launcher::set_faults(&a.dir, a.node, req).map_err(node_error)?;
-            match r.reply_delay_ms {
-                0 => println!("node {}: added delay cleared", a.node),
-                ms => println!("node {}: every message it sends delayed by {ms} ms", a.node),
-            }
-            Ok(())
+            Cluster::at(&a.dir)?.slow_disk(a.node, s)
         }
-        ClusterCommand::SlowDisk(a) => slow_disk(a),
-        ClusterCommand::Switch(_) => Err(CliError::usage(
-            "cluster switch is for a Cassandra cluster with the replica-lb plug-in; a node cluster's coordinator policy is set by cluster up --policy",
-        )),
-        ClusterCommand::Signal(a) => {
-            let sig = Signal::parse(&a.signal).map_err(node_error)?;
-            launcher::signal_node(&a.dir, a.id, sig).map_err(node_error)?;
-            println!("sent {sig:?} to node {}", a.id);
-            Ok(())
-        }
-    }
-}
-
-/// The directory of a command that acts on a running cluster, when it has a cluster file (its
-/// engine then decides who handles it).
-fn cassandra_dir(cmd: &ClusterCommand) -> Option<&std::path::Path> {
-    let dir = match cmd {
-        ClusterCommand::Up(_) | ClusterCommand::Proxy(_) => return None,
-        ClusterCommand::Status(a) | ClusterCommand::Down(a) => &a.dir,
-        ClusterCommand::Restart(a) => &a.dir,
-        ClusterCommand::Pause(a) => &a.dir,
-        ClusterCommand::Delay(a) => &a.dir,
-        ClusterCommand::SlowDisk(a) => &a.dir,
-        ClusterCommand::Signal(a) => &a.dir,
-        ClusterCommand::Switch(a) => &a.dir,
-    };
-    dir.join(launcher::CLUSTER_FILE).exists().then_some(dir.as_path())
-}
-
-fn slow_disk(a: SlowDiskArgs) -> CliResult {
-    if a.factor.is_none() && !a.on && !a.off {
-        return Err(CliError::usage("cluster slow-disk: give --factor F, --on or --off"));
-    }
-    if let Some(f) = a.factor {
-        let (lo, hi) = node::slow_disk::FACTOR_RANGE;
-        if !(f.is_finite() && (lo..=hi).contains(&f)) {
-            return Err(CliError::usage(format!("--factor {f} must be in [{lo}, {hi}]")));
-        }
-    }
-    let req = FaultsRequest {
-        slow_disk_factor: a.factor,
-        slow_disk: if a.off { Some(false) } else { Some(true) },
-        ..Default::default()
-    };
-    let r = launcher::set_faults(&a.dir, a.node, req).map_err(node_error)?;
-    if r.slow_disk {
-        println!("node {}: emulated disk on, service times x{}", a.node, r.slow_disk_factor);
-    } else {
-        println!("node {}: emulated disk off (real reads only)", a.node);
-    }
+        ClusterCommand::Signal(a) => Cluster::at(&a.dir)?.signal(a.id, &a.signal),
+        ClusterCommand::Switch(a) => Cluster::at(&a.dir)?.switch(&a.coordinator_policy),
+    }?;
+    println!("{line}");
     Ok(())
 }
 
 fn up(a: UpArgs) -> CliResult {
     match Engine::parse(&a.engine).map_err(CliError::usage)? {
-        Engine::Cassandra => return cassandra_cmd::up(&a),
+        Engine::Cassandra => return cassandra_cmd::up(a.nodes, &a.dir, a.policy.is_some(), &a.cassandra),
         Engine::Node => {}
     }
-    for (given, flag) in [
-        (a.coordinator_policy.is_some(), "--coordinator-policy"),
-        (a.hit_rate_tick_ms != 10_000, "--hit-rate-tick-ms"),
-        (a.hit_rate_window_ms != 60_000, "--hit-rate-window-ms"),
-        (a.read_cl != "quorum", "--read-cl"),
-        (a.row_cache_mb != 0, "--row-cache-mb"),
-        (a.chunk_cache_mb != 64, "--chunk-cache-mb"),
-        (a.page_cache_mb.is_some(), "--page-cache-mb"),
-        (a.disk_read_iops.is_some(), "--disk-read-iops"),
-    ] {
-        if given {
-            return Err(CliError::usage(format!(
-                "{flag} is for --engine cassandra; the node engine takes its settings from --config and --policy"
-            )));
-        }
+    if let Some(flag) = a.cassandra.first_given() {
+        return Err(CliError::usage(format!(
+            "{flag} is for --engine cassandra; the node engine takes its settings from --config and --policy"
+        )));
     }
     let mut base = match &a.config {
         Some(p) => NodeConfig::from_file(p).map_err(node_error)?,
@@ -370,35 +251,5 @@ fn up(a: UpArgs) -> CliResult {
         launched.file.nodes.len(),
         a.dir.join(launcher::CLUSTER_FILE).display()
     );
-    Ok(())
-}
-
-fn status(a: DirArgs) -> CliResult {
-    let nodes = launcher::status(&a.dir).map_err(node_error)?;
-    if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&nodes).map_err(|e| CliError::failed(e.to_string()))?
-        );
-        return Ok(());
-    }
-    println!(
-        "{:<6}{:<9}{:<14}{:<22}{:>10}{:>10}{:>12}  policy",
-        "node", "pid", "state", "grpc", "live seen", "hit rate", "reads"
-    );
-    let dash = || "-".to_string();
-    for n in nodes {
-        println!(
-            "{:<6}{:<9}{:<14}{:<22}{:>10}{:>10}{:>12}  {}",
-            n.id,
-            n.pid,
-            n.state,
-            n.grpc.to_string(),
-            n.live_seen.zip(n.members).map(|(l, m)| format!("{l}/{m}")).unwrap_or_else(dash),
-            n.hit_rate.map(|h| format!("{h:.3}")).unwrap_or_else(dash),
-            n.reads.map(|r| r.to_string()).unwrap_or_else(dash),
-            n.policy.unwrap_or_else(dash)
-        );
-    }
     Ok(())
 }

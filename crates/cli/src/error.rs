@@ -41,6 +41,15 @@ impl From<policy::PolicyError> for CliError {
     }
 }
 
+impl From<harness::engine::EngineError> for CliError {
+    fn from(e: harness::engine::EngineError) -> Self {
+        match e.usage {
+            true => CliError::usage(e.message),
+            false => CliError::failed(e.message),
+        }
+    }
+}
+
 /// Result of a command.
 pub type CliResult = Result<(), CliError>;
 

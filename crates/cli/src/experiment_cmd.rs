@@ -10,7 +10,8 @@ use harness::experiment::cassandra as cass_exp;
 use harness::experiment::plan::{policy_run, real_plan};
 use harness::experiment::{self, PolicyRun, RunOptions};
 use harness::launcher::NodeCommand;
-use metrics::{csv::timeseries_csv, RunMetrics, Summary};
+use harness::run_dir::{self, RunDir};
+use metrics::RunMetrics;
 use sim::Scenario;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -71,10 +72,7 @@ pub fn run(args: ExperimentArgs) -> CliResult {
         return run_cassandra(args);
     }
     let path = args.scenario.display().to_string();
-    let text = std::fs::read_to_string(&args.scenario).map_err(|e| CliError::usage(format!("cannot read scenario {path}: {e}")))?;
-    let text = sim::apply_overrides(&text, &args.sets).map_err(CliError::usage)?;
-    let stem = args.scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
-    let scenario = sim::parse(&text, stem).map_err(|e| CliError::usage(e.render(&path)))?;
+    let scenario = harness::scenario_file::load(&args.scenario, &args.sets).map_err(CliError::usage)?;
     let specs = sim::parse_list(args.policy.as_deref(), &scenario).map_err(CliError::usage)?;
     let mut notes = Vec::new();
     let plan = real_plan(&scenario, &mut notes).map_err(|e| CliError::usage(format!("{path}: {e}")))?;
@@ -129,26 +127,14 @@ pub fn run(args: ExperimentArgs) -> CliResult {
     Ok(())
 }
 
-fn io_err(what: &Path, e: std::io::Error) -> CliError {
-    CliError::failed(format!("cannot write {}: {e}", what.display()))
-}
-
 fn write_sim(sc: &Scenario, results: &[sim::RunResult], out: &Path) -> Result<(), CliError> {
-    std::fs::create_dir_all(out).map_err(|e| io_err(out, e))?;
-    let summary = Summary {
-        scenario: sc.name.clone(),
+    let dir = RunDir {
+        scenario: &sc.name,
         engine: None,
         seed: sc.seed,
-        runs: results.iter().map(|r| r.metrics.summary.clone()).collect(),
+        runs: results.iter().map(|r| (r.spec.dir.as_str(), &r.metrics)).collect(),
     };
-    let p = out.join("summary.json");
-    std::fs::write(&p, summary.to_json()).map_err(|e| io_err(&p, e))?;
-    for r in results {
-        let dir = out.join(&r.spec.dir);
-        std::fs::create_dir_all(&dir).map_err(|e| io_err(&dir, e))?;
-        let p = dir.join("timeseries.csv");
-        std::fs::write(&p, timeseries_csv(&r.metrics.series)).map_err(|e| io_err(&p, e))?;
-    }
+    dir.write(out).map_err(CliError::failed)?;
     Ok(())
 }
 
@@ -160,20 +146,13 @@ fn write_real(
     out: &Path,
     engine: Engine,
 ) -> Result<(), CliError> {
-    let summary = metrics::Summary {
-        scenario: sc.name.clone(),
-        engine: Some(engine.as_str().into()),
+    let dir = RunDir {
+        scenario: &sc.name,
+        engine: Some(engine.as_str()),
         seed: sc.seed,
-        runs: real.iter().map(|m| m.summary.clone()).collect(),
+        runs: specs.iter().zip(real).map(|(s, m)| (s.dir.as_str(), m)).collect(),
     };
-    let p = out.join("summary.json");
-    std::fs::write(&p, summary.to_json()).map_err(|e| io_err(&p, e))?;
-    for (spec, m) in specs.iter().zip(real) {
-        let dir = out.join(&spec.dir);
-        std::fs::create_dir_all(&dir).map_err(|e| io_err(&dir, e))?;
-        let p = dir.join("timeseries.csv");
-        std::fs::write(&p, timeseries_csv(&m.series)).map_err(|e| io_err(&p, e))?;
-    }
+    dir.write(out).map_err(CliError::failed)?;
     // The report: "label (real)" next to "label (sim)" when comparing.
     let mut columns: Vec<RunMetrics> = Vec::new();
     for (i, m) in real.iter().enumerate() {
@@ -198,15 +177,13 @@ fn write_real(
     } else {
         format!("{what}. {}", sc.description)
     };
-    let html = report::render(&report::ReportInput {
+    let input = report::ReportInput {
         scenario: &sc.name,
         description: &description,
         seed: sc.seed,
         runs: &refs,
-    });
-    let p = out.join("report.html");
-    std::fs::write(&p, html).map_err(|e| io_err(&p, e))?;
-    Ok(())
+    };
+    run_dir::write_report(out, &input, false).map_err(CliError::failed)
 }
 
 /// Cluster hit ratio over `[from, to)`.
@@ -341,10 +318,7 @@ fn rolling_table(scenario: &Scenario, real: &[RunMetrics], sims: Option<&[sim::R
 /// see [`cass_exp::runs`].
 fn run_cassandra(args: ExperimentArgs) -> CliResult {
     let path = args.scenario.display().to_string();
-    let text = std::fs::read_to_string(&args.scenario).map_err(|e| CliError::usage(format!("cannot read scenario {path}: {e}")))?;
-    let text = sim::apply_overrides(&text, &args.sets).map_err(CliError::usage)?;
-    let stem = args.scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
-    let scenario = sim::parse(&text, stem).map_err(|e| CliError::usage(e.render(&path)))?;
+    let scenario = harness::scenario_file::load(&args.scenario, &args.sets).map_err(CliError::usage)?;
     let names: Vec<String> = match args.policy.as_deref() {
         Some(list) => list.split(',').map(|s| s.trim().to_string()).collect(),
         None => scenario.policy.compare.clone(),

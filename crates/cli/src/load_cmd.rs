@@ -4,14 +4,13 @@
 use crate::error::{CliError, CliResult};
 use crate::node_cmd::parse_params;
 use clap::Args;
-use harness::cassandra::{self, Engine};
+use harness::engine::{ClientTarget as Target, Cluster};
 use harness::launcher::ClusterFile;
 use harness::loadgen::cql;
 use harness::loadgen::keys::key_spec;
-use harness::loadgen::{self, Arrivals, BenchOptions, ClientPolicy, LoadOptions, MultiMode, MultiOptions};
+use harness::loadgen::{self, Arrivals, BenchOptions, ClientChoice, ClientPolicy, LoadOptions, MultiMode, MultiOptions};
 use node::client::ClusterClient;
 use policy::{ConsistencyLevel, ParamTable};
-use std::net::SocketAddr;
 use std::path::PathBuf;
 
 /// `load` arguments.
@@ -147,21 +146,12 @@ fn parse_cl(text: &str) -> Result<ConsistencyLevel, CliError> {
     ConsistencyLevel::parse(text).map_err(|e| CliError::usage(format!("--cl: {e}")))
 }
 
-/// Where `load` or `bench` goes: a node cluster over gRPC, or a CQL cluster through the driver.
-enum Target {
-    Node(PathBuf),
-    Cql(Vec<SocketAddr>),
-}
-
+/// Where `load` or `bench` goes: a node cluster over gRPC, or a CQL cluster through the
+/// driver (the engine of the cluster in `--cluster`, [`Cluster::open`]).
 fn target(cluster: Option<&PathBuf>, contact_points: Option<&str>) -> Result<Target, CliError> {
     match (cluster, contact_points) {
         (_, Some(cp)) => Ok(Target::Cql(cql::parse_contact_points(cp).map_err(CliError::usage)?)),
-        (Some(dir), None) => match cassandra::engine_of(dir).map_err(CliError::failed)? {
-            Engine::Node => Ok(Target::Node(dir.clone())),
-            Engine::Cassandra => Ok(Target::Cql(
-                cassandra::CassandraCluster::load(dir).map_err(CliError::failed)?.contact_points(),
-            )),
-        },
+        (Some(dir), None) => Ok(Cluster::open(dir)?.client_target()?),
         (None, None) => Err(CliError::usage("give --cluster DIR or --contact-points HOST:PORT")),
     }
 }
@@ -195,8 +185,7 @@ pub fn load(a: LoadArgs) -> CliResult {
             let rt = loadgen::client_runtime(a.threads).map_err(CliError::failed)?;
             let t = cql::CqlTarget {
                 contact_points,
-                policy: cql::DRIVER_DEFAULT.into(),
-                params: ParamTable::new(),
+                policy: ClientChoice::DriverDefault,
                 seed: 1,
                 replication_factor: a.replication_factor,
                 hit_rates: None,
@@ -266,10 +255,10 @@ pub fn bench(a: BenchArgs) -> CliResult {
         }
         Target::Cql(contact_points) => {
             let rt = loadgen::client_runtime(a.threads).map_err(CliError::failed)?;
+            let policy = a.client_policy.as_deref().unwrap_or(cql::DRIVER_DEFAULT);
             let t = cql::CqlTarget {
                 contact_points,
-                policy: a.client_policy.clone().unwrap_or_else(|| cql::DRIVER_DEFAULT.into()),
-                params,
+                policy: ClientChoice::parse(policy, params).map_err(CliError::usage)?,
                 seed: a.seed,
                 replication_factor: 3,
                 hit_rates: None,

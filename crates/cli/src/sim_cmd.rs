@@ -3,8 +3,9 @@
 
 use crate::error::{CliError, CliResult};
 use clap::{Args, Subcommand};
+use harness::run_dir::{self, RunDir};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use metrics::{csv::timeseries_csv, RunMetrics, Summary};
+use metrics::{RunMetrics, Summary};
 use sim::{RunResult, Scenario};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -77,17 +78,7 @@ fn parse_seed(text: Option<&str>, default: u64) -> Result<u64, CliError> {
 }
 
 fn run_file(args: RunArgs) -> CliResult {
-    let path = args.scenario.display().to_string();
-    let text = std::fs::read_to_string(&args.scenario).map_err(|e| CliError::usage(format!("cannot read scenario {path}: {e}")))?;
-    let stem = args.scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
-    let edited = sim::apply_overrides(&text, &args.set).map_err(|e| CliError::usage(format!("{path}: {e}")))?;
-    let scenario = sim::parse(&edited, stem).map_err(|e| {
-        let mut line = e.render(&path);
-        if !args.set.is_empty() && sim::parse(&text, stem).is_ok() {
-            line.push_str(" (after the --set overrides)");
-        }
-        CliError::usage(line)
-    })?;
+    let scenario = harness::scenario_file::load(&args.scenario, &args.set).map_err(CliError::usage)?;
     let seed = parse_seed(args.seed.as_deref(), scenario.seed)?;
     let specs = sim::parse_list(args.policy.as_deref(), &scenario).map_err(CliError::usage)?;
     let out = args.out.unwrap_or_else(|| Path::new("out").join(&scenario.name));
@@ -180,22 +171,13 @@ fn simulate(scenario: &Scenario, specs: &[sim::RunSpec], seed: u64) -> Result<Ve
 }
 
 fn write_outputs(scenario: &Scenario, seed: u64, results: &[RunResult], out: &Path, charts: bool) -> Result<Summary, CliError> {
-    let io = |what: &Path, e: std::io::Error| CliError::failed(format!("cannot write {}: {e}", what.display()));
-    std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
-    let summary = Summary {
-        scenario: scenario.name.clone(),
+    let dir = RunDir {
+        scenario: &scenario.name,
         engine: None,
         seed,
-        runs: results.iter().map(|r| r.metrics.summary.clone()).collect(),
+        runs: results.iter().map(|r| (r.spec.dir.as_str(), &r.metrics)).collect(),
     };
-    let p = out.join("summary.json");
-    std::fs::write(&p, summary.to_json()).map_err(|e| io(&p, e))?;
-    for r in results {
-        let dir = out.join(&r.spec.dir);
-        std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
-        let p = dir.join("timeseries.csv");
-        std::fs::write(&p, timeseries_csv(&r.metrics.series)).map_err(|e| io(&p, e))?;
-    }
+    let summary = dir.write(out).map_err(CliError::failed)?;
     let runs: Vec<&RunMetrics> = results.iter().map(|r| &r.metrics).collect();
     let input = report::ReportInput {
         scenario: &scenario.name,
@@ -203,16 +185,7 @@ fn write_outputs(scenario: &Scenario, seed: u64, results: &[RunResult], out: &Pa
         seed,
         runs: &runs,
     };
-    let p = out.join("report.html");
-    std::fs::write(&p, report::render(&input)).map_err(|e| io(&p, e))?;
-    if charts {
-        let dir = out.join("charts");
-        std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
-        for (name, svg) in report::chart_files(&input) {
-            let p = dir.join(name);
-            std::fs::write(&p, svg).map_err(|e| io(&p, e))?;
-        }
-    }
+    run_dir::write_report(out, &input, charts).map_err(CliError::failed)?;
     Ok(summary)
 }
 

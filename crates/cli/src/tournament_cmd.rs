@@ -4,10 +4,10 @@
 
 use crate::error::{CliError, CliResult};
 use clap::Args;
+use harness::tournament::{entrants, reads_truth};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use policy::{registry, Need};
 use report::{Entry, Leaderboard};
-use sim::{runs, Job, RunSpec, Scenario};
+use sim::{Job, Scenario};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -48,7 +48,7 @@ pub fn run(args: TournamentArgs) -> CliResult {
     let mut jobs: Vec<Job<'_>> = Vec::new();
     for sc in &scenarios {
         let seed = args.seed.unwrap_or(sc.seed);
-        for spec in entrants(sc, args.policies.as_deref(), args.quick)? {
+        for spec in entrants(sc, args.policies.as_deref(), args.quick, &mut |note| eprintln!("{note}")).map_err(CliError::usage)? {
             jobs.push(Job { scenario: sc, spec, seed });
         }
     }
@@ -128,65 +128,13 @@ fn load_scenarios(args: &TournamentArgs) -> Result<Vec<Scenario>, CliError> {
     };
     let mut out: Vec<Scenario> = Vec::new();
     for path in paths {
-        let shown = path.display().to_string();
-        let text = std::fs::read_to_string(&path).map_err(|e| CliError::usage(format!("cannot read scenario {shown}: {e}")))?;
-        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
-        let sc = sim::parse(&text, stem).map_err(|e| CliError::usage(e.render(&shown)))?;
+        let sc = harness::scenario_file::load(&path, &[]).map_err(CliError::usage)?;
         if out.iter().any(|o| o.name == sc.name) {
             return Err(CliError::usage(format!("--scenarios: '{}' is listed twice", sc.name)));
         }
         out.push(sc);
     }
     Ok(out)
-}
-
-/// What runs on `sc`: the policies given, or every registered one (with `quick`, the
-/// scenario's own list), keeping those that apply to the scenario's routing and side; `ideal`
-/// joins where the scenario's own list has it. A name that is not a policy is an error; one that does not
-/// apply to this scenario is left out, with a note on stderr when the user named it.
-fn entrants(sc: &Scenario, policies: Option<&str>, quick: bool) -> Result<Vec<RunSpec>, CliError> {
-    let named = policies.is_some();
-    let items: Vec<String> = match policies {
-        Some(list) => list.split(',').map(|s| s.trim().to_string()).collect(),
-        None if quick => runs::parse_list(None, sc)
-            .map_err(|e| CliError::usage(format!("{}: {e}", sc.name)))?
-            .into_iter()
-            .map(|s| s.label)
-            .collect(),
-        None => registry::names().into_iter().map(String::from).collect(),
-    };
-    let mut out: Vec<RunSpec> = Vec::new();
-    for item in &items {
-        if item.is_empty() {
-            return Err(CliError::usage("--policies: empty item"));
-        }
-        for name in item.split('/') {
-            if name != runs::IDEAL {
-                registry::find(name).map_err(|e| CliError::usage(format!("--policies: {e}")))?;
-            }
-        }
-        match runs::parse_item(item, &sc.policy, sc.cluster.routing) {
-            Ok(spec) if !out.iter().any(|s| s.dir == spec.dir) => out.push(spec),
-            Ok(_) => {}
-            Err(why) if named => eprintln!("{}: {item} left out: {why}", sc.name),
-            Err(_) => {}
-        }
-    }
-    // The ideal queue has no faults and no fluctuations: a bound only where the scenario says so.
-    let listed = sc.policy.compare.iter().any(|c| c == runs::IDEAL);
-    if !named && listed && !out.iter().any(|s| s.ideal) {
-        out.push(runs::parse_item(runs::IDEAL, &sc.policy, sc.cluster.routing).map_err(CliError::failed)?);
-    }
-    Ok(out)
-}
-
-/// Whether a run reads ground truth (the oracle) or is no policy at all (the ideal queue):
-/// listed, never the best.
-fn reads_truth(spec: &RunSpec) -> bool {
-    spec.ideal
-        || [&spec.client, &spec.coordinator]
-            .iter()
-            .any(|n| registry::find(n).is_ok_and(|info| info.needs.has(Need::Truth)))
 }
 
 /// Runs every job on the pool with one progress bar over the simulated time of all of them

@@ -5,11 +5,18 @@
 //! ([`experiment`]). The `replica-lb` binary's `cluster`, `load`, `bench` and `experiment`
 //! commands are thin wrappers over this crate; the `replica-lb-node` binary (a node on its own)
 //! is here so that its integration tests can start node processes. [`cassandra`] starts and
-//! faults a real Apache Cassandra cluster the same way.
+//! faults a real Apache Cassandra cluster the same way; [`engine`] is the one seam between
+//! the two engines. What several commands share lives here
+//! too: loading a scenario file ([`scenario_file`]), writing a run directory ([`run_dir`]),
+//! and a tournament's entrants ([`tournament`]).
 
 #![warn(missing_docs)]
 
 pub mod cassandra;
+pub mod engine;
 pub mod experiment;
 pub mod launcher;
 pub mod loadgen;
+pub mod run_dir;
+pub mod scenario_file;
+pub mod tournament;

@@ -32,6 +32,28 @@ pub struct LatencyStats {
     pub p999: f64,
 }
 
+/// [`LatencyStats`] with the far tail (p99.99 and the largest value), ms, rounded to the
+/// microsecond: what a benchmark of a real cluster reports (`bench`'s `latency_ms`). Its JSON
+/// keys are those of [`LatencyStats`] followed by `p9999` and `max`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct TailStats {
+    /// Mean and the percentiles every report shows.
+    #[serde(flatten)]
+    pub stats: LatencyStats,
+    /// 99.99th percentile.
+    pub p9999: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+impl std::ops::Deref for TailStats {
+    type Target = LatencyStats;
+
+    fn deref(&self) -> &LatencyStats {
+        &self.stats
+    }
+}
+
 impl Default for LatencyHistogram {
     fn default() -> Self {
         LatencyHistogram::new()
@@ -113,6 +135,15 @@ impl LatencyHistogram {
             p95: round_us(self.quantile_ms(0.95)),
             p99: round_us(self.quantile_ms(0.99)),
             p999: round_us(self.quantile_ms(0.999)),
+        }
+    }
+
+    /// [`LatencyHistogram::stats`] with p99.99 and the largest value.
+    pub fn tail_stats(&self) -> TailStats {
+        TailStats {
+            stats: self.stats(),
+            p9999: round_us(self.quantile_ms(0.9999)),
+            max: round_us(self.max_ms()),
         }
     }
 }

@@ -6,6 +6,8 @@
 //!   run records while it goes, compact enough for hours of simulated time;
 //! - [`summary`]: `summary.json` (the contract checked from outside);
 //! - [`csv`](crate::csv): `timeseries.csv`;
+//! - [`tally`]: requests counted by outcome with their latency (a load generator's run and
+//!   seconds);
 //! - [`warmup`]: how long a restarted node takes to reach its peers' hit ratio.
 //!
 //! It depends on nothing of ours, so the simulator and the real cluster both feed it and one
@@ -17,8 +19,10 @@ pub mod csv;
 pub mod latency;
 pub mod recorder;
 pub mod summary;
+pub mod tally;
 pub mod warmup;
 
-pub use latency::{LatencyHistogram, LatencyStats};
+pub use latency::{LatencyHistogram, LatencyStats, TailStats};
 pub use recorder::{CacheOutcome, ClusterSecond, Marker, NodeSecond, PhaseSpec, ReadKind, Recorder, RecorderConfig, RunMetrics, Series};
 pub use summary::{MultiSummary, NetworkSummary, NodeTotals, PhaseSummary, RealStats, RunStats, RunSummary, SimStats, Summary};
+pub use tally::{Outcome, Tally};

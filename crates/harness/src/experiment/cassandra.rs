@@ -34,15 +34,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use workload::scenario::CassandraModel;
 
-/// The client side of one run: a project policy through the driver adapter, or the driver's
-/// own `driver-default`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ClientChoice {
-    /// Its name.
-    pub policy: String,
-    /// Its parameter overrides.
-    pub params: ParamTable,
-}
+pub use crate::loadgen::ClientChoice;
 
 /// One policy run of a Cassandra experiment: who chooses the coordinator, and who orders the
 /// replicas at the coordinator.
@@ -86,15 +78,8 @@ pub fn runs(items: &[String], scenario: &workload::scenario::Scenario) -> Result
             }
         };
         let client = client.unwrap_or(cql::DRIVER_DEFAULT);
-        if client != cql::DRIVER_DEFAULT {
-            let info = policy::registry::find(client).map_err(|e| format!("--policy {item}: {e}"))?;
-            if !info.side.serves(policy::Side::Client) {
-                return Err(format!(
-                    "--policy {item}: {client} is not a client policy (the client is {}, or a policy that chooses coordinators)",
-                    cql::DRIVER_DEFAULT
-                ));
-            }
-        }
+        let params = scenario.policy.params.get(client).cloned().unwrap_or_default();
+        let client = ClientChoice::parse(client, params).map_err(|e| format!("--policy {item}: {e}"))?;
         let coordinator = match coordinator {
             Some(name) => CoordinatorPolicy::parse(name).map_err(|e| format!("--policy {item}: {e}"))?,
             None => default_coordinator,
@@ -102,15 +87,11 @@ pub fn runs(items: &[String], scenario: &workload::scenario::Scenario) -> Result
         if out.iter().any(|r| r.label == item) {
             return Err(format!("--policy: '{item}' is listed twice"));
         }
-        let sim_client = if client == cql::DRIVER_DEFAULT { "random" } else { client };
         out.push(CassandraRun {
             label: item.to_string(),
-            client: ClientChoice {
-                policy: client.to_string(),
-                params: scenario.policy.params.get(client).cloned().unwrap_or_default(),
-            },
+            sim_item: format!("{}/{}", client.sim_name(), coordinator.as_str()),
+            client,
             coordinator,
-            sim_item: format!("{sim_client}/{}", coordinator.as_str()),
         });
     }
     Ok(out)
@@ -172,7 +153,7 @@ pub fn prepare(
     let cluster = cassandra::up(&up, progress)?;
     progress(&format!("writing {} keys (CL=ALL)", plan.key_count));
     let rt = crate::loadgen::client_runtime(2)?;
-    let target = target(&cluster, plan, cql::DRIVER_DEFAULT, &ParamTable::new());
+    let target = target(&cluster, plan, &ClientChoice::DriverDefault);
     let out = rt.block_on(cql::load(
         &target,
         &LoadOptions {
@@ -197,11 +178,10 @@ pub fn prepare(
     Ok(cluster)
 }
 
-fn target(cluster: &CassandraCluster, plan: &RealPlan, policy: &str, params: &ParamTable) -> CqlTarget {
+fn target(cluster: &CassandraCluster, plan: &RealPlan, policy: &ClientChoice) -> CqlTarget {
     CqlTarget {
         contact_points: cluster.contact_points(),
-        policy: policy.to_string(),
-        params: params.clone(),
+        policy: policy.clone(),
         seed: plan.seed,
         replication_factor: 3,
         // hwlb-client's tracker ticks as the scenario's nodes do.
@@ -339,7 +319,7 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
     progress(&format!(
         "{}: client {}, every coordinator runs {}{}",
         run.label,
-        run.client.policy,
+        run.client.name(),
         run.coordinator.as_str(),
         match (cluster.coordinator_policy.is_some(), run.coordinator.needs_plugin()) {
             (false, _) => " (Cassandra as shipped, no plug-in)",
@@ -347,7 +327,7 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
             (true, true) => " (the replica-lb plug-in)",
         }
     ));
-    let t = target(&cluster, plan, &run.client.policy, &run.client.params);
+    let t = target(&cluster, plan, &run.client);
     if plan.warmup_s > 0.0 {
         // Fill the caches quickly: no read throttle and no page cache cap meanwhile.
         if cluster.disk.is_some() {

@@ -1,4 +1,5 @@
-//! `bench`'s dispatcher: one OS thread that sleeps until each request's intended send time,
+//! `bench` over gRPC to the project's nodes: the [`Transport`] of the open loop
+//! ([`open_loop`]). The loop's thread is one OS thread that sleeps until each request's intended send time,
 //! owns the client policy's runtime and the histograms, and hands each request to the tokio
 //! runtime. Everything the policy must hear comes back to this thread on one channel: every
 //! request's end (with the coordinator's feedback record) and every probe's answer, so its
@@ -12,15 +13,15 @@
 
 use super::client_policy::{ClientPolicy, Pending};
 use super::keys::{key_bytes, value_for};
-use super::report::{BenchNetwork, BenchReport, LatencySummary, Second, SecondReport};
-use super::{check_bench_options, BenchHooks, BenchOptions, Completion, MultiMode, MultiOptions, Outcome, Schedule};
-use metrics::{LatencyHistogram, MultiSummary};
+use super::open_loop::{self, Ctx, Ended, MultiKeys, Transport};
+use super::report::{BenchNetwork, BenchReport, SecondReport};
+use super::{check_bench_options, BenchHooks, BenchOptions, Completion, MultiMode, MultiOptions, Outcome};
 use node::client::ClusterClient;
 use node::replica::feedback_from_proto;
 use policy::{Failure, Feedback, NodeCaps, NodeId, ProbeReply, Request};
 use runtime::{Dispatch, Released, Submitted, Ticket};
-use std::sync::atomic::Ordering;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long a probe may take before its answer is useless.
@@ -157,154 +158,105 @@ fn run(
     check_bench_options(opts)?;
     let before = count_bytes.then(|| traffic(rt, client)).flatten();
     let start = hooks.start.unwrap_or_else(Instant::now);
-    let (tx, rx) = mpsc::channel::<Msg>();
     policy.set_topology(&client.zones(), opts.zone);
-    let mut d = Dispatcher {
+    let mut grpc = Grpc {
         rt,
         client,
         policy,
         opts,
-        hooks,
-        start,
-        tx,
-        in_flight: 0,
+        down_mask: hooks.down_mask,
         down_seen: 0,
-        seconds: Vec::new(),
-        total: LatencyHistogram::new(),
-        completed: 0,
-        errors: 0,
-        timeouts: 0,
-        multi,
         multis: Vec::new(),
         free_multis: Vec::new(),
-        keys: Vec::new(),
     };
-    let mut schedule = Schedule::new(opts, start);
-    let hard_end = schedule.send_end() + Duration::from_millis(opts.timeout_ms as u64 + 2000);
-    let mut requests = 0u64;
-    let mut reported = 0usize;
-    loop {
-        let now = Instant::now();
-        d.follow_down_mask();
-        // Issue every request whose intended time has come.
-        while let Some(pending) = schedule.due(now) {
-            requests += 1;
-            match d.multi {
-                None => d.issue(pending, now),
-                Some(m) => d.issue_multi(pending, m, &mut schedule, now),
-            }
+    let mut user_on_done = hooks.on_done;
+    let mut on_done = |e: &Ended<NodeId>| {
+        if let Some(f) = user_on_done.as_mut() {
+            f(&Completion {
+                intended_ns: e.intended.saturating_duration_since(start).as_nanos() as u64,
+                finished_ns: e.finished.saturating_duration_since(start).as_nanos() as u64,
+                outcome: e.outcome,
+                node: e.coordinator.unwrap_or(NO_NODE),
+            });
         }
-        // Settle whatever came back, then what the policy released or wants probed.
-        while let Ok(msg) = rx.try_recv() {
-            d.settle(msg);
-        }
-        d.pump(Instant::now());
-        // Report every second that has ended.
-        let now = Instant::now();
-        while start + Duration::from_secs(reported as u64 + 1) <= now && (reported as f64) < opts.duration_s.ceil() {
-            d.second(start + Duration::from_secs(reported as u64));
-            on_second(&d.seconds[reported].line(reported));
-            reported += 1;
-        }
-        if schedule.done() && d.in_flight == 0 && d.policy.rt.waiting() == 0 {
-            break;
-        }
-        if now >= hard_end {
-            // Requests still out after their time-out (a hung client call): count as time-outs.
-            d.timeouts += requests - (d.completed + d.errors + d.timeouts);
-            break;
-        }
-        // Sleep until the next send, the policy's timer, or briefly while draining.
-        let mut wake = schedule.next_at().unwrap_or(now + Duration::from_millis(1));
-        if let Some(at_ns) = d.policy.rt.poll_timeout() {
-            wake = wake.min(start + Duration::from_nanos(at_ns));
-        }
-        let gap = wake.saturating_duration_since(Instant::now());
-        if !gap.is_zero() {
-            if let Ok(msg) = rx.recv_timeout(gap) {
-                d.settle(msg);
-            }
-        }
-    }
+    };
+    let totals = open_loop::run(&mut grpc, opts, multi, start, on_second, Some(&mut on_done));
     let network = before.and_then(|b| network_between(&b, &traffic(rt, client)?));
-    let per_second = d.seconds.iter().enumerate().map(|(t, x)| x.line(t)).collect();
-    let stats = d.policy.stats();
-    Ok(BenchReport {
-        requests,
-        completed: d.completed,
-        errors: d.errors,
-        timeouts: d.timeouts,
-        latency_ms: LatencySummary::of(&d.total),
-        per_second,
-        target_rate: opts.rate,
-        achieved_rate: d.completed as f64 / opts.duration_s,
-        duration_s: opts.duration_s,
-        cl: opts.cl.as_str().to_string(),
-        read_fraction: opts.read_fraction,
-        client_policy: d.policy.name().to_string(),
-        probes_sent: stats.probes_sent,
-        feedback_replies: stats.feedback_replies,
-        multi: multi.map(|_| MultiSummary {
-            requests,
-            completed: d.completed,
-            latency_ms: d.total.stats(),
-        }),
-        multi_mode: multi.map(|m| m.mode_name()),
-        multi_keys: multi.map(|m| m.keys),
-        network,
-    })
+    let stats = grpc.policy.stats();
+    let mut report = BenchReport::new(opts, multi, totals, grpc.policy.name().to_string());
+    report.probes_sent = stats.probes_sent;
+    report.feedback_replies = stats.feedback_replies;
+    report.network = network;
+    Ok(report)
 }
 
-/// The dispatcher's state for one run.
-struct Dispatcher<'a, 'h> {
+/// The gRPC transport's state for one run.
+struct Grpc<'a> {
     rt: &'a tokio::runtime::Handle,
     client: &'a ClusterClient,
     policy: &'a mut ClientPolicy,
     opts: &'a BenchOptions,
-    hooks: BenchHooks<'h>,
-    start: Instant,
-    tx: mpsc::Sender<Msg>,
-    in_flight: usize,
+    /// Nodes the experiment marks down ([`BenchHooks::down_mask`]).
+    down_mask: Option<Arc<AtomicU64>>,
     /// The down mask last told to the policy.
     down_seen: u64,
-    seconds: Vec<Second>,
-    total: LatencyHistogram,
-    completed: u64,
-    errors: u64,
-    timeouts: u64,
-    /// Multi-key requests (`None`: every request reads one key).
-    multi: Option<MultiOptions>,
     /// Open multi-key requests by index (`None`: a free slot).
     multis: Vec<Option<OpenMulti>>,
     free_multis: Vec<u32>,
-    /// The keys of the multi-key request being issued (reused).
-    keys: Vec<u64>,
 }
 
-impl Dispatcher<'_, '_> {
-    fn ns(&self, at: Instant) -> u64 {
-        at.saturating_duration_since(self.start).as_nanos() as u64
-    }
+type Cx<'h> = Ctx<'h, NodeId, Msg>;
 
-    /// The per-second bucket of `at`.
-    fn second(&mut self, at: Instant) -> usize {
-        let s = at.saturating_duration_since(self.start).as_secs() as usize;
-        while self.seconds.len() <= s {
-            self.seconds.push(Second::default());
+impl Transport for Grpc<'_> {
+    type Node = NodeId;
+    type Msg = Msg;
+
+    fn sends(&self, multi: MultiOptions) -> usize {
+        match multi.mode {
+            MultiMode::Parallel => multi.keys,
+            MultiMode::In => 1,
         }
-        s
     }
 
+    fn begin_round(&mut self, cx: &mut Cx<'_>) {
+        self.follow_down_mask(cx);
+    }
+
+    fn issue(&mut self, p: Pending, multi: Option<MultiKeys<'_>>, now: Instant, cx: &mut Cx<'_>) {
+        match multi {
+            None => self.plan(p, now, cx),
+            Some(m) => self.issue_multi(p, m, now, cx),
+        }
+    }
+
+    fn settle(&mut self, msg: Msg, cx: &mut Cx<'_>) {
+        self.settle_msg(msg, cx);
+    }
+
+    fn pump(&mut self, now: Instant, cx: &mut Cx<'_>) {
+        self.pump_policy(now, cx);
+    }
+
+    fn waiting(&self) -> usize {
+        self.policy.rt.waiting()
+    }
+
+    fn wake_at(&self, start: Instant) -> Option<Instant> {
+        self.policy.rt.poll_timeout().map(|at_ns| start + Duration::from_nanos(at_ns))
+    }
+}
+
+impl Grpc<'_> {
     /// Tells the policy about nodes the experiment marks down or up again.
-    fn follow_down_mask(&mut self) {
-        let Some(mask) = self.hooks.down_mask.as_ref().map(|m| m.load(Ordering::Relaxed)) else {
+    fn follow_down_mask(&mut self, cx: &Cx<'_>) {
+        let Some(mask) = self.down_mask.as_ref().map(|m| m.load(Ordering::Relaxed)) else {
             return;
         };
         let changed = mask ^ self.down_seen;
         if changed == 0 {
             return;
         }
-        let now = self.ns(Instant::now());
+        let now = cx.ns(Instant::now());
         for bit in 0..64u16 {
             if changed & (1 << bit) != 0 {
                 if mask & (1 << bit) != 0 {
@@ -317,21 +269,16 @@ impl Dispatcher<'_, '_> {
         self.down_seen = mask;
     }
 
-    /// Issues a multi-key request whose first key `p` holds: its other keys from `schedule`,
-    /// then its sends (every key's, or the one `IN` request's), each planned as a single read.
-    /// It fails at once, whole, when its sends would pass `max_in_flight`.
-    fn issue_multi(&mut self, p: Pending, m: MultiOptions, schedule: &mut Schedule, now: Instant) {
+    /// Issues a multi-key request of keys `m` (the first the one `p` holds): its sends (every
+    /// key's, or the one `IN` request's), each planned as a single read.
+    fn issue_multi(&mut self, p: Pending, m: MultiKeys<'_>, now: Instant, cx: &mut Cx<'_>) {
         let sends = match m.mode {
-            MultiMode::Parallel => m.keys,
+            MultiMode::Parallel => m.keys.len(),
             MultiMode::In => 1,
         };
-        if self.in_flight + sends > self.opts.max_in_flight {
-            return self.tally(p.intended, now, NO_NODE, Outcome::Error);
-        }
-        schedule.multi_keys(p.key, m.keys, &mut self.keys);
         let keys = match m.mode {
             MultiMode::Parallel => Vec::new(),
-            MultiMode::In => self.keys.clone(),
+            MultiMode::In => m.keys.to_vec(),
         };
         let open = OpenMulti {
             intended: p.intended,
@@ -352,17 +299,17 @@ impl Dispatcher<'_, '_> {
         };
         for i in 0..sends {
             let part = Pending {
-                key: self.keys[i],
+                key: m.keys[i],
                 intended: p.intended,
                 read: true,
                 multi: Some(slot),
             };
-            self.issue(part, now);
+            self.plan(part, now, cx);
         }
     }
 
     /// One send of multi-key request `slot` ended: the request ends with its last.
-    fn part_done(&mut self, slot: u32, finished: Instant, outcome: Outcome) {
+    fn part_done(&mut self, slot: u32, finished: Instant, outcome: Outcome, cx: &mut Cx<'_>) {
         let Some(Some(m)) = self.multis.get_mut(slot as usize) else {
             debug_assert!(false, "a send of an unknown multi-key request ended");
             return;
@@ -375,14 +322,12 @@ impl Dispatcher<'_, '_> {
         let (intended, node, outcome) = (m.intended, m.node, m.outcome);
         self.multis[slot as usize] = None;
         self.free_multis.push(slot);
-        self.tally(intended, finished, node, outcome);
+        cx.end(intended, finished, outcome, (node != NO_NODE).then_some(node));
     }
 
-    /// Plans one request and sends it, or leaves it waiting, or fails it.
-    fn issue(&mut self, p: Pending, now: Instant) {
-        if self.in_flight >= self.opts.max_in_flight {
-            return self.end_unsent(&p, now, Outcome::Error);
-        }
+    /// Plans one request (or one send of a multi-key request) and sends it, or leaves it
+    /// waiting, or fails it.
+    fn plan(&mut self, p: Pending, now: Instant, cx: &mut Cx<'_>) {
         let key = key_bytes(p.key);
         let (replicas, group) = self.client.replicas(&key);
         let down = self.down_seen;
@@ -401,20 +346,20 @@ impl Dispatcher<'_, '_> {
             local: None,
             group: group.into(),
         };
-        let now_ns = self.ns(now);
+        let now_ns = cx.ns(now);
         match self.policy.rt.submit(&req, now_ns, || p) {
-            Submitted::Send(d) => self.launch(p, d),
+            Submitted::Send(d) => self.launch(p, d, cx),
             Submitted::Queued => {}
-            Submitted::Unavailable | Submitted::Rejected => self.end_unsent(&p, now, Outcome::Error),
+            Submitted::Unavailable | Submitted::Rejected => self.end_unsent(&p, now, Outcome::Error, cx),
         }
     }
 
     /// Sends a planned request to its coordinator on the tokio runtime.
-    fn launch(&mut self, p: Pending, d: Dispatch) {
+    fn launch(&mut self, p: Pending, d: Dispatch, cx: &mut Cx<'_>) {
         let (via, ticket) = d.targets().next().expect("a plan of count 1 has a target");
         // One send per request: the dispatch takes no more.
         self.policy.rt.close(d.id);
-        self.in_flight += 1;
+        cx.in_flight += 1;
         let mut work = Work::Single;
         if let Some(Some(m)) = p.multi.and_then(|slot| self.multis.get_mut(slot as usize)) {
             if m.node == NO_NODE {
@@ -425,7 +370,7 @@ impl Dispatcher<'_, '_> {
             }
         }
         let client = self.client.clone();
-        let tx = self.tx.clone();
+        let tx = cx.tx.clone();
         let (cl, timeout_ms, vb, verify) = (self.opts.cl, self.opts.timeout_ms, self.opts.value_bytes, self.opts.verify);
         let k = p.key;
         self.rt.spawn(async move {
@@ -484,18 +429,18 @@ impl Dispatcher<'_, '_> {
 
     /// Feeds one message back: a request's end to the policy and the tallies, or a probe's
     /// answer to the policy.
-    fn settle(&mut self, msg: Msg) {
+    fn settle_msg(&mut self, msg: Msg, cx: &mut Cx<'_>) {
         let d = match msg {
             Msg::Probe(Some(reply)) => {
-                let now = self.ns(Instant::now());
+                let now = cx.ns(Instant::now());
                 self.policy.rt.on_probe_reply(&reply, now);
                 return;
             }
             Msg::Probe(None) => return,
             Msg::Done(d) => d,
         };
-        self.in_flight -= 1;
-        let now_ns = self.ns(d.finished);
+        cx.in_flight -= 1;
+        let now_ns = cx.ns(d.finished);
         let latency_ns = d.finished.saturating_duration_since(d.sent).as_nanos() as u64;
         let _ = match d.outcome {
             Outcome::Ok => self.policy.rt.on_reply(d.ticket, latency_ns, d.feedback, now_ns),
@@ -503,14 +448,14 @@ impl Dispatcher<'_, '_> {
             Outcome::Error => self.policy.rt.on_failure(d.ticket, Failure::Error, now_ns),
         };
         match d.multi {
-            Some(slot) => self.part_done(slot, d.finished, d.outcome),
-            None => self.tally(d.intended, d.finished, d.node, d.outcome),
+            Some(slot) => self.part_done(slot, d.finished, d.outcome, cx),
+            None => cx.end(d.intended, d.finished, d.outcome, Some(d.node)),
         }
     }
 
     /// Sends what the policy's runtime has for us: probes, requests it released, the timer.
-    fn pump(&mut self, now: Instant) {
-        let now_ns = self.ns(now);
+    fn pump_policy(&mut self, now: Instant, cx: &mut Cx<'_>) {
+        let now_ns = cx.ns(now);
         if self.policy.rt.poll_timeout().is_some_and(|t| t <= now_ns) {
             self.policy.rt.handle_timeout(now_ns);
         }
@@ -520,20 +465,20 @@ impl Dispatcher<'_, '_> {
             let mut expired = Vec::new();
             self.policy.rt.cancel_waiting(|p| now >= p.intended + limit, |p| expired.push(p));
             for p in expired {
-                self.end_unsent(&p, now, Outcome::Timeout);
+                self.end_unsent(&p, now, Outcome::Timeout, cx);
             }
         }
         while let Some((p, released)) = self.policy.rt.poll_released(now_ns, |_| true) {
             match released {
-                Released::Send(d) => self.launch(p, d),
-                Released::Unavailable => self.end_unsent(&p, now, Outcome::Error),
+                Released::Send(d) => self.launch(p, d, cx),
+                Released::Unavailable => self.end_unsent(&p, now, Outcome::Error, cx),
             }
         }
         while let Some(probe) = self.policy.rt.poll_probe() {
             let Some(mut c) = self.client.node(probe.node) else {
                 continue;
             };
-            let tx = self.tx.clone();
+            let tx = cx.tx.clone();
             self.rt.spawn(async move {
                 let answer = tokio::time::timeout(PROBE_TIMEOUT, c.probe(node::proto::ProbeRequest {})).await;
                 let reply = match answer {
@@ -554,32 +499,10 @@ impl Dispatcher<'_, '_> {
 
     /// A request, or a send of a multi-key request, that ended before it was sent (no
     /// coordinator, overload, waited too long).
-    fn end_unsent(&mut self, p: &Pending, now: Instant, outcome: Outcome) {
+    fn end_unsent(&mut self, p: &Pending, now: Instant, outcome: Outcome, cx: &mut Cx<'_>) {
         match p.multi {
-            Some(slot) => self.part_done(slot, now, outcome),
-            None => self.tally(p.intended, now, NO_NODE, outcome),
-        }
-    }
-
-    fn tally(&mut self, intended: Instant, finished: Instant, node: NodeId, outcome: Outcome) {
-        let s = self.second(finished);
-        if let Some(f) = self.hooks.on_done.as_mut() {
-            f(&Completion {
-                intended_ns: intended.saturating_duration_since(self.start).as_nanos() as u64,
-                finished_ns: finished.saturating_duration_since(self.start).as_nanos() as u64,
-                outcome,
-                node,
-            });
-        }
-        let latency_ns = finished.saturating_duration_since(intended).as_nanos() as u64;
-        self.seconds[s].record(outcome, latency_ns);
-        match outcome {
-            Outcome::Ok => {
-                self.completed += 1;
-                self.total.record_ns(latency_ns);
-            }
-            Outcome::Timeout => self.timeouts += 1,
-            Outcome::Error => self.errors += 1,
+            Some(slot) => self.part_done(slot, now, outcome, cx),
+            None => cx.end(p.intended, now, outcome, None),
         }
     }
 }

@@ -5,8 +5,8 @@
 //! session: any client-side policy of the project through [`replica_lb_driver::ReplicaLbPolicy`],
 //! or the driver's own token-aware `DefaultPolicy` ([`DRIVER_DEFAULT`], the baseline). Reads and
 //! writes are prepared statements (the only ones that carry a token). The method is the node
-//! cluster's: an open-loop schedule of intended send times ([`super::Schedule`]), latency from
-//! the intended send time, per-second lines and the same JSON report, plus which node
+//! cluster's, the one open loop ([`super::open_loop`]) over this transport: intended send
+//! times, latency from the intended send time, per-second lines and the same JSON report, plus which node
 //! coordinated how many requests and the adapter's counters.
 //!
 //! Multi-key requests (`bench --multi K`, [`bench_multi`]): `parallel` sends K prepared
@@ -16,12 +16,14 @@
 //! (any live node of the local datacenter, for the adapter as for `driver-default`), as the
 //! simulator's `in` does. The whole request has the one time-out.
 
+pub use super::choice::DRIVER_DEFAULT;
+use super::client_policy::Pending;
 use super::keys::{key_bytes, value_for};
-use super::report::{BenchReport, LatencySummary, Second, SecondReport};
-use super::{check_bench_options, BenchOptions, MultiMode, MultiOptions, Outcome, Schedule};
-use metrics::{LatencyHistogram, MultiSummary};
-use policy::hwlb::policy::CLIENT_NAME as HWLB_CLIENT;
-use policy::{ConsistencyLevel, ParamTable, ParamValue};
+use super::open_loop::{self, Ctx, Ended, MultiKeys, Transport};
+use super::report::{BenchReport, SecondReport};
+use super::ClientChoice;
+use super::{check_bench_options, BenchOptions, MultiMode, MultiOptions, Outcome};
+use policy::{ConsistencyLevel, ParamValue};
 use replica_lb_driver::hit_rates::{HitRatePoller, HitRatePolling};
 use replica_lb_driver::{AdapterStats, ReplicaLbPolicy};
 use scylla::client::execution_profile::ExecutionProfile;
@@ -35,11 +37,9 @@ use scylla::statement::Consistency;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The `--client-policy` name of the driver's own token-aware `DefaultPolicy`.
-pub const DRIVER_DEFAULT: &str = "driver-default";
 /// The keyspace `load` and `bench` use.
 pub const KEYSPACE: &str = "replica_lb";
 /// Its table of keys and values.
@@ -52,10 +52,8 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
 pub struct CqlTarget {
     /// Contact points (at least one).
     pub contact_points: Vec<SocketAddr>,
-    /// The client policy: a project policy name, or [`DRIVER_DEFAULT`].
-    pub policy: String,
-    /// Its parameter overrides.
-    pub params: ParamTable,
+    /// The client policy: a project policy with its parameters, or the driver's own.
+    pub policy: ClientChoice,
     /// Seed of the policy's random choices.
     pub seed: u64,
     /// Replication factor of the keyspace `load` creates.
@@ -96,24 +94,32 @@ pub async fn connect(target: &CqlTarget, cl: ConsistencyLevel, timeout: Duration
     if target.contact_points.is_empty() {
         return Err("no contact points".into());
     }
-    let (profile, adapter) = if target.policy == DRIVER_DEFAULT {
-        if !target.params.is_empty() {
-            return Err(format!("--client-param: {DRIVER_DEFAULT} takes no parameters"));
+    let (profile, adapter, polls_hit_rates) = match &target.policy {
+        ClientChoice::DriverDefault => {
+            let p = DefaultPolicy::builder().token_aware(true).build();
+            (ExecutionProfile::builder().load_balancing_policy(p), None, false)
         }
-        let p = DefaultPolicy::builder().token_aware(true).build();
-        (ExecutionProfile::builder().load_balancing_policy(p), None)
-    } else {
-        let mut b = ReplicaLbPolicy::builder(&target.policy).seed(target.seed);
-        for (name, value) in &target.params {
-            b = match value {
-                ParamValue::Int(v) => b.param(name, *v),
-                ParamValue::Float(v) => b.param(name, *v),
-                ParamValue::Bool(v) => b.param(name, *v),
-                ParamValue::Text(v) => b.param(name, v.as_str()),
-            };
+        ClientChoice::Policy {
+            name,
+            params,
+            polls_hit_rates,
+        } => {
+            let mut b = ReplicaLbPolicy::builder(name).seed(target.seed);
+            for (name, value) in params {
+                b = match value {
+                    ParamValue::Int(v) => b.param(name, *v),
+                    ParamValue::Float(v) => b.param(name, *v),
+                    ParamValue::Bool(v) => b.param(name, *v),
+                    ParamValue::Text(v) => b.param(name, v.as_str()),
+                };
+            }
+            let p = b.build().map_err(|e| e.to_string())?;
+            (
+                ExecutionProfile::builder().load_balancing_policy(p.clone()),
+                Some(p),
+                *polls_hit_rates,
+            )
         }
-        let p = b.build().map_err(|e| e.to_string())?;
-        (ExecutionProfile::builder().load_balancing_policy(p.clone()), Some(p))
     };
     let profile = profile.consistency(consistency(cl)).request_timeout(Some(timeout)).build();
     let mut builder = SessionBuilder::new().default_execution_profile_handle(profile.into_handle());
@@ -133,7 +139,7 @@ pub async fn connect(target: &CqlTarget, cl: ConsistencyLevel, timeout: Duration
     let session = Arc::new(session);
     // hwlb-client learns every node's hit rate off the request path.
     let poller = match &adapter {
-        Some(policy) if target.policy == HWLB_CLIENT => {
+        Some(policy) if polls_hit_rates => {
             let opts = target.hit_rates.clone().unwrap_or_default();
             let poller = HitRatePoller::new(opts).map_err(|e| format!("hit-rate polling: {e}"))?;
             Some(tokio::spawn(poller.run(session.clone(), policy.clone())))
@@ -143,7 +149,7 @@ pub async fn connect(target: &CqlTarget, cl: ConsistencyLevel, timeout: Duration
     Ok(CqlSession {
         session,
         adapter,
-        policy: target.policy.clone(),
+        policy: target.policy.name().to_string(),
         poller,
     })
 }
@@ -211,20 +217,9 @@ impl From<AdapterStats> for AdapterCounters {
     }
 }
 
-/// One finished request, as [`CqlHooks::on_done`] receives it.
-#[derive(Clone, Copy, Debug)]
-pub struct CqlCompletion {
-    /// Its intended send time.
-    pub intended: Instant,
-    /// When it finished.
-    pub finished: Instant,
-    /// How it ended.
-    pub outcome: Outcome,
-    /// The node that coordinated it (answered requests).
-    pub coordinator: Option<SocketAddr>,
-}
-
-type Done = CqlCompletion;
+/// One finished request, as [`CqlHooks::on_done`] receives it (`coordinator`: the node that
+/// coordinated an answered request).
+pub type CqlCompletion = Ended<SocketAddr>;
 
 /// Extras for an experiment driving [`bench_with`].
 #[derive(Default)]
@@ -357,7 +352,7 @@ fn run(
     opts: &BenchOptions,
     multi: Option<MultiOptions>,
     on_second: &mut dyn FnMut(&SecondReport),
-    mut hooks: CqlHooks<'_>,
+    hooks: CqlHooks<'_>,
 ) -> Result<CqlBenchReport, String> {
     check_bench_options(opts)?;
     let timeout = Duration::from_millis(opts.timeout_ms as u64);
@@ -375,151 +370,86 @@ fn run(
             read_in,
         }))
     })?;
-    let mut keys = Vec::new();
-    let session = cs.session.clone();
-    let (tx, rx) = mpsc::channel::<Done>();
-    let start = hooks.start.unwrap_or_else(Instant::now);
-    let mut schedule = Schedule::new(opts, start);
-    let hard_end = schedule.send_end() + timeout + Duration::from_secs(2);
-    let mut seconds: Vec<Second> = Vec::new();
-    let mut total = LatencyHistogram::new();
-    let (mut completed, mut errors, mut timeouts, mut in_flight, mut requests) = (0u64, 0u64, 0u64, 0usize, 0u64);
-    let mut coordinators: BTreeMap<String, u64> = BTreeMap::new();
-    let mut reported = 0usize;
-    let mut settle = |d: Done, seconds: &mut Vec<Second>, in_flight: &mut usize| {
-        *in_flight -= 1;
-        if let Some(f) = hooks.on_done.as_mut() {
-            f(&d);
-        }
-        let t = d.finished.saturating_duration_since(start).as_secs() as usize;
-        if seconds.len() <= t {
-            seconds.resize_with(t + 1, Second::default);
-        }
-        let ns = d.finished.saturating_duration_since(d.intended).as_nanos() as u64;
-        seconds[t].record(d.outcome, ns);
-        match d.outcome {
-            Outcome::Ok => {
-                total.record_ns(ns);
-                completed += 1;
-                if let Some(c) = d.coordinator {
-                    *coordinators.entry(c.to_string()).or_insert(0) += 1;
-                }
-            }
-            Outcome::Error => errors += 1,
-            Outcome::Timeout => timeouts += 1,
-        }
+    let mut cql = Cql {
+        rt,
+        session: cs.session.clone(),
+        statements,
+        timeout,
+        value_bytes: opts.value_bytes,
+        coordinators: BTreeMap::new(),
     };
-    loop {
-        let now = Instant::now();
-        while let Some(p) = schedule.due(now) {
-            requests += 1;
-            if in_flight >= opts.max_in_flight {
-                let _ = tx.send(Done {
-                    intended: p.intended,
-                    finished: now,
-                    outcome: Outcome::Error,
-                    coordinator: None,
-                });
-                in_flight += 1;
-                continue;
-            }
-            in_flight += 1;
-            let (s, tx, st) = (session.clone(), tx.clone(), statements.clone());
-            let call = match multi {
-                None => Call::One { key: p.key, read: p.read },
-                Some(m) => {
-                    schedule.multi_keys(p.key, m.keys, &mut keys);
-                    match m.mode {
-                        MultiMode::Parallel => Call::Parallel(keys.clone()),
-                        MultiMode::In => Call::In(keys.clone()),
-                    }
-                }
-            };
-            let value_bytes = opts.value_bytes;
-            rt.spawn(async move {
-                let call = execute(&s, &st, call, value_bytes);
-                let (outcome, coordinator) = match tokio::time::timeout(timeout, call).await {
-                    Ok(Ok(r)) => {
-                        let a = r.request_coordinator().node().address;
-                        (Outcome::Ok, Some(SocketAddr::new(a.ip(), a.port())))
-                    }
-                    // The driver's own request time-out (the same length as ours), or the
-                    // coordinator's read or write time-out.
-                    Ok(Err(ExecutionError::RequestTimeout(_)))
-                    | Ok(Err(ExecutionError::LastAttemptError(RequestAttemptError::DbError(
-                        DbError::ReadTimeout { .. } | DbError::WriteTimeout { .. },
-                        _,
-                    )))) => (Outcome::Timeout, None),
-                    Ok(Err(_)) => (Outcome::Error, None),
-                    Err(_) => (Outcome::Timeout, None),
-                };
-                let _ = tx.send(Done {
-                    intended: p.intended,
-                    finished: Instant::now(),
-                    outcome,
-                    coordinator,
-                });
-            });
-        }
-        while let Ok(d) = rx.try_recv() {
-            settle(d, &mut seconds, &mut in_flight);
-        }
-        let now = Instant::now();
-        while start + Duration::from_secs(reported as u64 + 1) <= now && (reported as f64) < opts.duration_s.ceil() {
-            if seconds.len() <= reported {
-                seconds.resize_with(reported + 1, Second::default);
-            }
-            on_second(&seconds[reported].line(reported));
-            reported += 1;
-        }
-        if schedule.done() && in_flight == 0 {
-            break;
-        }
-        if now >= hard_end {
-            timeouts += in_flight as u64;
-            break;
-        }
-        let wake = schedule.next_at().unwrap_or(now + Duration::from_millis(1));
-        let gap = wake.saturating_duration_since(Instant::now());
-        if !gap.is_zero() {
-            if let Ok(d) = rx.recv_timeout(gap) {
-                settle(d, &mut seconds, &mut in_flight);
-            }
-        }
-    }
-    let n_seconds = (opts.duration_s.ceil() as usize).max(seconds.len());
-    seconds.resize_with(n_seconds, Second::default);
-    let per_second = seconds.iter().enumerate().map(|(t, x)| x.line(t)).collect();
+    let start = hooks.start.unwrap_or_else(Instant::now);
+    let totals = open_loop::run(&mut cql, opts, multi, start, on_second, hooks.on_done);
     let adapter = cs.adapter.as_ref().map(|a| a.stats());
+    let mut report = BenchReport::new(opts, multi, totals, cs.policy.clone());
+    report.feedback_replies = adapter.map_or(0, |a| a.runtime.replies);
     Ok(CqlBenchReport {
-        report: BenchReport {
-            requests,
-            completed,
-            errors,
-            timeouts,
-            latency_ms: LatencySummary::of(&total),
-            per_second,
-            target_rate: opts.rate,
-            achieved_rate: completed as f64 / opts.duration_s,
-            duration_s: opts.duration_s,
-            cl: opts.cl.as_str().to_string(),
-            read_fraction: opts.read_fraction,
-            client_policy: cs.policy.clone(),
-            probes_sent: 0,
-            feedback_replies: adapter.map_or(0, |a| a.runtime.replies),
-            multi: multi.map(|_| MultiSummary {
-                requests,
-                completed,
-                latency_ms: total.stats(),
-            }),
-            multi_mode: multi.map(|m| m.mode_name()),
-            multi_keys: multi.map(|m| m.keys),
-            network: None,
-        },
+        report,
         transport: "cql",
-        coordinators,
+        coordinators: cql.coordinators,
         adapter: adapter.map(AdapterCounters::from),
     })
+}
+
+/// The CQL transport's state for one run: the driver's session chooses each coordinator.
+struct Cql<'a> {
+    rt: &'a tokio::runtime::Handle,
+    session: Arc<Session>,
+    statements: Arc<Statements>,
+    timeout: Duration,
+    value_bytes: usize,
+    /// Requests each node coordinated (answered ones), by its address.
+    coordinators: BTreeMap<String, u64>,
+}
+
+impl Transport for Cql<'_> {
+    type Node = SocketAddr;
+    type Msg = CqlCompletion;
+
+    fn issue(&mut self, p: Pending, multi: Option<MultiKeys<'_>>, _now: Instant, cx: &mut Ctx<'_, SocketAddr, CqlCompletion>) {
+        cx.in_flight += 1;
+        let (s, tx, st) = (self.session.clone(), cx.tx.clone(), self.statements.clone());
+        let call = match multi {
+            None => Call::One { key: p.key, read: p.read },
+            Some(m) => match m.mode {
+                MultiMode::Parallel => Call::Parallel(m.keys.to_vec()),
+                MultiMode::In => Call::In(m.keys.to_vec()),
+            },
+        };
+        let (value_bytes, timeout) = (self.value_bytes, self.timeout);
+        self.rt.spawn(async move {
+            let call = execute(&s, &st, call, value_bytes);
+            let (outcome, coordinator) = match tokio::time::timeout(timeout, call).await {
+                Ok(Ok(r)) => {
+                    let a = r.request_coordinator().node().address;
+                    (Outcome::Ok, Some(SocketAddr::new(a.ip(), a.port())))
+                }
+                // The driver's own request time-out (the same length as ours), or the
+                // coordinator's read or write time-out.
+                Ok(Err(ExecutionError::RequestTimeout(_)))
+                | Ok(Err(ExecutionError::LastAttemptError(RequestAttemptError::DbError(
+                    DbError::ReadTimeout { .. } | DbError::WriteTimeout { .. },
+                    _,
+                )))) => (Outcome::Timeout, None),
+                Ok(Err(_)) => (Outcome::Error, None),
+                Err(_) => (Outcome::Timeout, None),
+            };
+            let _ = tx.send(Ended {
+                intended: p.intended,
+                finished: Instant::now(),
+                outcome,
+                coordinator,
+            });
+        });
+    }
+
+    fn settle(&mut self, d: CqlCompletion, cx: &mut Ctx<'_, SocketAddr, CqlCompletion>) {
+        cx.in_flight -= 1;
+        if let (Outcome::Ok, Some(c)) = (d.outcome, d.coordinator) {
+            *self.coordinators.entry(c.to_string()).or_insert(0) += 1;
+        }
+        cx.end(d.intended, d.finished, d.outcome, d.coordinator);
+    }
 }
 
 #[cfg(test)]

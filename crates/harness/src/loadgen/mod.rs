@@ -1,5 +1,6 @@
 //! The load generator: `load` writes keys 0..N-1; `bench` drives an open-loop load and
-//! reports latency.
+//! reports latency, through one loop ([`open_loop`]) over a transport (gRPC to the project's
+//! nodes, CQL through the scylla Rust driver).
 //!
 //! Open loop: request i has an intended send time fixed in advance (Poisson or evenly spaced
 //! arrivals at the target rate) and its latency is measured from that time, not from when it
@@ -18,14 +19,19 @@
 //! from its intended send time to its last answer.
 
 mod bench;
+pub mod choice;
 pub mod client_policy;
 pub mod cql;
 mod cql_load;
 pub mod keys;
+pub mod open_loop;
 pub mod report;
 
 pub use bench::{bench, bench_multi, bench_with};
+pub use choice::ClientChoice;
 pub use client_policy::ClientPolicy;
+pub use metrics::Outcome;
+pub use open_loop::{Ended, Transport};
 pub use workload::scenario::MultiMode;
 
 use keys::{key_bytes, value_for};
@@ -310,29 +316,6 @@ pub fn parse_multi_mode(text: &str) -> Result<MultiMode, String> {
         "in" => Ok(MultiMode::In),
         "parallel" => Ok(MultiMode::Parallel),
         other => Err(format!("--multi-mode '{other}' is not one of: in, parallel")),
-    }
-}
-
-/// How a request ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    /// Answered.
-    Ok,
-    /// Failed (not a time-out).
-    Error,
-    /// Timed out.
-    Timeout,
-}
-
-impl Outcome {
-    /// How a multi-key request ends that has a part ending `self` and another `other`: a
-    /// time-out of any part times the whole request out, else an error fails it.
-    pub fn and(self, other: Outcome) -> Outcome {
-        match (self, other) {
-            (Outcome::Timeout, _) | (_, Outcome::Timeout) => Outcome::Timeout,
-            (Outcome::Error, _) | (_, Outcome::Error) => Outcome::Error,
-            _ => Outcome::Ok,
-        }
     }
 }
 

@@ -1,42 +1,9 @@
 //! The benchmark's JSON report and its per-second lines.
 
-use metrics::{LatencyHistogram, MultiSummary};
+use super::open_loop::Totals;
+use super::{BenchOptions, MultiOptions};
+use metrics::{MultiSummary, TailStats, Tally};
 use serde::Serialize;
-
-/// Latency percentiles of successful requests, ms, measured from the intended send time.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct LatencySummary {
-    /// Mean.
-    pub mean: f64,
-    /// Median.
-    pub p50: f64,
-    /// 95th percentile.
-    pub p95: f64,
-    /// 99th percentile.
-    pub p99: f64,
-    /// 99.9th percentile.
-    pub p999: f64,
-    /// 99.99th percentile.
-    pub p9999: f64,
-    /// Largest.
-    pub max: f64,
-}
-
-impl LatencySummary {
-    /// Summarises a latency histogram (the metrics crate's, as the simulator's; zeros when
-    /// empty).
-    pub fn of(h: &LatencyHistogram) -> LatencySummary {
-        LatencySummary {
-            mean: h.mean_ms(),
-            p50: h.quantile_ms(0.50),
-            p95: h.quantile_ms(0.95),
-            p99: h.quantile_ms(0.99),
-            p999: h.quantile_ms(0.999),
-            p9999: h.quantile_ms(0.9999),
-            max: h.max_ms(),
-        }
-    }
-}
 
 /// One second of the run (requests that finished during it).
 #[derive(Clone, Debug, Serialize)]
@@ -55,14 +22,14 @@ pub struct SecondReport {
     pub p99_ms: f64,
 }
 
-/// The line of second `t_s`.
-pub fn second_line(t_s: usize, completed: u64, errors: u64, timeouts: u64, hist: Option<&LatencyHistogram>) -> SecondReport {
-    let q = |p: f64| hist.map_or(0.0, |h| h.quantile_ms(p));
+/// The line of second `t_s`, whose requests `tally` counted.
+pub fn second_line(t_s: usize, tally: &Tally) -> SecondReport {
+    let q = |p: f64| tally.latency().map_or(0.0, |h| h.quantile_ms(p));
     SecondReport {
         t_s,
-        completed,
-        errors,
-        timeouts,
+        completed: tally.completed,
+        errors: tally.errors,
+        timeouts: tally.timeouts,
         p50_ms: q(0.5),
         p99_ms: q(0.99),
     }
@@ -89,8 +56,8 @@ pub struct BenchReport {
     pub errors: u64,
     /// Timed-out requests.
     pub timeouts: u64,
-    /// Latency of successful requests, ms.
-    pub latency_ms: LatencySummary,
+    /// Latency of successful requests, ms, from the intended send time.
+    pub latency_ms: TailStats,
     /// One entry per second.
     pub per_second: Vec<SecondReport>,
     /// Target rate, requests/s.
@@ -137,30 +104,38 @@ pub struct BenchNetwork {
     pub internode_bytes: u64,
 }
 
-/// One second's counts and latencies, as both `bench` paths keep them.
-#[derive(Default)]
-pub(super) struct Second {
-    pub(super) completed: u64,
-    pub(super) errors: u64,
-    pub(super) timeouts: u64,
-    pub(super) hist: Option<LatencyHistogram>,
-}
-
-impl Second {
-    /// A request that ended in this second: `latency_ns` counts for answered ones only.
-    pub(super) fn record(&mut self, outcome: super::Outcome, latency_ns: u64) {
-        match outcome {
-            super::Outcome::Ok => {
-                self.completed += 1;
-                self.hist.get_or_insert_with(LatencyHistogram::new).record_ns(latency_ns);
-            }
-            super::Outcome::Timeout => self.timeouts += 1,
-            super::Outcome::Error => self.errors += 1,
+impl BenchReport {
+    /// The report of a run of `opts` (and `multi`) that counted `totals`, whose coordinators
+    /// `client_policy` chose.
+    pub(super) fn new(opts: &BenchOptions, multi: Option<MultiOptions>, totals: Totals, client_policy: String) -> BenchReport {
+        let Totals {
+            requests,
+            total,
+            per_second,
+        } = totals;
+        BenchReport {
+            requests,
+            completed: total.completed,
+            errors: total.errors,
+            timeouts: total.timeouts,
+            latency_ms: total.tail_stats(),
+            per_second,
+            target_rate: opts.rate,
+            achieved_rate: total.completed as f64 / opts.duration_s,
+            duration_s: opts.duration_s,
+            cl: opts.cl.as_str().to_string(),
+            read_fraction: opts.read_fraction,
+            client_policy,
+            probes_sent: 0,
+            feedback_replies: 0,
+            multi: multi.map(|_| MultiSummary {
+                requests,
+                completed: total.completed,
+                latency_ms: total.latency().map(|h| h.stats()).unwrap_or_default(),
+            }),
+            multi_mode: multi.map(|m| m.mode_name()),
+            multi_keys: multi.map(|m| m.keys),
+            network: None,
         }
-    }
-
-    /// Its line, as second `t`.
-    pub(super) fn line(&self, t: usize) -> SecondReport {
-        second_line(t, self.completed, self.errors, self.timeouts, self.hist.as_ref())
     }
 }
