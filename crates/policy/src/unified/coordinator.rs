@@ -353,11 +353,9 @@ pub fn coordinator_order(
     // The last resorts: the most recent reply first, never replied last, ties in the inner order
     // (a stable sort of the inner order).
     let start = len;
-    for j in 0..n {
-        if back[j] {
-            out[len] = req.replicas[j];
-            len += 1;
-        }
+    for (&node, _) in req.replicas.iter().zip(&back).filter(|&(_, &b)| b) {
+        out[len] = node;
+        len += 1;
     }
     out[start..len].sort_by_key(|&node| std::cmp::Reverse(health.last_reply_ns(node)));
     debug_assert_eq!(len, n);
