@@ -263,6 +263,19 @@ fn cases() -> Vec<Case> {
         .plan(&[1, 2, 0], 0, 2, 0.25);
     c.pending(2, 0).plan(&[1, 2, 0], 0, 2, 0.25);
     out.push(c);
+
+    let mut c = Case::new(
+        "paused-and-busy",
+        "replica 1 paused (silent, then expired) while replica 2, taking its reads too, is briefly silent under load (ten sends without a reply): with fewer than k healthy the last resorts go by their last reply, so the first k take replica 2, not the paused replica the inner order puts first",
+    );
+    c.warm().at(100).traffic(0, 2, 1000).traffic(2, 2, 1000).send(1, 10);
+    c.at(1100).expiry(1).traffic(2, 2, 1000).at(1300).send(2, 10).at(1350);
+    c.plan(&R, 0, 2, 0.5)
+        .plan(&[1, 2, 0], 0, 2, 0.5)
+        .plan(&R, 3, 2, 0.5)
+        .plan(&R, 0, 3, 0.5);
+    c.at(1400).traffic(2, 1, 1000).plan(&R, 0, 2, 0.5);
+    out.push(c);
     out
 }
 
@@ -326,5 +339,10 @@ fn the_traces_cover_what_they_claim() {
     assert!(has(
         find("fewer-than-k"),
         "\"k\": 2, \"u\": 0.5, \"expect\": [0, 1, 2], \"drawn\": false, \"passed_over\": 2"
+    ));
+    // Paused and busy: the last resort still answering comes before the paused one.
+    assert!(has(
+        find("paused-and-busy"),
+        "\"k\": 2, \"u\": 0.5, \"expect\": [0, 2, 1], \"drawn\": false, \"passed_over\": 2"
     ));
 }

@@ -36,9 +36,12 @@
 //! first, then by node id), k distinct replicas are drawn from this
 //! coordinator's row (the shares when it is not a replica) with the given uniform number, and
 //! come first in the inner order; every other replica that is not passed over follows in the
-//! inner order; the passed-over replicas come last, in the inner order, as a last resort. With
-//! k or fewer healthy replicas, or HWLB stepping aside, the healthy ones keep the inner order
-//! ahead of the passed-over ones.
+//! inner order; the passed-over replicas come last, as a last resort, the one that replied most
+//! recently first (one that has not replied since it was last reset after all; ties in the inner
+//! order). With k or fewer healthy replicas, or HWLB stepping aside, the healthy ones keep the
+//! inner order ahead of the passed-over ones. The last resorts' order matters when fewer than k
+//! replicas are healthy (say a replica paused and another one briefly silent under load): the
+//! first k must take the one still answering, not a paused one the inner order puts first.
 
 use crate::health::{Health, HealthRule};
 use crate::hwlb::{HwlbPlan, PlanConfig, SamplingRow};
@@ -190,6 +193,11 @@ impl CoordinatorHealth {
         }
     }
 
+    /// When `node` last replied (any latency), ns; `None` when it has not since its last reset.
+    pub fn last_reply_ns(&self, node: NodeId) -> Option<u64> {
+        self.signals.value(node).last_reply_ns
+    }
+
     /// The latency average of `node` when measured recently, ns.
     pub fn latency_ns(&self, node: NodeId, now_ns: u64) -> Option<f64> {
         let s = self.signals.value(node);
@@ -330,12 +338,11 @@ pub fn coordinator_order(
         }
     }
     let mut len = 0;
-    for pass in 0..3 {
+    for pass in 0..2 {
         for j in 0..n {
             let here = match pass {
                 0 => chosen[j],
-                1 => !chosen[j] && !back[j],
-                _ => back[j],
+                _ => !chosen[j] && !back[j],
             };
             if here {
                 out[len] = req.replicas[j];
@@ -343,6 +350,14 @@ pub fn coordinator_order(
             }
         }
     }
+    // The last resorts: the most recent reply first, never replied last, ties in the inner order
+    // (a stable sort of the inner order).
+    let start = len;
+    for (&node, _) in req.replicas.iter().zip(&back).filter(|&(_, &b)| b) {
+        out[len] = node;
+        len += 1;
+    }
+    out[start..len].sort_by_key(|&node| std::cmp::Reverse(health.last_reply_ns(node)));
     debug_assert_eq!(len, n);
     (
         len,

@@ -32,12 +32,16 @@ import java.util.Arrays;
 public final class CoordinatorHealth
 {
     private static final VarHandle UNANSWERED;
+    private static final VarHandle PASSED_OVER;
+    private static final VarHandle LAST_RESORT;
 
     static
     {
         try
         {
             UNANSWERED = MethodHandles.lookup().findVarHandle(Signals.class, "unanswered", int.class);
+            PASSED_OVER = MethodHandles.lookup().findVarHandle(Signals.class, "passedOverCount", long.class);
+            LAST_RESORT = MethodHandles.lookup().findVarHandle(Signals.class, "lastResortCount", long.class);
         }
         catch (ReflectiveOperationException e)
         {
@@ -62,6 +66,12 @@ public final class CoordinatorHealth
         /** The last min_responses reply times, a ring; {@code seen} replies so far. */
         final long[] replyTimes;
         volatile long seen;
+        /** Diagnostics (the peers table): replies, expiries, resets, reads passing it over. */
+        volatile long replies;
+        volatile long expiries;
+        volatile long resets;
+        volatile long passedOverCount;
+        volatile long lastResortCount;
 
         Signals(int minResponses)
         {
@@ -135,6 +145,7 @@ public final class CoordinatorHealth
         synchronized (s)
         {
             s.unanswered = 0;
+            s.replies++;
             long seen = s.seen;
             s.replyTimes[(int) (seen % s.replyTimes.length)] = nowNs;
             s.seen = seen + 1;
@@ -161,6 +172,7 @@ public final class CoordinatorHealth
         {
             s.lastExpiryNs = nowNs;
             s.expired = true;
+            s.expiries++;
         }
     }
 
@@ -187,7 +199,29 @@ public final class CoordinatorHealth
             s.lastExpiryNs = 0;
             Arrays.fill(s.replyTimes, 0L);
             s.seen = 0;
+            s.resets++;
         }
+    }
+
+    /** Node {@code id}, passed over, was among the first k all the same (fewer than k healthy). */
+    public void lastResort(int id)
+    {
+        LAST_RESORT.getAndAdd(of(id), 1L);
+    }
+
+    /** Diagnostics of node {@code id} for the peers table, at {@code nowNs}. */
+    public record Snapshot(int unanswered, int pending, double latencyMs, boolean silent, boolean expired, long replies,
+                           long expiries, long resets, long passedOver, long lastResort, long lastReplyAgoMs)
+    {
+    }
+
+    /** What is known of node {@code id} now (diagnostics, off the request path). */
+    public Snapshot snapshot(int id, long nowNs)
+    {
+        Signals s = of(id);
+        double lat = latencyNs(id, nowNs);
+        return new Snapshot(s.unanswered, s.pending, Double.isNaN(lat) ? Double.NaN : lat / 1e6, silent(id, nowNs), expiredRecently(id, nowNs),
+                            s.replies, s.expiries, s.resets, s.passedOverCount, s.lastResortCount, s.replied ? (nowNs - s.lastReplyNs) / 1_000_000L : -1L);
     }
 
     /** Silent: busy and fewer than min_responses replies within the window ending at {@code nowNs}. */
@@ -257,7 +291,10 @@ public final class CoordinatorHealth
             boolean cold = !Double.isNaN(rates[j]) && rates[j] < warmest - rule.coldHitRateGap();
             boolean slow = !cold && slow(j, latency, n);
             if (slow || silent(ids[j], nowNs) || expiredRecently(ids[j], nowNs))
+            {
                 mask |= 1L << j;
+                PASSED_OVER.getAndAdd(of(ids[j]), 1L);
+            }
         }
         return mask;
     }

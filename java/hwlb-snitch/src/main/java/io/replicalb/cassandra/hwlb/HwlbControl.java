@@ -23,6 +23,7 @@ public final class HwlbControl implements HwlbControlMBean
     private final InetAddressAndPort local;
     private final AtomicLong resets = new AtomicLong();
     private volatile LocalRate localRate;
+    private volatile CoordinatorHealth health;
 
     /** The control surface over the given parts ({@link #attach} adds the local rate once running). */
     public HwlbControl(HwlbSettings settings, HwlbSwitch control, HwlbCounters counters, PeerDirectory directory, InetAddressAndPort local)
@@ -38,6 +39,24 @@ public final class HwlbControl implements HwlbControlMBean
     public void attach(LocalRate rate)
     {
         this.localRate = rate;
+    }
+
+    /** Attaches unified's coordinator signals (shown in the peers table). */
+    public void attach(CoordinatorHealth h)
+    {
+        this.health = h;
+    }
+
+    /** Unified's coordinator signals, or null. */
+    public CoordinatorHealth health()
+    {
+        return health;
+    }
+
+    /** This node's address. */
+    public InetAddressAndPort localEndpoint()
+    {
+        return local;
     }
 
     /** This node's address as shown in the tables (no port). */

@@ -84,6 +84,7 @@ public class HwlbSnitch implements IEndpointSnitch
         this.health = new CoordinatorHealth(settings.rule());
         this.router = new ReplicaRouter(this.inner, local, control, directory, settings.plan(), counters, health);
         this.surface = new HwlbControl(settings, control, counters, directory, local);
+        this.surface.attach(health);
         logger.info("HWLB snitch: inner {}, policy {}, read_cl {}, cache {}, tick {} ms, window {} ms, stale after {} ms (rate {}), cap {}, min spread {}, gossip state {}, {}",
                     this.inner.getClass().getName(), settings.policy().label(), settings.readCl(), settings.cache().label(), settings.tickMs(),
                     settings.windowMs(), settings.staleAfterMs(), settings.staleRate(), settings.plan().hitRateCap(),

@@ -133,6 +133,17 @@ public final class HwlbTables
                   .addRegularColumn("chosen", LongType.instance)
                   .addRegularColumn("expected", DoubleType.instance)
                   .addRegularColumn("first_k", LongType.instance)
+                  .addRegularColumn("unanswered", LongType.instance)
+                  .addRegularColumn("pending", LongType.instance)
+                  .addRegularColumn("latency_ms", DoubleType.instance)
+                  .addRegularColumn("silent", BooleanType.instance)
+                  .addRegularColumn("expired", BooleanType.instance)
+                  .addRegularColumn("replies", LongType.instance)
+                  .addRegularColumn("expiries", LongType.instance)
+                  .addRegularColumn("resets", LongType.instance)
+                  .addRegularColumn("passed_over", LongType.instance)
+                  .addRegularColumn("last_resort", LongType.instance)
+                  .addRegularColumn("last_reply_ms", LongType.instance)
                   .build());
             this.c = c;
         }
@@ -152,6 +163,22 @@ public final class HwlbTables
                       .column("chosen", t.chosen(p.id()))
                       .column("expected", t.expected(p.id()))
                       .column("first_k", t.firstK(p.id()));
+                CoordinatorHealth h = c.health();
+                if (h != null && !p.endpoint().equals(c.localEndpoint()))
+                {
+                    CoordinatorHealth.Snapshot x = h.snapshot(p.id(), System.nanoTime());
+                    result.column("unanswered", (long) x.unanswered())
+                          .column("pending", (long) x.pending())
+                          .column("latency_ms", orNull(x.latencyMs()))
+                          .column("silent", x.silent())
+                          .column("expired", x.expired())
+                          .column("replies", x.replies())
+                          .column("expiries", x.expiries())
+                          .column("resets", x.resets())
+                          .column("passed_over", x.passedOver())
+                          .column("last_resort", x.lastResort())
+                          .column("last_reply_ms", x.lastReplyAgoMs() < 0 ? null : x.lastReplyAgoMs());
+                }
             }
             return result;
         }

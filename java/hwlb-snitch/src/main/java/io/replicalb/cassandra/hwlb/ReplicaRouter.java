@@ -96,6 +96,8 @@ public final class ReplicaRouter
         boolean[] inScope = new boolean[8];
         boolean[] chosenAt = new boolean[8];
         boolean[] backAt = new boolean[8];
+        /** A passed-over replica's last reply, ns (Long.MIN_VALUE: none since its reset). */
+        long[] lastReplyAt = new long[8];
         int[] cand = new int[8];
         int[] candPos = new int[8];
         double[] candRate = new double[8];
@@ -138,6 +140,7 @@ public final class ReplicaRouter
                 inScope = new boolean[n];
                 chosenAt = new boolean[n];
                 backAt = new boolean[n];
+                lastReplyAt = new long[n];
                 cand = new int[n];
                 candPos = new int[n];
                 candRate = new double[n];
@@ -193,6 +196,9 @@ public final class ReplicaRouter
             int rb = pb < 0 ? 1 : s.chosenAt[pb] ? 0 : s.backAt[pb] ? 2 : 1;
             if (ra != rb)
                 return ra < rb ? -1 : 1;
+            // The last resorts: the one that replied most recently first, never replied last.
+            if (ra == 2 && s.lastReplyAt[pa] != s.lastReplyAt[pb])
+                return s.lastReplyAt[pa] > s.lastReplyAt[pb] ? -1 : 1;
             return tieByInner ? inner.compareEndpoints(address, a, b) : 0;
         }
     }
@@ -305,6 +311,7 @@ public final class ReplicaRouter
                     if ((passed & (1L << j)) != 0)
                     {
                         s.backAt[s.candPos[j]] = true;
+                        s.lastReplyAt[s.candPos[j]] = health.lastReplyNs(s.cand[j]);
                         continue;
                     }
                     s.cand[h] = s.cand[j];
@@ -433,6 +440,8 @@ public final class ReplicaRouter
                 continue;
             counted++;
             stripe.firstK(id);
+            if (s.backAt[pos])
+                health.lastResort(id);
             if (countSends)
                 health.sent(id);
             stripe.count(id == view.localId ? HwlbCounters.LOCAL_READS : HwlbCounters.REMOTE_READS);
