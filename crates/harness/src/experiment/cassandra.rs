@@ -53,7 +53,8 @@ pub struct CassandraRun {
 
 /// Resolves `--policy` items for a Cassandra experiment of `scenario`. An item is
 /// `CLIENT/COORDINATOR` or one name; a name that works on one side only sets that side, one
-/// that works on both sets the scenario's `policy.both_side`. The side not named is the
+/// that works on both sets the scenario's `policy.both_side` (the client when Cassandra cannot
+/// run it at the coordinator). The side not named is the
 /// driver's own `driver-default` (what applications run) or, at the coordinator, the
 /// scenario's `policy.coordinator` (Cassandra's `dynamic-snitch` in the project's scenarios).
 pub fn runs(items: &[String], scenario: &workload::scenario::Scenario) -> Result<Vec<CassandraRun>, String> {
@@ -73,6 +74,8 @@ pub fn runs(items: &[String], scenario: &workload::scenario::Scenario) -> Result
                 };
                 match side {
                     policy::Side::Client => (Some(item), None),
+                    // Works on both sides but cannot run inside Cassandra: it chooses the client.
+                    _ if CoordinatorPolicy::parse(item).is_err() => (Some(item), None),
                     _ => (None, Some(item)),
                 }
             }
@@ -456,6 +459,48 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn gc_pause() -> workload::scenario::Scenario {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/gc-pause-cassandra.toml");
+        crate::scenario_file::load(&path, &[]).unwrap()
+    }
+
+    #[test]
+    fn run_items_name_a_client_a_coordinator_or_both() {
+        let sc = gc_pause();
+        let items: Vec<String> = ["dynamic-snitch", "unified", "unified/unified", "c3", "driver-default", "c3/naive"]
+            .map(String::from)
+            .into();
+        let r = runs(&items, &sc).unwrap();
+        let sides: Vec<(&str, &str, &str)> = r
+            .iter()
+            .map(|r| (r.client.sim_name(), r.coordinator.as_str(), r.sim_item.as_str()))
+            .collect();
+        assert_eq!(
+            sides,
+            [
+                // A name that works on both sides is the scenario's both_side: the coordinator.
+                ("random", "dynamic-snitch", "random/dynamic-snitch"),
+                ("random", "unified", "random/unified"),
+                ("unified", "unified", "unified/unified"),
+                // A client-only name keeps the scenario's coordinator: Cassandra as shipped.
+                ("c3", "dynamic-snitch", "c3/dynamic-snitch"),
+                ("random", "dynamic-snitch", "random/dynamic-snitch"),
+                ("c3", "naive", "c3/naive"),
+            ]
+        );
+        assert_eq!(r[1].client, ClientChoice::DriverDefault, "the client of a bare coordinator item");
+        for (bad, says) in [
+            ("c3/c3", "'c3' does not run inside Cassandra"),
+            ("naive/naive", "naive"),
+            ("nonesuch", "nonesuch"),
+        ] {
+            let e = runs(&[bad.to_string()], &sc).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        let twice = runs(&["hwlb".to_string(), "hwlb".to_string()], &sc).unwrap_err();
+        assert!(twice.contains("listed twice"), "{twice}");
+    }
 
     fn at(hits: u64, misses: u64, local: u64, remote: u64, table: u64) -> NodeCounters {
         NodeCounters {

@@ -160,7 +160,7 @@ impl Sim<'_> {
         if req.answered || req.replies >= req.needed || req.fallback == NO_NODE {
             return;
         }
-        let r = self.ops.at(req.ops[0]).requester;
+        let r = req.dispatch_requester;
         if !self.seen_up[req.fallback as usize] {
             return;
         }

@@ -95,6 +95,9 @@ pub(super) struct Req {
     /// The generation of the requester when it made `dispatch` (a restarted coordinator has
     /// a new runtime, which must not be told about the old one's dispatches).
     pub(super) dispatch_gen: u32,
+    /// The requester that made `dispatch` (its replica reads' sender): a speculative send goes
+    /// through its runtime, read from here because the request's first op may already be freed.
+    pub(super) dispatch_requester: u32,
     /// The client's choice of coordinator, in the client's runtime (coordinator routing).
     pub(super) client_dispatch: Option<DispatchId>,
     /// The multi-key request this is one partition of (`NO_PARENT`: a single read), and its
@@ -122,6 +125,7 @@ impl Default for Req {
             fallback: NO_NODE,
             dispatch: None,
             dispatch_gen: 0,
+            dispatch_requester: 0,
             client_dispatch: None,
             parent: NO_PARENT,
             parent_gen: 0,

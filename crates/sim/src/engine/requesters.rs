@@ -64,6 +64,7 @@ impl Sim<'_> {
             let rq = self.reqs.at_mut(id);
             rq.dispatch = Some(d);
             rq.dispatch_gen = self.requesters[r as usize].gen;
+            rq.dispatch_requester = r;
             for (i, &t) in cand[..n].iter().enumerate() {
                 self.send_op(r, id, t.0, d.ticket(i), false);
             }
@@ -152,6 +153,7 @@ impl Sim<'_> {
         let rq = self.reqs.at_mut(id);
         rq.dispatch = Some(d.id);
         rq.dispatch_gen = self.requesters[r as usize].gen;
+        rq.dispatch_requester = r;
         for (node, ticket) in d.targets() {
             self.send_op(r, id, node.0, ticket, false);
         }
