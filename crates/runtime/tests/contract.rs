@@ -3,7 +3,7 @@
 //! probes reach the caller, and a policy whose needs a caller cannot meet is refused.
 
 use policy::{Failure, Feedback, Needs, NodeId, ParamTable, ParamValue, ProbeReply, Request, Side, POLICIES};
-use runtime::{Accounting, Caller, Immediate, Released, Runtime, RuntimeConfig, Submitted};
+use runtime::{Accounting, Caller, Dispatch, Immediate, Released, Runtime, RuntimeConfig, Submitted, Ticket};
 
 const SIM: Caller = Caller {
     name: "a test",
@@ -325,11 +325,8 @@ fn a_waiting_request_whose_nodes_went_down_is_unavailable() {
     assert!(rt.check_quiescent().is_ok());
 }
 
-#[test]
-fn duplicate_and_unknown_endings_are_refused_and_counted() {
-    let mut rt: Runtime<()> = Runtime::build("p2c", Side::Client, &ParamTable::new(), SIM, config(1))
-        .unwrap()
-        .counting_violations();
+/// Plans one read over two nodes and returns its dispatch, the node sent to and the ticket.
+fn send_one(rt: &mut Runtime<()>) -> (Dispatch, NodeId, Ticket) {
     let nodes = [NodeId(0), NodeId(1)];
     let req = Request {
         candidates: &nodes,
@@ -340,6 +337,15 @@ fn duplicate_and_unknown_endings_are_refused_and_counted() {
     };
     let Submitted::Send(d) = rt.submit(&req, 0, || ()) else { panic!() };
     let (node, t) = d.targets().next().unwrap();
+    (d, node, t)
+}
+
+#[test]
+fn duplicate_and_unknown_endings_are_refused_and_counted() {
+    let mut rt: Runtime<()> = Runtime::build("p2c", Side::Client, &ParamTable::new(), SIM, config(1))
+        .unwrap()
+        .counting_violations();
+    let (d, node, t) = send_one(&mut rt);
     assert_eq!(rt.in_flight(node), 1);
     rt.on_reply(t, 5, Feedback::default(), 1).unwrap();
     assert_eq!(rt.on_reply(t, 5, Feedback::default(), 2), Err(Accounting::Duplicate));
@@ -378,16 +384,7 @@ fn a_caller_that_cannot_meet_a_need_refuses_the_policy() {
 )]
 fn in_a_build_with_debug_assertions_a_broken_contract_panics_at_the_event() {
     let mut rt: Runtime<()> = Runtime::build("p2c", Side::Client, &ParamTable::new(), SIM, config(1)).unwrap();
-    let nodes = [NodeId(0), NodeId(1)];
-    let req = Request {
-        candidates: &nodes,
-        replicas: None,
-        count: 1,
-        local: None,
-        group: 0,
-    };
-    let Submitted::Send(d) = rt.submit(&req, 0, || ()) else { panic!() };
-    let (_, t) = d.targets().next().unwrap();
+    let (_, _, t) = send_one(&mut rt);
     rt.on_reply(t, 5, Feedback::default(), 1).unwrap();
     // Without debug assertions (a production build) the bug is refused and counted.
     assert_eq!(rt.on_reply(t, 5, Feedback::default(), 2), Err(Accounting::Duplicate));
