@@ -306,7 +306,7 @@ impl Policy for Unified {
             return self.plan_with_heat(req, now_ns, rng, out);
         }
         if !self.rate_control && self.untimed.applies(req.candidates) {
-            self.untimed.plan(req, rng, out);
+            self.untimed.plan(req, now_ns, rng, out);
             return Decision::Send;
         }
         self.c3.plan(req, now_ns, rng, out)
@@ -314,7 +314,7 @@ impl Policy for Unified {
 
     fn on_send(&mut self, node: NodeId, now_ns: u64) {
         self.health.sent(node);
-        self.untimed.sent(node);
+        self.untimed.sent(node, now_ns);
         self.c3.on_send(node, now_ns);
         self.hwlb.on_send(node, now_ns);
     }
@@ -322,7 +322,7 @@ impl Policy for Unified {
     fn on_reply(&mut self, reply: &Reply, now_ns: u64) {
         self.health.replied(reply.node, reply.latency_ns, now_ns);
         let timed = reply.feedback.service_time_ns.is_some();
-        self.untimed.replied(reply.node, reply.latency_ns, timed);
+        self.untimed.replied(reply.node, reply.latency_ns, timed, now_ns);
         self.c3.on_reply(reply, now_ns);
         self.hwlb.on_reply(reply, now_ns);
     }
@@ -333,7 +333,7 @@ impl Policy for Unified {
             // An error is an answer (the Java driver's rule), not a latency sample.
             Failure::Error | Failure::ConnectionLost => {}
         }
-        self.untimed.failed(node);
+        self.untimed.failed(node, failure == Failure::Error, now_ns);
         self.c3.on_failure(node, failure, now_ns);
         self.hwlb.on_failure(node, failure, now_ns);
     }

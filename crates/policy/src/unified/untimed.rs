@@ -18,6 +18,16 @@
 //!   times `R + k x D` replace `R` with the last one. A slow average would otherwise take tens
 //!   of samples to notice a node that became ten times slower; an isolated outlier (a rare
 //!   slow read) still moves it by 2% only.
+//! - **A node that stopped answering**: while requests of ours are in flight to a node, the
+//!   time since it last answered anything (or since the first of them went out, if later) is a
+//!   lower bound on its response time, so its excess is at least that wait minus its floor.
+//!   The averages learn only from replies; without this a paused node keeps the score of its
+//!   last answers while the others' scores rise with the load the pause moves onto them (or a
+//!   few slow replies reset their averages), and the paused node ranks first for as long as
+//!   it takes its requests in flight to outweigh that. With it, a node that stops answering
+//!   falls behind the others within about their response time. When its last request in
+//!   flight times out the bound goes, and its next request is a trial: a node back from its
+//!   pause answers it and is ranked as before, one still paused is left again at once.
 //!
 //! Why the averages are slow: with 0.9 on the newest sample (C3's EWMA) the ranking follows the
 //! last reply, many clients move together to whichever node answered fast a moment ago, and
@@ -69,6 +79,9 @@ struct Node {
     floor_ns: f64,
     /// Outliers in a row.
     outliers: u32,
+    /// Since when we have been waiting for an answer: set by a send with none of ours in
+    /// flight, moved to each answer while requests stay in flight, cleared with the last one.
+    waiting_since_ns: Option<u64>,
 }
 
 impl Node {
@@ -79,9 +92,12 @@ impl Node {
     }
 
     /// The part of the response time that load changes.
+    /// The excess over the floor: the pessimistic estimate's, at least the wait for an
+    /// answer at `now_ns` (see the [module docs](self)).
     #[inline]
-    fn excess_ns(&self, r: &UntimedRanking) -> f64 {
-        (self.pessimistic_ns(r) - self.floor_ns).max(0.0)
+    fn excess_ns(&self, r: &UntimedRanking, now_ns: u64) -> f64 {
+        let waited_ns = self.waiting_since_ns.map_or(0.0, |since| now_ns.saturating_sub(since) as f64);
+        (self.pessimistic_ns(r).max(waited_ns) - self.floor_ns).max(0.0)
     }
 }
 
@@ -118,12 +134,12 @@ impl Untimed {
 
     /// Plans `req`: the `count` best-scored candidates (ties at random), then the next best as
     /// the first fallback, then the others.
-    pub fn plan(&self, req: &Request<'_>, rng: &mut Rng, out: &mut Plan) {
+    pub fn plan(&self, req: &Request<'_>, now_ns: u64, rng: &mut Rng, out: &mut Plan) {
         let r = &self.ranking;
         let mut lowest = f64::INFINITY;
         for &c in req.candidates {
             if let Some(n) = self.nodes.get(c).filter(|n| n.known) {
-                lowest = lowest.min(n.excess_ns(r));
+                lowest = lowest.min(n.excess_ns(r, now_ns));
             }
         }
         let line = lowest * (1.0 + r.equal_within);
@@ -132,7 +148,7 @@ impl Untimed {
             Some(x) if x.known => {
                 let q = 1.0 + r.concurrency_weight * x.outstanding as f64;
                 let penalty = if r.queue_exponent == 1.0 { q } else { q.powf(r.queue_exponent) };
-                x.floor_ns + penalty * x.excess_ns(r).max(line)
+                x.floor_ns + penalty * x.excess_ns(r, now_ns).max(line)
             }
             _ => 0.0,
         });
@@ -146,18 +162,34 @@ impl Untimed {
         out.set_order(order, req.count);
     }
 
-    /// A request was sent to `node`.
+    /// A request was sent to `node` at `now_ns`.
     #[inline]
-    pub fn sent(&mut self, node: NodeId) {
+    pub fn sent(&mut self, node: NodeId, now_ns: u64) {
         let n = self.nodes.entry(node);
+        if n.outstanding == 0 {
+            n.waiting_since_ns = Some(now_ns);
+        }
         n.outstanding = n.outstanding.saturating_add(1);
     }
 
-    /// `node` answered after `latency_ns`; `timed`: the reply carried a service time.
-    pub fn replied(&mut self, node: NodeId, latency_ns: u64, timed: bool) {
+    /// One of our requests to `node` ended at `now_ns`, `answered` or not: the wait for an
+    /// answer restarts from an answer, and ends with the last request in flight.
+    #[inline]
+    fn ended(n: &mut Node, answered: bool, now_ns: u64) {
+        n.outstanding = n.outstanding.saturating_sub(1);
+        if n.outstanding == 0 {
+            n.waiting_since_ns = None;
+        } else if answered {
+            n.waiting_since_ns = Some(now_ns);
+        }
+    }
+
+    /// `node` answered after `latency_ns`, at `now_ns`; `timed`: the reply carried a service
+    /// time.
+    pub fn replied(&mut self, node: NodeId, latency_ns: u64, timed: bool, now_ns: u64) {
         let r = self.ranking;
         let n = self.nodes.entry(node);
-        n.outstanding = n.outstanding.saturating_sub(1);
+        Self::ended(n, true, now_ns);
         n.timed = timed;
         if timed {
             return;
@@ -188,11 +220,12 @@ impl Untimed {
         n.response_ns = w * sample + (1.0 - w) * n.response_ns;
     }
 
-    /// A request to `node` ended without a reply.
+    /// A request to `node` ended without a reply at `now_ns`: `answered` when the node
+    /// answered with an error, not when it timed out or the connection was lost.
     #[inline]
-    pub fn failed(&mut self, node: NodeId) {
+    pub fn failed(&mut self, node: NodeId, answered: bool, now_ns: u64) {
         if let Some(n) = self.nodes.get_mut(node) {
-            n.outstanding = n.outstanding.saturating_sub(1);
+            Self::ended(n, answered, now_ns);
         }
     }
 }
@@ -233,13 +266,13 @@ mod tests {
     };
 
     fn answer(u: &mut Untimed, node: u16, ms: f64) {
-        u.sent(NodeId(node));
-        u.replied(NodeId(node), (ms * 1e6) as u64, false);
+        u.sent(NodeId(node), 0);
+        u.replied(NodeId(node), (ms * 1e6) as u64, false, 0);
     }
 
     fn first(u: &Untimed, nodes: &[NodeId], rng: &mut Rng) -> NodeId {
         let mut plan = Plan::new();
-        u.plan(&req(nodes, 1), rng, &mut plan);
+        u.plan(&req(nodes, 1), 0, rng, &mut plan);
         plan.targets()[0]
     }
 
@@ -255,7 +288,7 @@ mod tests {
                 answer(&mut u, node, ms);
             }
         }
-        u.sent(NodeId(0));
+        u.sent(NodeId(0), 0);
         let mut hits = [0u32; 3];
         for _ in 0..1_000 {
             hits[first(&u, &nodes, &mut rng).index()] += 1;
@@ -278,9 +311,9 @@ mod tests {
                 answer(&mut u, node, ms);
             }
         }
-        u.sent(NodeId(0));
+        u.sent(NodeId(0), 0);
         assert_eq!(first(&u, &nodes, &mut rng), NodeId(0));
-        u.sent(NodeId(0));
+        u.sent(NodeId(0), 0);
         assert_eq!(first(&u, &nodes, &mut rng), NodeId(1));
     }
 
@@ -302,7 +335,7 @@ mod tests {
             let mut u = warm(outlier_count);
             // One 5 ms read at node 0: one in flight at node 1 still sends the read to 0.
             answer(&mut u, 0, 5.0);
-            u.sent(NodeId(1));
+            u.sent(NodeId(1), 0);
             assert_eq!(first(&u, &nodes, &mut rng), NodeId(0));
             // Node 0 answers 10 ms slower from now on. After three such answers its average
             // restarts at 10.6 ms and six in flight at node 1 do not bring the read back;
@@ -311,11 +344,84 @@ mod tests {
                 answer(&mut u, 0, 10.6);
             }
             for _ in 0..5 {
-                u.sent(NodeId(1));
+                u.sent(NodeId(1), 0);
             }
             let expected = if outlier_count > 0 { NodeId(1) } else { NodeId(0) };
             assert_eq!(first(&u, &nodes, &mut rng), expected, "outlier_count {outlier_count}");
         }
+    }
+
+    /// Three coordinators answering in ~2 ms; at t = 1 s node 1 stops answering and the two
+    /// others' next three replies take 450 ms (the load the pause moves onto them), which
+    /// restarts their averages there. Then a read every 3.3 ms (300/s) for a second, sent to
+    /// the first of its plan: how many go to the stopped node.
+    fn reads_sent_to_a_stopped_node(ranking: UntimedRanking) -> (Untimed, u32) {
+        let mut u = Untimed::new(ranking);
+        let nodes = ids(3);
+        let mut rng = Rng::seed_from_u64(4);
+        for _ in 0..300 {
+            for (node, ms) in [(0, 1.8), (0, 2.4), (1, 1.8), (1, 2.4), (2, 1.8), (2, 2.4)] {
+                answer(&mut u, node, ms);
+            }
+        }
+        let pause_ns = 1_000_000_000u64;
+        for node in [0u16, 2] {
+            for _ in 0..3 {
+                u.sent(NodeId(node), pause_ns);
+                u.replied(NodeId(node), 450_000_000, false, pause_ns);
+            }
+        }
+        let mut to_stopped = 0;
+        for i in 0..300u64 {
+            let now = pause_ns + i * 3_333_333;
+            let mut plan = Plan::new();
+            u.plan(&req(&nodes, 1), now, &mut rng, &mut plan);
+            let target = plan.targets()[0];
+            u.sent(target, now);
+            if target == NodeId(1) {
+                to_stopped += 1;
+            } else {
+                u.replied(target, 450_000_000, false, now);
+            }
+        }
+        (u, to_stopped)
+    }
+
+    #[test]
+    fn a_node_that_stopped_answering_is_left_within_the_others_response_time() {
+        // The stopped node keeps the 2 ms averages of its last answers; only the wait for an
+        // answer shows it stopped. It is left once (1 + in flight) x wait passes the others'
+        // 450 ms: about a dozen reads (~40 ms). On its averages alone it would take about 200.
+        let (_, to_stopped) = reads_sent_to_a_stopped_node(RANKING);
+        assert!((5..=20).contains(&to_stopped), "{to_stopped} reads went to the stopped node");
+    }
+
+    #[test]
+    fn when_its_requests_time_out_the_next_read_tries_it_and_an_answer_brings_it_back() {
+        let (mut u, to_stopped) = reads_sent_to_a_stopped_node(RANKING);
+        let nodes = ids(3);
+        let mut rng = Rng::seed_from_u64(5);
+        let now = 3_000_000_000u64;
+        // Still waiting: the stopped node ranks last.
+        let mut plan = Plan::new();
+        u.plan(&req(&nodes, 1), now, &mut rng, &mut plan);
+        assert_eq!(plan.all()[2], NodeId(1), "{:?}", plan.all());
+        // Its requests time out: no request of ours is waiting any more, and its averages
+        // (2 ms) rank it first again: the next read is the trial.
+        for _ in 0..to_stopped {
+            u.failed(NodeId(1), false, now);
+        }
+        assert_eq!(first(&u, &nodes, &mut rng), NodeId(1));
+        // Still stopped: the trial waits, and within ~0.5 s it is left again.
+        u.sent(NodeId(1), now);
+        let mut plan = Plan::new();
+        u.plan(&req(&nodes, 1), now + 500_000_000, &mut rng, &mut plan);
+        assert_ne!(plan.targets()[0], NodeId(1));
+        // Back: it answers the trial in 2 ms and keeps its place.
+        u.replied(NodeId(1), 2_000_000, false, now + 2_000_000);
+        let mut plan = Plan::new();
+        u.plan(&req(&nodes, 1), now + 2_000_000, &mut rng, &mut plan);
+        assert_eq!(plan.targets()[0], NodeId(1));
     }
 
     #[test]
@@ -325,8 +431,8 @@ mod tests {
         assert!(!u.applies(&nodes), "nothing heard yet: C3's ranking decides");
         answer(&mut u, 0, 0.4);
         assert!(u.applies(&nodes));
-        u.sent(NodeId(1));
-        u.replied(NodeId(1), 400_000, true);
+        u.sent(NodeId(1), 0);
+        u.replied(NodeId(1), 400_000, true, 0);
         assert!(!u.applies(&nodes), "node 1 reports a service time");
         assert!(u.applies(&[NodeId(0), NodeId(2)]));
         // Its next reply without one hands it back.
