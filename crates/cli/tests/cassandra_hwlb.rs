@@ -42,6 +42,10 @@ use std::time::{Duration, Instant};
 mod common;
 use common::{run_ok as run, ClusterGuard as Cluster};
 
+/// One cluster at a time: the tests of this file run in parallel threads, and every cluster
+/// listens on the same loopback addresses.
+static ONE_CLUSTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Replicas per read (QUORUM of 3).
 const K: f64 = 2.0;
 
@@ -141,6 +145,7 @@ fn bench(d: &str, seconds: &str) -> serde_json::Value {
 #[test]
 #[ignore = "starts a real 3-node Cassandra cluster with the plug-in (~1 GB per node, a few minutes)"]
 fn hwlb_inside_cassandra_draws_replicas_as_its_rows_and_cassandra_reads_them() {
+    let _one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
     let dir = std::env::temp_dir().join(format!("rlb-cassandra-hwlb-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let d = dir.to_str().unwrap().to_string();
@@ -340,19 +345,14 @@ fn prepared(st: &PreparedStatement, cl: Consistency, target: Option<SocketAddr>)
     let mut p = st.clone();
     p.set_consistency(cl);
     if let Some(addr) = target {
-        p.set_load_balancing_policy(Some(SingleTargetLoadBalancingPolicy::new(
-            NodeIdentifier::NodeAddress(addr),
-            None,
-        )));
+        p.set_load_balancing_policy(Some(SingleTargetLoadBalancingPolicy::new(NodeIdentifier::NodeAddress(addr), None)));
     }
     p
 }
 
 /// Reads node `addr` executed on table `pertable.{table}` since it started (Cassandra's count).
 async fn executed(s: &Session, addr: SocketAddr, table: &str) -> i64 {
-    let q = format!(
-        "SELECT count FROM system_views.local_read_latency WHERE keyspace_name = 'pertable' AND table_name = '{table}'"
-    );
+    let q = format!("SELECT count FROM system_views.local_read_latency WHERE keyspace_name = 'pertable' AND table_name = '{table}'");
     s.query_unpaged(on(addr, &q), ())
         .await
         .unwrap()
@@ -381,6 +381,7 @@ async fn table_rates(s: &Session, addr: SocketAddr, table: &str) -> BTreeMap<Str
 #[test]
 #[ignore = "starts a real 3-node Cassandra cluster with the plug-in (~1 GB per node, about two minutes)"]
 fn each_table_is_balanced_by_its_own_hit_rates() {
+    let _one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
     let dir = std::env::temp_dir().join(format!("rlb-cassandra-pertable-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let d = dir.to_str().unwrap().to_string();
@@ -472,10 +473,7 @@ fn each_table_is_balanced_by_its_own_hit_rates() {
         s.refresh_metadata().await.unwrap();
         let value = "v".repeat(200);
         for t in ["a", "b"] {
-            let mut ins = s
-                .prepare(format!("INSERT INTO pertable.{t} (k, v) VALUES (?, ?)"))
-                .await
-                .unwrap();
+            let mut ins = s.prepare(format!("INSERT INTO pertable.{t} (k, v) VALUES (?, ?)")).await.unwrap();
             ins.set_consistency(Consistency::All);
             for k in 0..TABLE_ROWS {
                 s.execute_unpaged(&ins, (k, value.as_str())).await.unwrap();
@@ -514,8 +512,16 @@ fn each_table_is_balanced_by_its_own_hit_rates() {
             b = b.known_node_addr(*a);
         }
         let s = Arc::new(b.build().await.unwrap());
-        let read_a = prepared(&s.prepare("SELECT v FROM pertable.a WHERE k = ?").await.unwrap(), Consistency::Quorum, None);
-        let read_b = prepared(&s.prepare("SELECT v FROM pertable.b WHERE k = ?").await.unwrap(), Consistency::Quorum, None);
+        let read_a = prepared(
+            &s.prepare("SELECT v FROM pertable.a WHERE k = ?").await.unwrap(),
+            Consistency::Quorum,
+            None,
+        );
+        let read_b = prepared(
+            &s.prepare("SELECT v FROM pertable.b WHERE k = ?").await.unwrap(),
+            Consistency::Quorum,
+            None,
+        );
         let jobs = |n: usize, salt: u64| -> Vec<(PreparedStatement, i32)> {
             (0..2 * n)
                 .map(|i| {
@@ -550,7 +556,10 @@ fn each_table_is_balanced_by_its_own_hit_rates() {
             let b = table_rates(&s, *c, "b").await;
             eprintln!("coordinator {n}: {mode}, {table_reads} reads planned per table; rates a {a:?}, b {b:?}");
             assert_eq!(mode, "per-table");
-            assert!(table_reads > 500, "coordinator {n}: {table_reads} reads planned with their table's rates");
+            assert!(
+                table_reads > 500,
+                "coordinator {n}: {table_reads} reads planned with their table's rates"
+            );
             let cold = format!("127.0.0.{}", COLD + 1);
             let rate_a = a.get(&cold).copied().flatten();
             let rate_b = b.get(&cold).copied().flatten();
@@ -583,8 +592,14 @@ fn each_table_is_balanced_by_its_own_hit_rates() {
     }
     let (a, b) = (share_of_cold[0], share_of_cold[1]);
     eprintln!("node {COLD}'s share of the replica reads: table a {a:.3}, table b {b:.3}");
-    assert!(a > 0.25, "node {COLD} is as warm as its peers for table a, yet served {a:.3} of its reads");
-    assert!(b < 0.15 && b < a / 2.0, "node {COLD} is cold for table b, yet served {b:.3} of its reads (a: {a:.3})");
+    assert!(
+        a > 0.25,
+        "node {COLD} is as warm as its peers for table a, yet served {a:.3} of its reads"
+    );
+    assert!(
+        b < 0.15 && b < a / 2.0,
+        "node {COLD} is cold for table b, yet served {b:.3} of its reads (a: {a:.3})"
+    );
     eprintln!("done in {:.0} s", started.elapsed().as_secs_f64());
     run(&["cluster", "down", "--dir", &d]);
     drop(cluster);

@@ -375,8 +375,8 @@ mod tests {
         assert_eq!(s.extra_classpath, vec![PathBuf::from("/x/hwlb-snitch.jar")]);
         assert!(s.system_properties.contains(&format!("{POLICY_PROPERTY}=naive")));
         assert!(s.system_properties.contains(&"replica_lb.hwlb.read_cl=QUORUM".to_string()));
-        assert!(s.system_properties.contains(&format!(
-            "cassandra.custom_query_handler_class={QUERY_HANDLER_CLASS}"
-        )));
+        assert!(s
+            .system_properties
+            .contains(&format!("cassandra.custom_query_handler_class={QUERY_HANDLER_CLASS}")));
     }
 }
