@@ -19,18 +19,32 @@
 //!   shows it): no more draws, and every coordinator reads locally first, as Cassandra without
 //!   the plug-in.
 //!
-//! The cluster listens on loopback only and is stopped even when the test fails.
+//! `each_table_is_balanced_by_its_own_hit_rates` (per-table hit rates, docs/cassandra-hwlb.md):
+//! one cluster with the plug-in (its query handler installed), two row-cached tables, node 2
+//! warm for table `a` and cold for table `b`, the others warm for both. QUORUM reads of both
+//! tables through every coordinator: node 2 serves its share of `a`'s reads and few of `b`'s,
+//! each table's reads are exactly k per read, and the virtual tables show the rates per table.
+//!
+//! The clusters listen on loopback only and are stopped even when a test fails.
 
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
 use scylla::policies::load_balancing::{NodeIdentifier, SingleTargetLoadBalancingPolicy};
+use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::unprepared::Statement;
+use scylla::statement::Consistency;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod common;
 use common::{run_ok as run, ClusterGuard as Cluster};
+
+/// One cluster at a time: the tests of this file run in parallel threads, and every cluster
+/// listens on the same loopback addresses.
+static ONE_CLUSTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Replicas per read (QUORUM of 3).
 const K: f64 = 2.0;
@@ -131,6 +145,7 @@ fn bench(d: &str, seconds: &str) -> serde_json::Value {
 #[test]
 #[ignore = "starts a real 3-node Cassandra cluster with the plug-in (~1 GB per node, a few minutes)"]
 fn hwlb_inside_cassandra_draws_replicas_as_its_rows_and_cassandra_reads_them() {
+    let _one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
     let dir = std::env::temp_dir().join(format!("rlb-cassandra-hwlb-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let d = dir.to_str().unwrap().to_string();
@@ -292,4 +307,303 @@ fn hwlb_inside_cassandra_draws_replicas_as_its_rows_and_cassandra_reads_them() {
 
 async fn s_exec(s: &Session, addr: SocketAddr, cql: &str) {
     s.query_unpaged(on(addr, cql), ()).await.unwrap();
+}
+
+/// Rows per table in the per-table test.
+const TABLE_ROWS: i32 = 2000;
+/// The node left cold for table `b` (id 2: 127.0.0.3, clients reach it at 127.0.1.3).
+const COLD: usize = 2;
+
+/// Runs `jobs` (a prepared read and its key) with `concurrency` workers; the reads that failed.
+async fn read_all(s: &Arc<Session>, jobs: Vec<(PreparedStatement, i32)>, concurrency: usize) -> usize {
+    let jobs = Arc::new(jobs);
+    let next = Arc::new(AtomicUsize::new(0));
+    let failed = Arc::new(AtomicUsize::new(0));
+    let mut workers = Vec::new();
+    for _ in 0..concurrency {
+        let (s, jobs, next, failed) = (s.clone(), jobs.clone(), next.clone(), failed.clone());
+        workers.push(tokio::spawn(async move {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some((st, key)) = jobs.get(i) else { break };
+                if let Err(e) = s.execute_unpaged(st, (*key,)).await {
+                    if failed.fetch_add(1, Ordering::Relaxed) < 3 {
+                        eprintln!("read of key {key} failed: {e}");
+                    }
+                }
+            }
+        }));
+    }
+    for w in workers {
+        w.await.unwrap();
+    }
+    failed.load(Ordering::Relaxed)
+}
+
+/// `st` at consistency `cl`, sent to the node clients reach at `target` (or token-aware when None).
+fn prepared(st: &PreparedStatement, cl: Consistency, target: Option<SocketAddr>) -> PreparedStatement {
+    let mut p = st.clone();
+    p.set_consistency(cl);
+    if let Some(addr) = target {
+        p.set_load_balancing_policy(Some(SingleTargetLoadBalancingPolicy::new(NodeIdentifier::NodeAddress(addr), None)));
+    }
+    p
+}
+
+/// Reads node `addr` executed on table `pertable.{table}` since it started (Cassandra's count).
+async fn executed(s: &Session, addr: SocketAddr, table: &str) -> i64 {
+    let q = format!("SELECT count FROM system_views.local_read_latency WHERE keyspace_name = 'pertable' AND table_name = '{table}'");
+    s.query_unpaged(on(addr, &q), ())
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .first_row::<(i64,)>()
+        .unwrap()
+        .0
+}
+
+/// What coordinator `addr` plans reads of `pertable.{table}` with: each peer's gossiped rate for
+/// the table (None: the peer gave none, its node-wide rate counts).
+async fn table_rates(s: &Session, addr: SocketAddr, table: &str) -> BTreeMap<String, Option<f64>> {
+    let q = format!("SELECT peer, hit_rate FROM replica_lb_hwlb.table_rates WHERE table_name = 'pertable.{table}'");
+    s.query_unpaged(on(addr, &q), ())
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .rows::<(String, Option<f64>)>()
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect()
+}
+
+#[test]
+#[ignore = "starts a real 3-node Cassandra cluster with the plug-in (~1 GB per node, about two minutes)"]
+fn each_table_is_balanced_by_its_own_hit_rates() {
+    let _one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = std::env::temp_dir().join(format!("rlb-cassandra-pertable-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().unwrap().to_string();
+    let cluster = Cluster(dir.clone());
+    let started = Instant::now();
+    // naive while the caches are warmed (every read of a coordinator reads its own replica
+    // first), hwlb for the measured reads. A short tracker window, so rates follow the reads
+    // within seconds.
+    run(&[
+        "cluster",
+        "up",
+        "--engine",
+        "cassandra",
+        "--nodes",
+        "3",
+        "--dir",
+        &d,
+        "--coordinator-policy",
+        "naive",
+        "--row-cache-mb",
+        "16",
+        "--chunk-cache-mb",
+        "0",
+        "--hit-rate-tick-ms",
+        "500",
+        "--hit-rate-window-ms",
+        "1000",
+    ]);
+    eprintln!("3 Cassandra nodes with the plug-in up in {:.0} s", started.elapsed().as_secs_f64());
+    let clients: Vec<SocketAddr> = (1..=3).map(|i| format!("127.0.1.{i}:9042").parse().unwrap()).collect();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut b = SessionBuilder::new();
+        for a in &clients {
+            b = b.known_node_addr(*a);
+        }
+        let s = Arc::new(b.build().await.unwrap());
+        for (n, c) in clients.iter().enumerate() {
+            let (mode,): (String,) = s
+                .query_unpaged(on(*c, "SELECT table_rates FROM replica_lb_hwlb.node"), ())
+                .await
+                .unwrap()
+                .into_rows_result()
+                .unwrap()
+                .first_row()
+                .unwrap();
+            assert_eq!(mode, "per-table", "node {n}: the harness installs the query handler");
+        }
+        s.query_unpaged(
+            "CREATE KEYSPACE pertable WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 3}",
+            (),
+        )
+        .await
+        .unwrap();
+        for t in ["a", "b"] {
+            // Whole rows cached; exactly k replicas per read (no speculative extra read).
+            let ddl = format!(
+                "CREATE TABLE pertable.{t} (k int PRIMARY KEY, v text) \
+                 WITH caching = {{'keys': 'ALL', 'rows_per_partition': 'ALL'}} AND speculative_retry = 'NONE'"
+            );
+            s.query_unpaged(ddl, ()).await.unwrap();
+        }
+        s.await_schema_agreement().await.unwrap();
+        // Every node knows both tables before the first write goes to it.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        for c in &clients {
+            loop {
+                let known = s
+                    .query_unpaged(
+                        on(*c, "SELECT table_name FROM system_schema.tables WHERE keyspace_name = 'pertable'"),
+                        (),
+                    )
+                    .await
+                    .unwrap()
+                    .into_rows_result()
+                    .unwrap()
+                    .rows_num();
+                if known == 2 {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "{c} does not know both tables after 60 s");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+        s.refresh_metadata().await.unwrap();
+        let value = "v".repeat(200);
+        for t in ["a", "b"] {
+            let mut ins = s.prepare(format!("INSERT INTO pertable.{t} (k, v) VALUES (?, ?)")).await.unwrap();
+            ins.set_consistency(Consistency::All);
+            for k in 0..TABLE_ROWS {
+                s.execute_unpaged(&ins, (k, value.as_str())).await.unwrap();
+            }
+        }
+        let read_a = s.prepare("SELECT v FROM pertable.a WHERE k = ?").await.unwrap();
+        let read_b = s.prepare("SELECT v FROM pertable.b WHERE k = ?").await.unwrap();
+
+        // Warm the row caches at ONE through each node, which reads itself (naive): nodes 0 and
+        // 1 both tables, node 2 table a only. Two passes: misses, then hits.
+        let mut warm = Vec::new();
+        for (n, c) in clients.iter().enumerate() {
+            for (t, st) in [("a", &read_a), ("b", &read_b)] {
+                if n == COLD && t == "b" {
+                    continue;
+                }
+                let p = prepared(st, Consistency::One, Some(*c));
+                for _ in 0..2 {
+                    warm.extend((0..TABLE_ROWS).map(|k| (p.clone(), k)));
+                }
+            }
+        }
+        assert_eq!(read_all(&s, warm, 16).await, 0, "warm-up reads failed");
+        let cold_b = executed(&s, clients[COLD], "b").await;
+        assert_eq!(cold_b, 0, "node {COLD} read table b during the warm-up");
+    });
+    eprintln!("tables loaded and warmed at {:.0} s", started.elapsed().as_secs_f64());
+    run(&["cluster", "switch", "--dir", &d, "--coordinator-policy", "hwlb"]);
+
+    // QUORUM reads of both tables through every coordinator (the driver's token-aware choice),
+    // keys spread over the tables: first to settle the rates, then the measured window.
+    let reads_per_table = 3000usize;
+    let (before, after, window_reads) = rt.block_on(async {
+        let mut b = SessionBuilder::new();
+        for a in &clients {
+            b = b.known_node_addr(*a);
+        }
+        let s = Arc::new(b.build().await.unwrap());
+        let read_a = prepared(
+            &s.prepare("SELECT v FROM pertable.a WHERE k = ?").await.unwrap(),
+            Consistency::Quorum,
+            None,
+        );
+        let read_b = prepared(
+            &s.prepare("SELECT v FROM pertable.b WHERE k = ?").await.unwrap(),
+            Consistency::Quorum,
+            None,
+        );
+        let jobs = |n: usize, salt: u64| -> Vec<(PreparedStatement, i32)> {
+            (0..2 * n)
+                .map(|i| {
+                    let h = (i as u64 + salt).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
+                    let key = (h % TABLE_ROWS as u64) as i32;
+                    (if i % 2 == 0 { read_a.clone() } else { read_b.clone() }, key)
+                })
+                .collect()
+        };
+        // Long enough (about 6 s here) for a rate that moved by less than 0.1 to be published
+        // (the publication rule holds such a change back up to 5 s).
+        assert_eq!(read_all(&s, jobs(3000, 1), 8).await, 0, "settling reads failed");
+        // No pause: a table not read for a window (1 s here) leaves the gossiped set.
+        let mut before = Vec::new();
+        for c in &clients {
+            before.push((executed(&s, *c, "a").await, executed(&s, *c, "b").await));
+        }
+        let measured = {
+            let (s, jobs) = (s.clone(), jobs(reads_per_table, 7));
+            tokio::spawn(async move { read_all(&s, jobs, 8).await })
+        };
+        // While the reads run: what the coordinators plan with, and that they plan per table.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        for (n, c) in clients.iter().enumerate() {
+            let (mode, table_reads): (String, i64) = s
+                .query_unpaged(on(*c, "SELECT table_rates, table_reads FROM replica_lb_hwlb.node"), ())
+                .await
+                .unwrap()
+                .into_rows_result()
+                .unwrap()
+                .first_row()
+                .unwrap();
+            let a = table_rates(&s, *c, "a").await;
+            let b = table_rates(&s, *c, "b").await;
+            eprintln!("coordinator {n}: {mode}, {table_reads} reads planned per table; rates a {a:?}, b {b:?}");
+            assert_eq!(mode, "per-table");
+            assert!(
+                table_reads > 500,
+                "coordinator {n}: {table_reads} reads planned with their table's rates"
+            );
+            let cold = format!("127.0.0.{}", COLD + 1);
+            let rate_a = a.get(&cold).copied().flatten();
+            let rate_b = b.get(&cold).copied().flatten();
+            assert!(
+                matches!((rate_a, rate_b), (Some(ra), Some(rb)) if ra > 0.8 && rb < 0.5),
+                "coordinator {n} sees node {COLD}'s rates a {rate_a:?}, b {rate_b:?}: warm and cold expected"
+            );
+        }
+        assert_eq!(measured.await.unwrap(), 0, "measured reads failed");
+        let mut after = Vec::new();
+        for c in &clients {
+            after.push((executed(&s, *c, "a").await, executed(&s, *c, "b").await));
+        }
+        (before, after, reads_per_table)
+    });
+
+    // Each table's reads, replica by replica: exactly k per read, and node 2 gets its share of
+    // a's (as warm as its peers) and few of b's (cold).
+    let mut share_of_cold = Vec::new();
+    for (t, idx) in [("a", 0usize), ("b", 1usize)] {
+        let per_node: Vec<i64> = before
+            .iter()
+            .zip(&after)
+            .map(|(b, a)| if idx == 0 { a.0 - b.0 } else { a.1 - b.1 })
+            .collect();
+        let total: i64 = per_node.iter().sum();
+        eprintln!("table {t}: replica reads per node {per_node:?}");
+        assert_eq!(total as f64, K * window_reads as f64, "table {t}: k replicas per read");
+        share_of_cold.push(per_node[COLD] as f64 / total as f64);
+    }
+    let (a, b) = (share_of_cold[0], share_of_cold[1]);
+    eprintln!("node {COLD}'s share of the replica reads: table a {a:.3}, table b {b:.3}");
+    assert!(
+        a > 0.2,
+        "node {COLD} is as warm as its peers for table a, yet served {a:.3} of its reads"
+    );
+    assert!(
+        b < 0.15 && b < a / 2.0,
+        "node {COLD} is cold for table b, yet served {b:.3} of its reads (a: {a:.3})"
+    );
+    eprintln!("done in {:.0} s", started.elapsed().as_secs_f64());
+    run(&["cluster", "down", "--dir", &d]);
+    drop(cluster);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -11,8 +11,9 @@
 //! - `hwlb`: heat-weighted load balancing;
 //! - `unified`: HWLB's draw, passing over slow or silent replicas.
 //!
-//! With the plug-in every node measures and gossips its hit rate whatever the policy, so every
-//! run reports the same counters. The node's `dynamic_snitch` setting stays as shipped (on): the
+//! With the plug-in every node measures and gossips its hit rate (node-wide and per table: the
+//! plug-in's query handler is installed too) whatever the policy, so every run reports the same
+//! counters. The node's `dynamic_snitch` setting stays as shipped (on): the
 //! plug-in takes Cassandra's dynamic snitch out of the path itself for its own policies.
 
 use super::config::NodeSettings;
@@ -25,6 +26,13 @@ pub const SNITCH_CLASS: &str = "io.replicalb.cassandra.hwlb.HwlbSnitch";
 
 /// The system property that sets the policy the plug-in starts with.
 pub const POLICY_PROPERTY: &str = "replica_lb.hwlb.policy";
+
+/// The plug-in's query handler: it tells the snitch which table each read reads, so reads are
+/// planned with their own table's hit rates (without it, node-wide rates).
+pub const QUERY_HANDLER_CLASS: &str = "io.replicalb.cassandra.hwlb.HwlbQueryHandler";
+
+/// Cassandra's system property naming the query handler of native-protocol queries.
+pub const QUERY_HANDLER_PROPERTY: &str = "cassandra.custom_query_handler_class";
 
 /// The coordinator policies a Cassandra cluster runs: Cassandra's own dynamic snitch (as
 /// shipped, no plug-in needed), or one of the plug-in's.
@@ -154,13 +162,14 @@ impl PluginSettings {
         Ok(())
     }
 
-    /// `base` with the plug-in installed: its jar on the classpath, its snitch, and its system
-    /// properties.
+    /// `base` with the plug-in installed: its jar on the classpath, its snitch, its query
+    /// handler (per-table hit rates) and its system properties.
     pub fn install(&self, mut base: NodeSettings, jar: PathBuf) -> Result<NodeSettings, String> {
         self.validate()?;
         base.snitch = SNITCH_CLASS.into();
         base.extra_classpath.push(jar);
         base.system_properties.extend([
+            format!("{QUERY_HANDLER_PROPERTY}={QUERY_HANDLER_CLASS}"),
             format!("{POLICY_PROPERTY}={}", self.policy.as_str()),
             format!("replica_lb.hwlb.tick_ms={}", self.tick_ms),
             format!("replica_lb.hwlb.window_ms={}", self.window_ms),
@@ -366,5 +375,8 @@ mod tests {
         assert_eq!(s.extra_classpath, vec![PathBuf::from("/x/hwlb-snitch.jar")]);
         assert!(s.system_properties.contains(&format!("{POLICY_PROPERTY}=naive")));
         assert!(s.system_properties.contains(&"replica_lb.hwlb.read_cl=QUORUM".to_string()));
+        assert!(s
+            .system_properties
+            .contains(&format!("cassandra.custom_query_handler_class={QUERY_HANDLER_CLASS}")));
     }
 }

@@ -28,6 +28,9 @@ import static io.replicalb.cassandra.hwlb.TestCluster.ep;
  * <li>{@code hwlbOff}: the HWLB snitch switched off (the inner order, with the counting);</li>
  * <li>{@code hwlbSteppedAside}: on, all replicas equally warm (the inner order);</li>
  * <li>{@code hwlbCachedPlan}: on, this node cold and its peers warm: a cached plan, one draw.</li>
+ * <li>{@code hwlbPerTable}: the same draw with per-table rates: the query handler's
+ *     {@code ReadTable.set} for the request, then the read planned with its own table's rates
+ *     (this node cold for that table, warm node-wide; two tables in the view);</li>
  * <li>{@code unified}: policy unified with the same rates and every peer answering in 1 ms:
  *     the coordinator rule evaluated (nothing passed over), then the same draw. Its busy
  *     threshold is set out of reach, because no replies arrive here to reset the sends it
@@ -84,6 +87,9 @@ public class SortedByProximityBench
     private HwlbSnitch off;
     private HwlbSnitch equallyWarm;
     private HwlbSnitch active;
+    private HwlbSnitch perTable;
+    /** The table the per-table benchmark reads. */
+    private static final int TABLE = 0x0000000a;
     private HwlbSnitch unified;
     private HwlbSnitch unifiedPassing;
     private IEndpointSnitch dynamicSnitch;
@@ -121,6 +127,13 @@ public class SortedByProximityBench
         active = snitch(true, inner, 0.0, 0.8, 0.8);
         if (active.sortedByProximity(local, replicas).size() != 3 || active.control().getDraws() != 1)
             throw new IllegalStateException("the active snitch did not draw");
+        perTable = snitch(true, inner, 0.0, 0.8, 0.8);
+        perTableRates(perTable);
+        ReadTable.set(TABLE);
+        if (perTable.sortedByProximity(local, replicas).size() != 3 || perTable.control().getDraws() != 1
+            || perTable.control().getTableReads() != 1)
+            throw new IllegalStateException("the per-table snitch did not draw with its table's rates");
+        ReadTable.clear();
         Map<String, String> props = Map.of("policy", "unified", "in_flight_threshold", "1000000", "expiry_memory_ms", "3600000");
         unified = snitch(props, inner, 0.0, 0.8, 0.8);
         unifiedPassing = snitch(props, inner, 0.0, 0.8, 0.8);
@@ -137,6 +150,17 @@ public class SortedByProximityBench
         if (unifiedPassing.control().getPassedOver() != 1)
             throw new IllegalStateException("unified should pass .23 over");
         dynamicSnitch = dynamicSnitch(inner);
+    }
+
+    /** Per-table rates: table 0a cold here and warm at the peers, table 0b warm everywhere; node-wide warm. */
+    private static void perTableRates(HwlbSnitch snitch)
+    {
+        long now = System.nanoTime();
+        long heard = now + TimeUnit.HOURS.toNanos(1);
+        PeerDirectory d = snitch.directory();
+        d.setLocalRate(GossipValue.parseFull("hwlb2:0.800000;0000000a=0.000000,0000000b=0.800000"), now);
+        for (int last : new int[]{ 22, 23 })
+            d.recordRate(ep(last), GossipValue.parseFull("hwlb2:0.800000;0000000a=0.800000,0000000b=0.800000"), heard, now);
     }
 
     /**
@@ -191,6 +215,14 @@ public class SortedByProximityBench
     public EndpointsForToken hwlbSteppedAside()
     {
         return equallyWarm.sortedByProximity(local, replicas);
+    }
+
+    /** HWLB on, the read's table named by the query handler: its own cached plan, one draw. */
+    @Benchmark
+    public EndpointsForToken hwlbPerTable()
+    {
+        ReadTable.set(TABLE);
+        return perTable.sortedByProximity(local, replicas);
     }
 
     /** HWLB on with a cached plan: one systematic draw. */

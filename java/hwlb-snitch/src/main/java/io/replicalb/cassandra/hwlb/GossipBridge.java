@@ -19,7 +19,8 @@ import org.apache.cassandra.locator.IEndpointSnitch;
 import org.apache.cassandra.locator.InetAddressAndPort;
 
 /**
- * Carries hit rates through Cassandra's gossip: publishes this node's value in the chosen X
+ * Carries hit rates (node-wide and per table, {@link GossipValue}) through Cassandra's gossip:
+ * publishes this node's value in the chosen X
  * application state, and reads the peers' from the Gossiper's endpoint states into the
  * {@link PeerDirectory}, both on gossip events (a subscriber) and on a short poll (which also
  * catches what events do not report: a heartbeat, i.e. "heard from alive", or a state dropped).
@@ -143,11 +144,11 @@ public final class GossipBridge implements IEndpointStateChangeSubscriber
             last[1] = v.version;
             if (garbled)
                 logger.warn("HWLB: {} gossips '{}', a value this plug-in does not understand: its rate counts as unknown", ep, v.value);
-            double rate = GossipValue.parse(v.value);
-            if (Double.isNaN(rate))
+            GossipValue.Parsed parsed = GossipValue.parseFull(v.value);
+            if (parsed == null)
                 directory.forget(ep, now);
             else
-                directory.recordRate(ep, rate, heard, now);
+                directory.recordRate(ep, parsed, heard, now);
             if (logger.isDebugEnabled())
                 logger.debug("HWLB: {} published {}", ep, v.value);
         }

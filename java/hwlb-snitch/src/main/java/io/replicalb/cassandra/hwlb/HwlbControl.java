@@ -24,6 +24,11 @@ public final class HwlbControl implements HwlbControlMBean
     private final AtomicLong resets = new AtomicLong();
     private volatile LocalRate localRate;
     private volatile CoordinatorHealth health;
+    private volatile String tableMode = TABLE_MODE_NOT_STARTED;
+
+    /** {@link #getTableRates()} when per-table rates are on. */
+    public static final String PER_TABLE = "per-table";
+    private static final String TABLE_MODE_NOT_STARTED = "node-wide: the plug-in has not started";
 
     /** The control surface over the given parts ({@link #attach} adds the local rate once running). */
     public HwlbControl(HwlbSettings settings, HwlbSwitch control, HwlbCounters counters, PeerDirectory directory, InetAddressAndPort local)
@@ -45,6 +50,46 @@ public final class HwlbControl implements HwlbControlMBean
     public void attach(CoordinatorHealth h)
     {
         this.health = h;
+    }
+
+    /** Records whether reads are planned per table ({@link #PER_TABLE}) or node-wide, and why. */
+    public void setTableMode(String mode)
+    {
+        this.tableMode = mode;
+    }
+
+    @Override
+    public String getTableRates()
+    {
+        return tableMode;
+    }
+
+    @Override
+    public long getTableReads()
+    {
+        return counters.totals().get(HwlbCounters.TABLE_RATES);
+    }
+
+    /** This node's per-table measurements, hottest first (empty before start or when off). */
+    public List<TableRates.Info> localTables()
+    {
+        LocalRate r = localRate;
+        return r == null ? List.of() : r.tables();
+    }
+
+    /** Every node's rate for every table some node reported, now. */
+    public List<PeerDirectory.TableRateInfo> tableRates()
+    {
+        return directory.describeTables(System.nanoTime());
+    }
+
+    /** The name of table {@code key} if this node measures it, else its key in hex. */
+    public String tableName(int key)
+    {
+        for (TableRates.Info t : localTables())
+            if (t.key() == key)
+                return t.name();
+        return ReadTable.hex(key);
     }
 
     /** Unified's coordinator signals, or null. */

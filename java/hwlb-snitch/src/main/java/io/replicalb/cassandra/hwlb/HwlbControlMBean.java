@@ -27,6 +27,12 @@ public interface HwlbControlMBean
     /** Health probes sent. */
     long getProbes();
 
+    /** Whether reads are planned with their own table's rates ("per-table") or node-wide, and why. */
+    String getTableRates();
+
+    /** Reads planned with their own table's rates. */
+    long getTableReads();
+
     /** The consistency level reads are planned for. */
     String getReadCl();
 

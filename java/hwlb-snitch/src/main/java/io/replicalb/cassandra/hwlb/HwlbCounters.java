@@ -31,7 +31,9 @@ public final class HwlbCounters
     public static final int FALLBACKS = 5;
     /** Node counter: reads where unified passed over at least one replica. */
     public static final int PASSED_OVER = 6;
-    private static final int NODE_COUNTERS = 7;
+    /** Node counter: reads planned with their own table's rates (the query handler named the table, and some node reported a rate for it). */
+    public static final int TABLE_RATES = 7;
+    private static final int NODE_COUNTERS = 8;
 
     private final CopyOnWriteArrayList<Stripe> stripes = new CopyOnWriteArrayList<>();
     private final AtomicLong planRecomputes = new AtomicLong();

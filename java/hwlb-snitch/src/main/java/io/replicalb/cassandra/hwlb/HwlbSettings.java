@@ -23,6 +23,8 @@ import java.util.function.Function;
  * @param plan the plan's cap and minimum spread
  * @param gossipState the application state (X1..X10) carrying the rate
  * @param rule the parameters of unified's coordinator rule
+ * @param maxTables the most tables whose own rates this node gossips (the hottest by reads; 0:
+ *        node-wide rates only)
  */
 public record HwlbSettings(String innerSnitch,
                            CoordinatorPolicy policy,
@@ -34,8 +36,12 @@ public record HwlbSettings(String innerSnitch,
                            double staleRate,
                            PlanConfig plan,
                            String gossipState,
-                           CoordinatorRule rule)
+                           CoordinatorRule rule,
+                           int maxTables)
 {
+    /** Default of {@code max_tables}: a gossip value of at most 15 + 18 x 16 = 303 bytes. */
+    public static final int DEFAULT_MAX_TABLES = 16;
+
     /** Prefix of every property. */
     public static final String PREFIX = "replica_lb.hwlb.";
     /** The default inner snitch. */
@@ -66,6 +72,7 @@ public record HwlbSettings(String innerSnitch,
         m.put("hit_rate_cap", PlanConfig.DEFAULT_HIT_RATE_CAP + "; [0, 0.999]");
         m.put("min_spread", PlanConfig.DEFAULT_MIN_SPREAD + "; [0, 1]");
         m.put("gossip_state", DEFAULT_GOSSIP_STATE + "; X1 .. X10");
+        m.put("max_tables", DEFAULT_MAX_TABLES + "; [0, " + GossipValue.MAX_TABLES + "]");
         CoordinatorRule d = CoordinatorRule.DEFAULT;
         m.put("in_flight_threshold", d.inFlightThreshold() + "; [1, 1000000]");
         m.put("min_responses", d.minResponses() + "; [1, " + CoordinatorRule.MAX_MIN_RESPONSES + "]");
@@ -137,8 +144,9 @@ public record HwlbSettings(String innerSnitch,
                                                    real(lookup, "cold_hit_rate_gap", d.coldHitRateGap(), 0.0, 1.0),
                                                    whole(lookup, "probe_interval_ms", d.probeIntervalMs(), 10, 3_600_000),
                                                    whole(lookup, "probe_timeout_ms", d.probeTimeoutMs(), 10, 3_600_000));
+        int maxTables = (int) whole(lookup, "max_tables", DEFAULT_MAX_TABLES, 0, GossipValue.MAX_TABLES);
         return new HwlbSettings(inner, policy, cl, cache, tickMs, windowMs, staleAfterMs, staleRate,
-                                new PlanConfig(cap, spread), state, rule);
+                                new PlanConfig(cap, spread), state, rule, maxTables);
     }
 
     /** Whether the start policy draws with HWLB (hwlb or unified): the old {@code enabled}. */
@@ -169,6 +177,7 @@ public record HwlbSettings(String innerSnitch,
         m.put("hit_rate_cap", Double.toString(plan.hitRateCap()));
         m.put("min_spread", Double.toString(plan.minSpread()));
         m.put("gossip_state", gossipState);
+        m.put("max_tables", Integer.toString(maxTables));
         m.put("in_flight_threshold", Integer.toString(rule.inFlightThreshold()));
         m.put("min_responses", Integer.toString(rule.minResponses()));
         m.put("response_window_ms", Long.toString(rule.responseWindowMs()));

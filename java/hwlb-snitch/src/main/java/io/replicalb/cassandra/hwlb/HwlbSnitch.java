@@ -256,7 +256,10 @@ public class HwlbSnitch implements IEndpointSnitch
         bridge.publish(GossipValue.marker());
         Gossiper.instance.register(bridge);
         long now = System.nanoTime();
-        LocalRate rate = new LocalRate(settings.tickMs(), settings.windowMs(), probe, bridge::publish, directory, now);
+        String tableMode = tableMode(probe.kind());
+        surface.setTableMode(tableMode);
+        TableProbe tables = HwlbControl.PER_TABLE.equals(tableMode) ? TableProbe.rowCache() : TableProbe.NONE;
+        LocalRate rate = new LocalRate(settings.tickMs(), settings.windowMs(), probe, tables, settings.maxTables(), bridge::publish, directory, now);
         surface.attach(rate);
         ScheduledExecutorService ex = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "hwlb-tick");
@@ -275,8 +278,36 @@ public class HwlbSnitch implements IEndpointSnitch
         CassandraSnitches node = new CassandraSnitches();
         SnitchInstaller installer = new SnitchInstaller(this, inner, node, node);
         control.listen(policy -> guarded("snitch install", () -> installer.apply(policy)));
-        logger.info("HWLB snitch started: cache {} measured, rate in gossip state {}, virtual keyspace {}, MBean {}",
-                    probe.kind().label(), state, HwlbTables.KEYSPACE, MBEAN_NAME);
+        logger.info("HWLB snitch started: cache {} measured, rates {}, rate in gossip state {}, virtual keyspace {}, MBean {}",
+                    probe.kind().label(), tableMode, state, HwlbTables.KEYSPACE, MBEAN_NAME);
+    }
+
+    /**
+     * Whether reads are planned with their own table's rates ({@link HwlbControl#PER_TABLE}),
+     * or node-wide and why: per-table rates need the query handler (which names each read's
+     * table), {@code max_tables} above 0 and the row cache measured (Cassandra counts its hits
+     * and misses per table; the chunk and key caches have no per-table counts).
+     */
+    private String tableMode(CacheKind measured)
+    {
+        if (settings.maxTables() == 0)
+            return "node-wide: " + HwlbSettings.PREFIX + "max_tables is 0";
+        if (measured != CacheKind.ROW)
+            return "node-wide: the " + measured.label() + " cache has no per-table counts (per-table rates need the row cache)";
+        boolean hook;
+        try
+        {
+            hook = HwlbQueryHandler.installed();
+        }
+        catch (RuntimeException | LinkageError e)
+        {
+            logger.warn("HWLB: cannot tell which query handler Cassandra runs; rates node-wide", e);
+            hook = false;
+        }
+        if (!hook)
+            return "node-wide: the query handler is not installed (-Dcassandra.custom_query_handler_class="
+                   + HwlbQueryHandler.class.getName() + ")";
+        return HwlbControl.PER_TABLE;
     }
 
     /** A peer went down, came up or restarted: unified forgets its signals. */

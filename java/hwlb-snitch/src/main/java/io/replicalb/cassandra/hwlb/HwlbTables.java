@@ -23,7 +23,8 @@ import org.apache.cassandra.schema.TableMetadata;
  * that replica-lb's load generator writes): {@code node} (this node's switch, rate and counters),
  * {@code peers} (what this coordinator knows of each node and how often it chose it) and
  * {@code settings} (every setting; {@code policy}, {@code enabled}, {@code read_cl} and
- * {@code reset_counters} writable with UPDATE). Node-local, like every virtual table: a client
+ * {@code reset_counters} writable with UPDATE), {@code tables} (this node's hit rate per table)
+ * and {@code table_rates} (every node's rate per table, as this coordinator plans with it). Node-local, like every virtual table: a client
  * asks each node separately.
  */
 public final class HwlbTables
@@ -38,7 +39,8 @@ public final class HwlbTables
     /** The keyspace with its three tables over {@code control}. */
     public static VirtualKeyspace keyspace(HwlbControl control)
     {
-        return new VirtualKeyspace(KEYSPACE, List.<VirtualTable>of(new NodeTable(control), new PeersTable(control), new SettingsTable(control)));
+        return new VirtualKeyspace(KEYSPACE, List.<VirtualTable>of(new NodeTable(control), new PeersTable(control), new SettingsTable(control),
+                                                                   new TablesTable(control), new TableRatesTable(control)));
     }
 
     /** Registers the keyspace with Cassandra (once the schema is loaded). */
@@ -86,6 +88,8 @@ public final class HwlbTables
                   .addRegularColumn("fallbacks", LongType.instance)
                   .addRegularColumn("passed_over", LongType.instance)
                   .addRegularColumn("probes", LongType.instance)
+                  .addRegularColumn("table_rates", UTF8Type.instance)
+                  .addRegularColumn("table_reads", LongType.instance)
                   .build());
             this.c = c;
         }
@@ -112,7 +116,9 @@ public final class HwlbTables
                   .column("plan_recomputes", t.planRecomputes())
                   .column("fallbacks", t.get(HwlbCounters.FALLBACKS))
                   .column("passed_over", t.get(HwlbCounters.PASSED_OVER))
-                  .column("probes", c.getProbes());
+                  .column("probes", c.getProbes())
+                  .column("table_rates", c.getTableRates())
+                  .column("table_reads", t.get(HwlbCounters.TABLE_RATES));
             return result;
         }
     }
@@ -179,6 +185,77 @@ public final class HwlbTables
                           .column("last_resort", x.lastResort())
                           .column("last_reply_ms", x.lastReplyAgoMs() < 0 ? null : x.lastReplyAgoMs());
                 }
+            }
+            return result;
+        }
+    }
+
+    /** {@code replica_lb_hwlb.tables}: this node's hit rate per row-cached table. */
+    static final class TablesTable extends AbstractVirtualTable
+    {
+        private final HwlbControl c;
+
+        TablesTable(HwlbControl c)
+        {
+            super(table("tables", "HWLB: this node's row-cache hit rate per table, and which tables it gossips")
+                  .addPartitionKeyColumn("table_name", UTF8Type.instance)
+                  .addRegularColumn("table_key", UTF8Type.instance)
+                  .addRegularColumn("hit_rate", DoubleType.instance)
+                  .addRegularColumn("published_rate", DoubleType.instance)
+                  .addRegularColumn("reads_per_s", DoubleType.instance)
+                  .addRegularColumn("cache_hits", LongType.instance)
+                  .addRegularColumn("cache_misses", LongType.instance)
+                  .addRegularColumn("gossiped", BooleanType.instance)
+                  .build());
+            this.c = c;
+        }
+
+        @Override
+        public DataSet data()
+        {
+            SimpleDataSet result = new SimpleDataSet(metadata());
+            for (TableRates.Info t : c.localTables())
+            {
+                result.row(t.name())
+                      .column("table_key", ReadTable.hex(t.key()))
+                      .column("hit_rate", t.hitRate())
+                      .column("published_rate", orNull(t.publishedRate()))
+                      .column("reads_per_s", t.readsPerS())
+                      .column("cache_hits", t.hits())
+                      .column("cache_misses", t.misses())
+                      .column("gossiped", t.published());
+            }
+            return result;
+        }
+    }
+
+    /** {@code replica_lb_hwlb.table_rates}: per table some node gossips, every node's rate for it. */
+    static final class TableRatesTable extends AbstractVirtualTable
+    {
+        private final HwlbControl c;
+
+        TableRatesTable(HwlbControl c)
+        {
+            super(table("table_rates", "HWLB: per table, the rate of each node this coordinator plans reads of that table with")
+                  .addPartitionKeyColumn("table_name", UTF8Type.instance)
+                  .addClusteringColumn("peer", UTF8Type.instance)
+                  .addRegularColumn("table_key", UTF8Type.instance)
+                  .addRegularColumn("hit_rate", DoubleType.instance)
+                  .addRegularColumn("effective_rate", DoubleType.instance)
+                  .build());
+            this.c = c;
+        }
+
+        @Override
+        public DataSet data()
+        {
+            SimpleDataSet result = new SimpleDataSet(metadata());
+            for (PeerDirectory.TableRateInfo t : c.tableRates())
+            {
+                result.row(c.tableName(t.tableKey()), HwlbControl.name(t.endpoint()))
+                      .column("table_key", ReadTable.hex(t.tableKey()))
+                      .column("hit_rate", orNull(t.knownRate()))
+                      .column("effective_rate", orNull(t.effectiveRate()));
             }
             return result;
         }

@@ -108,17 +108,29 @@ public final class PeerDirectory
     /** Records this node's own (published) rate: never stale. */
     public synchronized void setLocalRate(double rate, long nowNs)
     {
-        rates.record(localId, rate, nowNs, nowNs);
+        setLocalRate(GossipValue.Parsed.nodeWide(rate), nowNs);
+    }
+
+    /** Records this node's own (published) node-wide and per-table rates: never stale. */
+    public synchronized void setLocalRate(GossipValue.Parsed published, long nowNs)
+    {
+        rates.record(localId, published.rate(), published.tableKeys(), published.tableRates(), nowNs, nowNs);
         maybePublish(nowNs);
     }
 
     /** Records a peer's rate, heard alive at {@code heardNs}. */
     public synchronized void recordRate(InetAddressAndPort endpoint, double rate, long heardNs, long nowNs)
     {
+        recordRate(endpoint, GossipValue.Parsed.nodeWide(rate), heardNs, nowNs);
+    }
+
+    /** Records a peer's node-wide and per-table rates, heard alive at {@code heardNs}. */
+    public synchronized void recordRate(InetAddressAndPort endpoint, GossipValue.Parsed value, long heardNs, long nowNs)
+    {
         int id = register(endpoint);
         present[id] = true;
         noteHeard(id, heardNs);
-        rates.record(id, rate, heardNs, nowNs);
+        rates.record(id, value.rate(), value.tableKeys(), value.tableRates(), heardNs, nowNs);
         maybePublish(nowNs);
     }
 
@@ -226,6 +238,40 @@ public final class PeerDirectory
         return out;
     }
 
+    /** One node's rate for one table, for the table_rates table. */
+    public record TableRateInfo(int tableKey, int id, InetAddressAndPort endpoint, double knownRate, double effectiveRate)
+    {
+    }
+
+    /**
+     * For every table some present node reported a rate for, every present node's rate for it
+     * (NaN when it reported none) and the rate plans of that table use, at {@code nowNs}.
+     */
+    public synchronized List<TableRateInfo> describeTables(long nowNs)
+    {
+        List<TableRateInfo> out = new ArrayList<>();
+        for (int key : tableUnion())
+            for (int id = 0; id < endpoints.size(); id++)
+                if (present[id])
+                    out.add(new TableRateInfo(key, id, endpoints.get(id), rates.knownTableRate(id, key), rates.effective(id, key, nowNs)));
+        return out;
+    }
+
+    /** The keys of the tables present nodes reported rates for, ascending. */
+    private int[] tableUnion()
+    {
+        java.util.TreeSet<Integer> keys = new java.util.TreeSet<>();
+        for (int id = 0; id < endpoints.size(); id++)
+            if (present[id])
+                for (int key : rates.tableKeys(id))
+                    keys.add(key);
+        int[] out = new int[keys.size()];
+        int i = 0;
+        for (int key : keys)
+            out[i++] = key;
+        return out;
+    }
+
     private void maybePublish(long nowNs)
     {
         if (!dirty && rates.version() == ratesVersionSeen && nowNs - validUntilNs <= 0)
@@ -246,22 +292,43 @@ public final class PeerDirectory
         ratesVersionSeen = rates.version();
         validUntilNs = until;
         dirty = false;
+        int[] keys = tableUnion();
+        double[][] perTable = new double[keys.length][];
+        for (int t = 0; t < keys.length; t++)
+        {
+            perTable[t] = new double[n];
+            for (int id = 0; id < n; id++)
+                perTable[t][id] = rates.effective(id, keys[t], nowNs);
+        }
         PeerView old = view;
         boolean idsChanged = publishedIds == null || publishedIds.size() != ids.size();
-        if (!idsChanged && old != null && sameDoubles(old, effective) && sameFlags(old))
+        if (!idsChanged && old != null && sameDoubles(old.rates(-1), effective) && sameTables(old, keys, perTable) && sameFlags(old))
             return;
         if (idsChanged)
             publishedIds = Map.copyOf(ids);
-        view = new PeerView(++viewVersion, localId, publishedIds, effective, live.clone(), localDc.clone(), notUnderstood.clone());
+        view = new PeerView(++viewVersion, localId, publishedIds, effective, live.clone(), localDc.clone(), notUnderstood.clone(), keys, perTable);
     }
 
-    private static boolean sameDoubles(PeerView old, double[] effective)
+    private static boolean sameDoubles(double[] old, double[] now)
     {
-        if (old.size() != effective.length)
+        if (old.length != now.length)
             return false;
-        for (int i = 0; i < effective.length; i++)
-            if (Double.compare(old.effective(i), effective[i]) != 0)
+        for (int i = 0; i < now.length; i++)
+            if (Double.compare(old[i], now[i]) != 0)
                 return false;
+        return true;
+    }
+
+    private static boolean sameTables(PeerView old, int[] keys, double[][] perTable)
+    {
+        if (old.tables() != keys.length)
+            return false;
+        for (int t = 0; t < keys.length; t++)
+        {
+            int slot = old.tableSlot(keys[t]);
+            if (slot < 0 || !sameDoubles(old.rates(slot), perTable[t]))
+                return false;
+        }
         return true;
     }
 

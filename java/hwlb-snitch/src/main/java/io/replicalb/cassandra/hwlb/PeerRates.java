@@ -11,7 +11,11 @@ import java.util.Arrays;
  * <li>a peer with no known rate (just restarted) counts as 0.0;</li>
  * <li>a dropped or removed peer is forgotten (back to "no known rate");</li>
  * <li>a peer without the plug-in is unsupported: {@link #effective} is NaN and HWLB steps aside;</li>
- * <li>the local node's rate is always live.</li>
+ * <li>the local node's rate is always live;</li>
+ * <li>a node may also report per-table rates ({@link #record(int, double, int[], double[], long, long)}):
+ *     for a table it reported, a fresh node counts with the table's rate, for any other table
+ *     with its node-wide rate; the rules above (stale, unknown, unsupported) apply to every
+ *     table alike.</li>
  * </ul>
  * In Cassandra a rate is republished only on change, so its age is the time since the peer was
  * last heard alive through gossip (its heartbeat, {@link #heard}), not since its publication.
@@ -29,6 +33,11 @@ public final class PeerRates
     private double[] rate = new double[0];
     private long[] heardNs = new long[0];
     private boolean[] down = new boolean[0];
+    private static final int[] NO_KEYS = new int[0];
+    private static final double[] NO_RATES = new double[0];
+    /** Per node: the keys of the tables it reported rates for, and those rates. */
+    private int[][] tableKeys = new int[0][];
+    private double[][] tableRates = new double[0][];
     private int local = -1;
     /** Bumped whenever an effective rate may have changed other than by ageing. */
     private long version;
@@ -55,6 +64,14 @@ public final class PeerRates
             rate = Arrays.copyOf(rate, size);
             heardNs = Arrays.copyOf(heardNs, size);
             down = Arrays.copyOf(down, size);
+            int from = tableKeys.length;
+            tableKeys = Arrays.copyOf(tableKeys, size);
+            tableRates = Arrays.copyOf(tableRates, size);
+            for (int i = from; i < size; i++)
+            {
+                tableKeys[i] = NO_KEYS;
+                tableRates[i] = NO_RATES;
+            }
         }
     }
 
@@ -64,6 +81,17 @@ public final class PeerRates
      * value must not poison the plan; so are rates of an unsupported peer.
      */
     public void record(int id, double hitRate, long heardNs, long nowNs)
+    {
+        record(id, hitRate, NO_KEYS, NO_RATES, heardNs, nowNs);
+    }
+
+    /**
+     * Records the node-wide {@code hitRate} and the per-table rates ({@code keys[i]},
+     * {@code rates[i]}; they replace the ones reported before) of {@code id}, heard alive at
+     * {@code heardNs}. Ignored like {@link #record(int, double, long, long)}; a table rate
+     * outside [0, 1] is left out.
+     */
+    public void record(int id, double hitRate, int[] keys, double[] rates, long heardNs, long nowNs)
     {
         if (!(hitRate >= 0.0 && hitRate <= 1.0))
             return;
@@ -75,7 +103,15 @@ public final class PeerRates
         kind[id] = RATE;
         rate[id] = hitRate;
         this.heardNs[id] = heardNs;
-        if (kindBefore != RATE || Double.compare(before, effective(id, nowNs)) != 0)
+        int[] k = keys.length == 0 ? NO_KEYS : keys.clone();
+        double[] r = rates.length == 0 ? NO_RATES : rates.clone();
+        for (int i = 0; i < r.length; i++)
+            if (!(r[i] >= 0.0 && r[i] <= 1.0))
+                r[i] = hitRate;
+        boolean tablesChanged = !Arrays.equals(k, tableKeys[id]) || !Arrays.equals(r, tableRates[id]);
+        tableKeys[id] = k;
+        tableRates[id] = r;
+        if (kindBefore != RATE || tablesChanged || Double.compare(before, effective(id, nowNs)) != 0)
             version++;
     }
 
@@ -123,6 +159,8 @@ public final class PeerRates
             kind[id] = NOTHING;
             version++;
         }
+        tableKeys[id] = NO_KEYS;
+        tableRates[id] = NO_RATES;
     }
 
     /** Marks whether {@code id} reports rates at all (runs the plug-in). */
@@ -170,6 +208,37 @@ public final class PeerRates
             default:
                 return 0.0;
         }
+    }
+
+    /**
+     * The rate to use for {@code id} when planning a read of table {@code tableKey}: the
+     * table's rate when {@code id} reported one and its rate counts as fresh, else
+     * {@link #effective(int, long)}.
+     */
+    public double effective(int id, int tableKey, long nowNs)
+    {
+        if (id < 0 || id >= kind.length || kind[id] != RATE || isStale(id, nowNs))
+            return effective(id, nowNs);
+        double t = knownTableRate(id, tableKey);
+        return Double.isNaN(t) ? rate[id] : t;
+    }
+
+    /** The rate {@code id} reported for table {@code tableKey}, NaN if none. */
+    public double knownTableRate(int id, int tableKey)
+    {
+        if (id < 0 || id >= kind.length || kind[id] != RATE)
+            return Double.NaN;
+        int[] keys = tableKeys[id];
+        for (int i = 0; i < keys.length; i++)
+            if (keys[i] == tableKey)
+                return tableRates[id][i];
+        return Double.NaN;
+    }
+
+    /** The keys of the tables {@code id} reported rates for (do not modify). */
+    public int[] tableKeys(int id)
+    {
+        return id >= 0 && id < kind.length && kind[id] == RATE ? tableKeys[id] : NO_KEYS;
     }
 
     private boolean isStale(int id, long nowNs)

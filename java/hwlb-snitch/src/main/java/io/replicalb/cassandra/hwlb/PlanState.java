@@ -41,23 +41,33 @@ final class PlanState
      */
     static PlanState compute(int[] ids, int k, PeerView view, PlanConfig config)
     {
+        return compute(ids, k, view.rates(-1), view.localId, view.version, config);
+    }
+
+    /**
+     * Computes the plan for node ids {@code ids} (canonical order) from {@code effective} (the
+     * rates by node id of the view at {@code version}: node-wide or one table's), taking the
+     * row of coordinator {@code localId} (the shares P when it is not a replica).
+     */
+    static PlanState compute(int[] ids, int k, double[] effective, int localId, long version, PlanConfig config)
+    {
         int n = ids.length;
         double[] rates = new double[n];
         boolean unknown = false;
         int own = -1;
         for (int j = 0; j < n; j++)
         {
-            rates[j] = view.effective(ids[j]);
+            rates[j] = effective[ids[j]];
             if (Double.isNaN(rates[j]))
                 unknown = true;
-            if (ids[j] == view.localId)
+            if (ids[j] == localId)
                 own = j;
         }
         if (unknown)
-            return new PlanState(view.version, rates, StepAside.RATE_UNKNOWN, null, null);
+            return new PlanState(version, rates, StepAside.RATE_UNKNOWN, null, null);
         HwlbPlan plan = HwlbPlan.compute(rates, k, config);
         if (!plan.active())
-            return new PlanState(view.version, rates, plan.stepAside, null, null);
+            return new PlanState(version, rates, plan.stepAside, null, null);
         double[] row = own >= 0 ? plan.row(own) : plan.shares();
         double[] kTimesRow = new double[n];
         for (int j = 0; j < n; j++)
@@ -65,14 +75,14 @@ final class PlanState
             assert row[j] <= 1.0 / k + 1e-9 : "a row cell exceeds 1/k";
             kTimesRow[j] = k * row[j];
         }
-        return new PlanState(view.version, rates, null, new SystematicSampler(row), kTimesRow);
+        return new PlanState(version, rates, null, new SystematicSampler(row), kTimesRow);
     }
 
-    /** Whether {@code view}'s rates for {@code ids} are the ones this plan was made from. */
-    boolean sameRates(int[] ids, PeerView view)
+    /** Whether {@code effective}'s rates (by node id) for {@code ids} are the ones this plan was made from. */
+    boolean sameRates(int[] ids, double[] effective)
     {
         for (int j = 0; j < ids.length; j++)
-            if (Double.compare(rates[j], view.effective(ids[j])) != 0)
+            if (Double.compare(rates[j], effective[ids[j]]) != 0)
                 return false;
         return true;
     }

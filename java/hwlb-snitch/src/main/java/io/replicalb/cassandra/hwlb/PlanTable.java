@@ -4,8 +4,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The plans by replica set: an open-addressing table keyed by a 64-bit fingerprint of (node
- * ids in canonical order, k), published copy-on-write. Lookups take no lock and allocate
+ * The plans by replica set and table: an open-addressing table keyed by a 64-bit fingerprint
+ * of (node ids in canonical order, k, the table key whose rates the plan uses, ReadTable.NONE
+ * for the node-wide rates), published copy-on-write. Lookups take no lock and allocate
  * nothing; a new replica set (rare: there are few distinct sets of endpoints, however many
  * token ranges) copies the table under this object's monitor. Plans change in place in their
  * {@link PlanSlot}, so rate changes never copy the table.
@@ -28,10 +29,10 @@ final class PlanTable
 
     private volatile Table table = new Table(new PlanSlot[16], 0);
 
-    /** The fingerprint of ids[0..n) and k. */
-    static long key(int[] ids, int n, int k)
+    /** The fingerprint of ids[0..n), k and the table key. */
+    static long key(int[] ids, int n, int k, int tableKey)
     {
-        long h = 0x9E3779B97F4A7C15L * (k + 1);
+        long h = 0x9E3779B97F4A7C15L * (k + 1) + tableKey * 0xC2B2AE3D27D4EB4FL;
         for (int j = 0; j < n; j++)
         {
             h ^= ids[j] + 1;
@@ -41,8 +42,8 @@ final class PlanTable
         return h;
     }
 
-    /** The slot for ids[0..n) and k, or null. */
-    PlanSlot get(long key, int[] ids, int n, int k)
+    /** The slot for ids[0..n), k and table, or null. */
+    PlanSlot get(long key, int[] ids, int n, int k, int tableKey)
     {
         Table t = table;
         int i = (int) (key ^ (key >>> 32)) & t.mask;
@@ -51,20 +52,20 @@ final class PlanTable
             PlanSlot s = t.slots[i];
             if (s == null)
                 return null;
-            if (s.key == key && s.matches(ids, n, k))
+            if (s.key == key && s.matches(ids, n, k, tableKey))
                 return s;
             i = (i + 1) & t.mask;
         }
     }
 
-    /** The slot for ids[0..n) and k, added if missing (copies the table). */
-    synchronized PlanSlot add(long key, int[] ids, int n, int k)
+    /** The slot for ids[0..n), k and table, added if missing (copies the table). */
+    synchronized PlanSlot add(long key, int[] ids, int n, int k, int tableKey)
     {
-        PlanSlot existing = get(key, ids, n, k);
+        PlanSlot existing = get(key, ids, n, k, tableKey);
         if (existing != null)
             return existing;
         int[] copy = java.util.Arrays.copyOf(ids, n);
-        PlanSlot slot = new PlanSlot(key, copy, k);
+        PlanSlot slot = new PlanSlot(key, copy, k, tableKey);
         Table t = table;
         int capacity = t.slots.length;
         while ((t.size + 1) * 2 > capacity)

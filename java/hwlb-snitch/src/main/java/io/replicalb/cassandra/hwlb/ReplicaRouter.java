@@ -22,7 +22,9 @@ import org.apache.cassandra.locator.SimpleSnitch;
  * from the {@link PlanTable} (recomputed only when the view changed and an input rate differs);
  * one uniform number for the systematic draw; counting into this thread's stripe; and one
  * sort of the collection with a reused comparator, which allocates the returned collection and
- * nothing else. No lock is taken.
+ * nothing else. No lock is taken. The rates are the read's own table's when
+ * {@link HwlbQueryHandler} named the table ({@link ReadTable}) and some node reported a rate for
+ * it, else the node-wide ones; plans are cached per replica set, k and table.
  */
 public final class ReplicaRouter
 {
@@ -260,6 +262,12 @@ public final class ReplicaRouter
             return inner.sortedByProximity(address, replicas);
         }
         PeerView view = directory.view();
+        // The read's own table's rates when the query handler named it and some node reported
+        // a rate for it; else the node-wide rates.
+        int tableSlot = view.tableSlot(ReadTable.current());
+        double[] rates = view.rates(tableSlot);
+        if (tableSlot >= 0)
+            stripe.count(HwlbCounters.TABLE_RATES);
         ReadConsistency cl = mode.readCl();
         s.ensure(size);
         s.size = size;
@@ -293,7 +301,7 @@ public final class ReplicaRouter
                 garbled = true;
             s.cand[live] = id;
             s.candPos[live] = i;
-            s.candRate[live] = view.effective(id);
+            s.candRate[live] = rates[id];
             live++;
         }
         int k = kGiven >= 0 ? kGiven : Math.min(cl.blockFor(inScope), Math.max(inScope, 1));
@@ -344,13 +352,14 @@ public final class ReplicaRouter
             cand[b + 1] = id;
             candPos[b + 1] = pos;
         }
-        long key = PlanTable.key(cand, live, k);
-        PlanSlot slot = plans.get(key, cand, live, k);
+        int planTable = view.tableKey(tableSlot);
+        long key = PlanTable.key(cand, live, k, planTable);
+        PlanSlot slot = plans.get(key, cand, live, k, planTable);
         if (slot == null)
-            slot = plans.add(key, cand, live, k);
+            slot = plans.add(key, cand, live, k, planTable);
         PlanState plan = slot.state;
         if (plan == null || plan.checkedVersion != view.version)
-            plan = revalidate(slot, plan, view);
+            plan = revalidate(slot, plan, view, rates);
         if (!plan.active())
         {
             stripe.count(garbled ? HwlbCounters.FALLBACKS : HwlbCounters.STEPPED_ASIDE);
@@ -449,19 +458,22 @@ public final class ReplicaRouter
         s.clear();
     }
 
-    /** Checks a slot's plan against {@code view}: kept if its rates still hold, else recomputed. */
-    private PlanState revalidate(PlanSlot slot, PlanState plan, PeerView view)
+    /**
+     * Checks a slot's plan against {@code view} and its rates for the slot's table
+     * ({@code rates}): kept if they still hold, else recomputed.
+     */
+    private PlanState revalidate(PlanSlot slot, PlanState plan, PeerView view, double[] rates)
     {
         PlanState next;
         boolean recomputed;
-        if (plan != null && plan.sameRates(slot.ids, view))
+        if (plan != null && plan.sameRates(slot.ids, rates))
         {
             next = plan.checkedAt(view.version);
             recomputed = false;
         }
         else
         {
-            next = PlanState.compute(slot.ids, slot.k, view, config);
+            next = PlanState.compute(slot.ids, slot.k, rates, view.localId, view.version, config);
             recomputed = true;
         }
         if (slot.swap(plan, next))

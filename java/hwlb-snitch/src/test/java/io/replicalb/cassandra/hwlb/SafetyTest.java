@@ -110,6 +110,9 @@ class SafetyTest
         assertFalse(GossipValue.understood("hwlb1:zero"));
         assertTrue(GossipValue.understood("hwlb1:"), "the marker");
         assertTrue(GossipValue.understood("hwlb1:0.812345"));
+        assertTrue(GossipValue.understood("hwlb2:0.812345;0000000a=0.5"), "per-table rates");
+        assertFalse(GossipValue.understood("hwlb2:0.812345;0000000a=1.5"), "a table rate outside [0, 1]");
+        assertFalse(GossipValue.understood("hwlb2:0.812345;0000000a=0.5,0000000a=0.6"), "a table twice");
         for (String policy : List.of("hwlb", "unified"))
         {
             HwlbSnitch s = snitch(policy, new TestCluster.RankSnitch(RANK));
