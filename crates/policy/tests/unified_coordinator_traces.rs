@@ -225,6 +225,20 @@ fn cases() -> Vec<Case> {
     out.push(c);
 
     let mut c = Case::new(
+        "loaded-while-warming",
+        "coordinator 0 (no latency of its own): replica 2 restarted cold (rate 0.2) answers in 2 ms, replica 1, warm, in 20 ms under the reads HWLB moved onto it: not slow next to the colder replica alone, so HWLB keeps drawing it; once replica 2 is warm (0.84) the same gap passes replica 1 over",
+    );
+    c.at(10).rates([Some(0.9), Some(0.86), Some(0.2), Some(0.9)]);
+    c.traffic(1, 60, 20_000).traffic(2, 60, 2_000).at(20);
+    for u in [0.1, 0.5, 0.9] {
+        c.plan(&R, 0, 2, u).plan(&R, 3, 1, u);
+    }
+    c.rates([Some(0.9), Some(0.86), Some(0.84), Some(0.9)])
+        .plan(&R, 0, 2, 0.5)
+        .plan(&R, 3, 1, 0.5);
+    out.push(c);
+
+    let mut c = Case::new(
         "comes-back",
         "replica 1 goes down (last, never drawn), comes back: everything known of it forgotten, drawn again at once",
     );

@@ -24,11 +24,16 @@
 //!   answer but stays out of the average, so the queued replies of a paused replica do not make
 //!   it slow once it answers again)
 //!   is measured (last reply less than `latency_memory_ms`, 2000, ago) and
-//!   above `slow_factor` (3) times the lowest measured average among the other candidates *and*
+//!   above `slow_factor` (3) times the lowest measured average among the other candidates that
+//!   are not colder than it (hit rate not below its own by more than `cold_hit_rate_gap`) *and*
 //!   above it by more than `slow_margin_ms` (5), unless it is **cold**: its hit rate is below
 //!   the warmest candidate's by more than `cold_hit_rate_gap` (0.1). HWLB already shrinks a cold
 //!   replica's share; passing it over for the slowness its cold cache causes would keep it from
-//!   ever warming.
+//!   ever warming. And a warm replica is never slow next to a colder one alone: while a
+//!   restarted replica warms, HWLB moves its reads onto the warm ones, whose disks then answer
+//!   slower; measured against the cold replica (whose misses may even be quick) they would be
+//!   passed over and their reads sent to the cold one, undoing HWLB (a real rolling restart
+//!   did that: 1.20x the peers' misses at the restarted node, 5.29x in a cold restart).
 //!
 //! **The order** ([`coordinator_order`]). The healthy live replicas (those not passed over) are
 //! the candidates of HWLB's draw, exactly as if the passed-over ones were down: when more than
@@ -222,7 +227,7 @@ impl CoordinatorHealth {
                 continue;
             }
             let cold = rates[j].is_some_and(|r| r < warmest - self.rule.cold_hit_rate_gap);
-            let slow = !cold && self.slow(j, &latency[..n]);
+            let slow = !cold && self.slow(j, &latency[..n], rates);
             if slow || self.silent(node, now_ns) || self.expired_recently(node, now_ns) {
                 mask |= 1 << j;
             }
@@ -230,13 +235,19 @@ impl CoordinatorHealth {
         mask
     }
 
-    /// Slow: candidate `j`'s average well above the fastest other measured candidate's.
-    fn slow(&self, j: usize, latency: &[Option<f64>]) -> bool {
+    /// Slow: candidate `j`'s average well above the fastest other measured candidate's among
+    /// those not colder than it (a rate unknown on either side compares).
+    fn slow(&self, j: usize, latency: &[Option<f64>], rates: &[Option<f64>]) -> bool {
         let Some(mine) = latency[j] else { return false };
+        let gap = self.rule.cold_hit_rate_gap;
+        let not_colder = |i: usize| match (rates[i], rates[j]) {
+            (Some(theirs), Some(own)) => theirs >= own - gap,
+            _ => true,
+        };
         let best = latency
             .iter()
             .enumerate()
-            .filter(|&(i, _)| i != j)
+            .filter(|&(i, _)| i != j && not_colder(i))
             .filter_map(|(_, l)| *l)
             .fold(f64::INFINITY, f64::min);
         best.is_finite() && mine > self.rule.slow_factor * best && mine - best > self.rule.slow_margin_ns

@@ -20,9 +20,10 @@ import java.util.Arrays;
  * <li><b>expired</b>: its latest reply-or-expiry is an expiry younger than {@code expiry_memory_ms};</li>
  * <li><b>slow</b>: its latency EWMA (restarted when older than {@code latency_memory_ms}; a
  * reply slower than {@code stall_ms} counts as an answer but not in it) is
- * measured and above {@code slow_factor} times the fastest other measured candidate's and above
- * it by more than {@code slow_margin_ms}, unless it is <b>cold</b> (hit rate below the warmest
- * candidate's by more than {@code cold_hit_rate_gap}).</li>
+ * measured and above {@code slow_factor} times the fastest other measured candidate's among
+ * those not colder than it (hit rate not below its own by more than {@code cold_hit_rate_gap})
+ * and above it by more than {@code slow_margin_ms}, unless it is <b>cold</b> (hit rate below
+ * the warmest candidate's by more than {@code cold_hit_rate_gap}).</li>
  * </ul>
  *
  * <p>Thread safety: the request path reads volatile fields and increments {@code unanswered}
@@ -289,7 +290,7 @@ public final class CoordinatorHealth
             if (ids[j] == localId)
                 continue;
             boolean cold = !Double.isNaN(rates[j]) && rates[j] < warmest - rule.coldHitRateGap();
-            boolean slow = !cold && slow(j, latency, n);
+            boolean slow = !cold && slow(j, latency, rates, n);
             if (slow || silent(ids[j], nowNs) || expiredRecently(ids[j], nowNs))
             {
                 mask |= 1L << j;
@@ -299,15 +300,23 @@ public final class CoordinatorHealth
         return mask;
     }
 
-    private boolean slow(int j, double[] latency, int n)
+    /**
+     * Slow: replica {@code j}'s average well above the fastest other measured one's among those
+     * not colder than it (a rate unknown on either side compares): a warm replica that HWLB loads
+     * while another warms is not passed over for the cold one.
+     */
+    private boolean slow(int j, double[] latency, double[] rates, int n)
     {
         double mine = latency[j];
         if (Double.isNaN(mine))
             return false;
         double best = Double.POSITIVE_INFINITY;
         for (int i = 0; i < n; i++)
-            if (i != j && !Double.isNaN(latency[i]))
+        {
+            boolean notColder = Double.isNaN(rates[i]) || Double.isNaN(rates[j]) || rates[i] >= rates[j] - rule.coldHitRateGap();
+            if (i != j && notColder && !Double.isNaN(latency[i]))
                 best = Math.min(best, latency[i]);
+        }
         return best != Double.POSITIVE_INFINITY && mine > rule.slowFactor() * best && mine - best > slowMarginNs;
     }
 }
