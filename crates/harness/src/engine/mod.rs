@@ -4,9 +4,15 @@
 //! [`Cluster::open`] reads the cluster file's engine (a directory without one is a node
 //! cluster, whose operations then say what is missing); every operation after that is one
 //! call, whichever engine runs. Each returns the line to show the user, or an [`EngineError`]
-//! that says whether the input was bad (exit 2) or the operation failed (exit 1).
+//! that says whether the input was bad (exit 2) or the operation failed (exit 1). `load` and
+//! `bench` go to a [`ClientTarget`] of either engine ([`client`]); a scenario runs on either
+//! as an [`experiment::Experiment`].
 
+mod client;
+pub mod experiment;
 mod status;
+
+pub use client::BenchRun;
 
 pub use crate::cassandra::Engine;
 use crate::cassandra::{self, plugin, CassandraCluster};
