@@ -265,14 +265,12 @@ impl Cluster {
     }
 
     /// Switches every coordinator to `policy` at run time (Cassandra with the plug-in).
-    pub fn switch(&self, policy: &str) -> EngineResult {
+    pub fn switch(&self, policy: plugin::CoordinatorPolicy) -> EngineResult {
         match self {
             Cluster::Node(_) => Err(EngineError::usage(
                 "cluster switch is for a Cassandra cluster with the replica-lb plug-in; a node cluster's coordinator policy is set by cluster up --policy",
             )),
             Cluster::Cassandra(d) => {
-                let policy = plugin::CoordinatorPolicy::parse(policy)
-                    .map_err(|e| EngineError::usage(format!("--coordinator-policy: {e}")))?;
                 plugin::switch(d, policy).map_err(EngineError::failed)?;
                 Ok(format!("every coordinator of {} now runs {}", d.display(), policy.as_str()))
             }
