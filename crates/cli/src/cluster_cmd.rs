@@ -5,6 +5,7 @@ use crate::cassandra_cmd;
 use crate::error::{CliError, CliResult};
 use crate::node_cmd::{node_error, parse_params};
 use clap::{Args, Subcommand};
+use harness::cassandra::plugin::CoordinatorPolicy;
 use harness::engine::{Cluster, Engine, SlowDisk};
 use harness::launcher::{self, NodeCommand, UpOptions, ZoneLayout};
 use node::NodeConfig;
@@ -209,7 +210,11 @@ pub fn run(cmd: ClusterCommand) -> CliResult {
             Cluster::at(&a.dir)?.slow_disk(a.node, s)
         }
         ClusterCommand::Signal(a) => Cluster::at(&a.dir)?.signal(a.id, &a.signal),
-        ClusterCommand::Switch(a) => Cluster::at(&a.dir)?.switch(&a.coordinator_policy),
+        ClusterCommand::Switch(a) => {
+            let policy =
+                CoordinatorPolicy::parse(&a.coordinator_policy).map_err(|e| CliError::usage(format!("--coordinator-policy: {e}")))?;
+            Cluster::at(&a.dir)?.switch(policy)
+        }
     }?;
     println!("{line}");
     Ok(())

@@ -5,11 +5,8 @@
 
 use crate::error::{CliError, CliResult};
 use clap::Args;
-use harness::cassandra::{self as cass, Engine};
-use harness::experiment::cassandra as cass_exp;
-use harness::experiment::plan::{policy_run, real_plan};
-use harness::experiment::{self, PolicyRun, RunOptions};
-use harness::launcher::NodeCommand;
+use harness::engine::experiment::{Experiment, SetupError, Tables};
+use harness::engine::Engine;
 use harness::run_dir::{self, RunDir};
 use metrics::RunMetrics;
 use sim::Scenario;
@@ -68,24 +65,18 @@ pub fn run(args: ExperimentArgs) -> CliResult {
         }
         Some(e) => Engine::parse(e).map_err(CliError::usage)?,
     };
-    if engine == Engine::Cassandra {
-        return run_cassandra(args);
-    }
     let path = args.scenario.display().to_string();
     let scenario = harness::scenario_file::load(&args.scenario, &args.sets).map_err(CliError::usage)?;
-    let specs = sim::parse_list(args.policy.as_deref(), &scenario).map_err(CliError::usage)?;
     let mut notes = Vec::new();
-    let plan = real_plan(&scenario, &mut notes).map_err(|e| CliError::usage(format!("{path}: {e}")))?;
-    let runs: Vec<PolicyRun> = specs
-        .iter()
-        .map(|s| policy_run(s, &scenario))
-        .collect::<Result<_, _>>()
-        .map_err(CliError::usage)?;
+    let exp = Experiment::new(engine, &scenario, args.policy.as_deref(), &mut notes).map_err(|e| match e {
+        SetupError::Policy(e) => CliError::usage(e),
+        SetupError::Scenario(e) => CliError::usage(format!("{path}: {e}")),
+    })?;
     let out = args.out.unwrap_or_else(|| Path::new("out").join(&scenario.name));
     let (cluster_root, _temp) = match args.cluster_dir {
         Some(d) => (d, None),
         None => {
-            let d = std::env::temp_dir().join(format!("replica-lb-experiment-{}", std::process::id()));
+            let d = exp.scratch_dir();
             (d.clone(), Some(TempClusters(d)))
         }
     };
@@ -94,9 +85,9 @@ pub fn run(args: ExperimentArgs) -> CliResult {
     for n in &notes {
         eprintln!("note: {n}");
     }
-    let command = NodeCommand::current_exe_node().map_err(crate::node_cmd::node_error)?;
 
     // The simulator first (seconds), so a long real run is not needed to see it fail.
+    let specs = exp.sim_specs();
     let sim_results = if args.compare_sim {
         eprintln!("simulating {} run(s) of {}", specs.len(), scenario.name);
         let r = sim::run_all(&scenario, &specs, scenario.seed, 0, None).map_err(CliError::usage)?;
@@ -106,20 +97,22 @@ pub fn run(args: ExperimentArgs) -> CliResult {
         None
     };
 
+    let mut progress = |line: &str| eprintln!("{line}");
+    let mut started = exp.start(&cluster_root, &mut progress).map_err(CliError::failed)?;
     let mut real: Vec<RunMetrics> = Vec::new();
-    for (spec, run) in specs.iter().zip(&runs) {
-        let mut progress = |line: &str| eprintln!("{line}");
-        let mut opts = RunOptions {
-            cluster_dir: cluster_root.join(&spec.dir),
-            command: command.clone(),
-            progress: &mut progress,
-        };
-        let m = experiment::run_real(&plan, run, &mut opts).map_err(|e| CliError::failed(format!("{}: {e}", spec.label)))?;
+    for i in 0..exp.runs().len() {
+        let m = started.run(i, &mut progress).map_err(CliError::failed)?;
         // Written after every run, so a later failure keeps the earlier results.
         real.push(m);
-        write_real(&scenario, &specs, &real, sim_results.as_deref(), &out, Engine::Node)?;
+        write_real(&scenario, &exp, &real, sim_results.as_deref(), &out)?;
     }
-    let table = compare_table(&real, sim_results.as_deref());
+    drop(started);
+    let sims = sim_results.as_deref();
+    let table = match exp.tables() {
+        Tables::Cache => compare_table(&real, sims),
+        Tables::CacheAndRolling => compare_table(&real, sims) + &rolling_table(&scenario, &real, sims),
+        Tables::Tail => tail_table(&real, sims),
+    };
     print!("{table}");
     let p = out.join("compare.md");
     std::fs::write(&p, &table).map_err(|e| CliError::failed(format!("cannot write {}: {e}", p.display())))?;
@@ -138,19 +131,12 @@ fn write_sim(sc: &Scenario, results: &[sim::RunResult], out: &Path) -> Result<()
     Ok(())
 }
 
-fn write_real(
-    sc: &Scenario,
-    specs: &[sim::RunSpec],
-    real: &[RunMetrics],
-    sims: Option<&[sim::RunResult]>,
-    out: &Path,
-    engine: Engine,
-) -> Result<(), CliError> {
+fn write_real(sc: &Scenario, exp: &Experiment, real: &[RunMetrics], sims: Option<&[sim::RunResult]>, out: &Path) -> Result<(), CliError> {
     let dir = RunDir {
         scenario: &sc.name,
-        engine: Some(engine.as_str()),
+        engine: Some(exp.engine().as_str()),
         seed: sc.seed,
-        runs: specs.iter().zip(real).map(|(s, m)| (s.dir.as_str(), m)).collect(),
+        runs: exp.runs().iter().zip(real).map(|(r, m)| (r.dir.as_str(), m)).collect(),
     };
     dir.write(out).map_err(CliError::failed)?;
     // The report: "label (real)" next to "label (sim)" when comparing.
@@ -168,10 +154,7 @@ fn write_real(
         }
     }
     let refs: Vec<&RunMetrics> = columns.iter().collect();
-    let what = match engine {
-        Engine::Node => "Real cluster on this machine",
-        Engine::Cassandra => "Apache Cassandra on this machine, through the scylla driver",
-    };
+    let what = exp.description();
     let description = if sims.is_some() {
         format!("{what} next to the simulator. {}", sc.description)
     } else {
@@ -309,102 +292,6 @@ fn rolling_table(scenario: &Scenario, real: &[RunMetrics], sims: Option<&[sim::R
         }
     }
     t
-}
-
-/// `experiment SCENARIO --engine cassandra`: one Cassandra cluster, every run in turn, each a
-/// client policy through the scylla driver (`driver-default` is the driver's own DefaultPolicy,
-/// which the simulator models as token-aware `random`) and a coordinator policy
-/// (`dynamic-snitch`: Cassandra as shipped; `naive`, `hwlb`, `unified`: the replica-lb plug-in);
-/// see [`cass_exp::runs`].
-fn run_cassandra(args: ExperimentArgs) -> CliResult {
-    let path = args.scenario.display().to_string();
-    let scenario = harness::scenario_file::load(&args.scenario, &args.sets).map_err(CliError::usage)?;
-    let names: Vec<String> = match args.policy.as_deref() {
-        Some(list) => list.split(',').map(|s| s.trim().to_string()).collect(),
-        None => scenario.policy.compare.clone(),
-    };
-    let runs = cass_exp::runs(&names, &scenario).map_err(CliError::usage)?;
-    let sim_items: Vec<String> = runs.iter().map(|r| r.sim_item.clone()).collect();
-    // Cassandra's coordinators retry slow replicas on their own (speculative_retry = 99p);
-    // the rest of the plan is the node cluster's.
-    let mut plannable = scenario.clone();
-    plannable.requests.speculative = sim::scenario::Speculative::None;
-    let mut notes = Vec::new();
-    let plan = real_plan(&plannable, &mut notes).map_err(|e| CliError::usage(format!("{path}: {e}")))?;
-    for n in &notes {
-        eprintln!("note: {n}");
-    }
-    let out = args.out.unwrap_or_else(|| Path::new("out").join(&scenario.name));
-    std::fs::create_dir_all(&out).map_err(|e| CliError::failed(format!("cannot create {}: {e}", out.display())))?;
-    let mut sim_specs = Vec::new();
-    for item in &sim_items {
-        sim_specs.extend(sim::parse_list(Some(item), &scenario).map_err(CliError::usage)?);
-    }
-    let mut specs = sim_specs.clone();
-    for (s, r) in specs.iter_mut().zip(&runs) {
-        s.label = r.label.clone();
-        s.dir = r.label.clone();
-    }
-    let sim_results = if args.compare_sim {
-        eprintln!("simulating {} run(s) of {}", sim_specs.len(), scenario.name);
-        let mut r = sim::run_all(&scenario, &sim_specs, scenario.seed, 0, None).map_err(CliError::usage)?;
-        for (x, spec) in r.iter_mut().zip(&specs) {
-            x.metrics.summary.policy = spec.label.clone();
-            x.spec = spec.clone();
-        }
-        write_sim(&scenario, &r, &out.join("sim"))?;
-        Some(r)
-    } else {
-        None
-    };
-    let (cluster_dir, _temp) = match args.cluster_dir {
-        Some(d) => (d, None),
-        None => {
-            let d = std::env::temp_dir().join(format!("replica-lb-cassandra-{}", std::process::id()));
-            (d.clone(), Some(TempClusters(d)))
-        }
-    };
-    let _down = CassandraDown(cluster_dir.clone());
-    let mut progress = |line: &str| eprintln!("{line}");
-    let plugin = match cass_exp::needs_plugin(&runs) {
-        true => {
-            let hwlb = scenario.policy.params.get("hwlb").cloned().unwrap_or_default();
-            Some(cass_exp::plugin_settings(&plan, &hwlb).map_err(|e| CliError::usage(format!("{path}: {e}")))?)
-        }
-        false => None,
-    };
-    let settings = cass_exp::node_settings(&scenario.cassandra);
-    cass_exp::prepare(&plan, settings, plugin.as_ref(), &cluster_dir, &mut progress).map_err(CliError::failed)?;
-    let mut real: Vec<RunMetrics> = Vec::new();
-    for run in &runs {
-        let m =
-            cass_exp::run_policy(&plan, &cluster_dir, run, &mut progress).map_err(|e| CliError::failed(format!("{}: {e}", run.label)))?;
-        real.push(m);
-        write_real(&scenario, &specs, &real, sim_results.as_deref(), &out, Engine::Cassandra)?;
-    }
-    // With the nodes' cache counters (the plug-in, or a row cache), the cold-restart table.
-    let cache_counted = plugin.is_some() || scenario.cassandra.row_cache_mb > 0;
-    let table = if cache_counted {
-        compare_table(&real, sim_results.as_deref()) + &rolling_table(&scenario, &real, sim_results.as_deref())
-    } else {
-        tail_table(&real, sim_results.as_deref())
-    };
-    print!("{table}");
-    let p = out.join("compare.md");
-    std::fs::write(&p, &table).map_err(|e| CliError::failed(format!("cannot write {}: {e}", p.display())))?;
-    println!("wrote {}", out.join("report.html").display());
-    Ok(())
-}
-
-/// Stops the experiment's Cassandra cluster when dropped, whatever happened.
-struct CassandraDown(PathBuf);
-
-impl Drop for CassandraDown {
-    fn drop(&mut self) {
-        if self.0.join(harness::launcher::CLUSTER_FILE).exists() {
-            let _ = cass::down(&self.0, std::time::Duration::from_secs(20));
-        }
-    }
 }
 
 /// Tail latency and time-outs per policy, real next to simulated, as a Markdown table.

@@ -5,11 +5,10 @@ use crate::error::{CliError, CliResult};
 use crate::node_cmd::parse_params;
 use clap::Args;
 use harness::engine::{ClientTarget as Target, Cluster};
-use harness::launcher::ClusterFile;
+use harness::loadgen::client_policy::TOKEN_AWARE_RANDOM;
 use harness::loadgen::cql;
 use harness::loadgen::keys::key_spec;
-use harness::loadgen::{self, Arrivals, BenchOptions, ClientChoice, ClientPolicy, LoadOptions, MultiMode, MultiOptions};
-use node::client::ClusterClient;
+use harness::loadgen::{self, Arrivals, BenchOptions, LoadOptions, MultiMode, MultiOptions};
 use policy::{ConsistencyLevel, ParamTable};
 use std::path::PathBuf;
 
@@ -156,11 +155,13 @@ fn target(cluster: Option<&PathBuf>, contact_points: Option<&str>) -> Result<Tar
     }
 }
 
-fn connect(dir: &std::path::Path, threads: usize) -> Result<(harness::loadgen::ClientRuntime, ClusterClient), CliError> {
-    let file = ClusterFile::load(dir).map_err(|e| CliError::failed(e.to_string()))?;
-    let rt = loadgen::client_runtime(threads).map_err(CliError::failed)?;
-    let client = rt.block_on(ClusterClient::connect(&file.grpc_addrs())).map_err(CliError::failed)?;
-    Ok((rt, client))
+/// `--client-policy` as given, its aliases of token-aware `random` (`token-aware`,
+/// `token_aware`) resolved.
+fn client_policy_name(given: Option<&str>) -> Option<&str> {
+    match given {
+        Some("token-aware" | "token_aware") => Some(TOKEN_AWARE_RANDOM),
+        other => other,
+    }
 }
 
 /// Runs `load`.
@@ -176,23 +177,7 @@ pub fn load(a: LoadArgs) -> CliResult {
         concurrency: a.concurrency,
         timeout_ms: a.timeout_ms,
     };
-    let out = match target(a.cluster.as_ref(), a.contact_points.as_deref())? {
-        Target::Node(dir) => {
-            let (rt, client) = connect(&dir, a.threads)?;
-            rt.block_on(loadgen::load(&client, &opts))
-        }
-        Target::Cql(contact_points) => {
-            let rt = loadgen::client_runtime(a.threads).map_err(CliError::failed)?;
-            let t = cql::CqlTarget {
-                contact_points,
-                policy: ClientChoice::DriverDefault,
-                seed: 1,
-                replication_factor: a.replication_factor,
-                hit_rates: None,
-            };
-            rt.block_on(cql::load(&t, &opts)).map_err(CliError::failed)?
-        }
-    };
+    let out = target(a.cluster.as_ref(), a.contact_points.as_deref())?.load(&opts, a.threads, a.replication_factor)?;
     let secs = out.elapsed.as_secs_f64();
     println!(
         "wrote {} of {} keys at CL {} in {:.1} s ({:.0} writes/s)",
@@ -235,47 +220,15 @@ pub fn bench(a: BenchArgs) -> CliResult {
     };
     loadgen::check_bench_options(&opts).map_err(CliError::usage)?;
     let multi = multi_options(a.multi, a.multi_mode.as_deref(), &opts)?;
-    let json = match target(a.cluster.as_ref(), a.contact_points.as_deref())? {
-        Target::Node(dir) => {
-            if a.client_policy.as_deref() == Some(cql::DRIVER_DEFAULT) {
-                return Err(CliError::usage(
-                    "--client-policy driver-default is the scylla driver's own policy: bench a Cassandra cluster (--cluster on one from cluster up --engine cassandra, or --contact-points)",
-                ));
-            }
-            let mut choice = ClientPolicy::new(a.client_policy.as_deref(), &params, a.seed).map_err(CliError::usage)?;
-            let (rt, client) = connect(&dir, a.threads)?;
-            let mut line = |s: &loadgen::report::SecondReport| println!("{}", s.text());
-            let report = match &multi {
-                None => loadgen::bench(rt.handle(), &client, &mut choice, &opts, &mut line),
-                Some(m) => loadgen::bench_multi(rt.handle(), &client, &mut choice, &opts, m, &mut line),
-            }
-            .map_err(CliError::usage)?;
-            print_summary(&report);
-            serde_json::to_string_pretty(&report)
-        }
-        Target::Cql(contact_points) => {
-            let rt = loadgen::client_runtime(a.threads).map_err(CliError::failed)?;
-            let policy = a.client_policy.as_deref().unwrap_or(cql::DRIVER_DEFAULT);
-            let t = cql::CqlTarget {
-                contact_points,
-                policy: ClientChoice::parse(policy, params).map_err(CliError::usage)?,
-                seed: a.seed,
-                replication_factor: 3,
-                hit_rates: None,
-            };
-            let mut line = |s: &loadgen::report::SecondReport| println!("{}", s.text());
-            let report = match &multi {
-                None => cql::bench(rt.handle(), &t, &opts, &mut line),
-                Some(m) => cql::bench_multi(rt.handle(), &t, &opts, m, &mut line),
-            }
-            .map_err(CliError::failed)?;
-            print_summary(&report.report);
-            let nodes: Vec<String> = report.coordinators.iter().map(|(a, n)| format!("{a}={n}")).collect();
-            println!("coordinators: {}", nodes.join(" "));
-            serde_json::to_string_pretty(&report)
-        }
+    let target = target(a.cluster.as_ref(), a.contact_points.as_deref())?;
+    let choice = target.client_choice(client_policy_name(a.client_policy.as_deref()), params)?;
+    let mut line = |s: &loadgen::report::SecondReport| println!("{}", s.text());
+    let run = target.bench(&choice, &opts, multi.as_ref(), a.threads, &mut line)?;
+    print_summary(&run.report);
+    if let Some(nodes) = &run.coordinators {
+        println!("coordinators: {}", nodes.join(" "));
     }
-    .map_err(|e| CliError::failed(e.to_string()))?;
+    let json = run.json;
     if let Some(path) = &a.out {
         std::fs::write(path, json + "\n").map_err(|e| CliError::failed(format!("cannot write {}: {e}", path.display())))?;
     }

@@ -22,7 +22,7 @@ pub const DRIVER: Caller = Caller {
 };
 
 /// The parameter of a rate-controlling policy (`c3`) that lets it hold requests back.
-const RATE_CONTROL: &str = "rate_control";
+pub(crate) const RATE_CONTROL: &str = "rate_control";
 
 /// Default [`ReplicaLbPolicyBuilder::ticket_ttl`].
 pub const DEFAULT_TICKET_TTL: Duration = Duration::from_secs(12);

@@ -414,8 +414,14 @@ mod tests {
 
     fn core(name: &str, ttl_ms: u64) -> Core {
         let mut params = ParamTable::new();
-        if name == "c3" {
-            params.insert("rate_control".into(), ParamValue::Bool(false));
+        // A policy with rate control runs without it in the driver (as the builder sets it).
+        if policy::registry::find(name)
+            .unwrap()
+            .params
+            .iter()
+            .any(|p| p.name == crate::builder::RATE_CONTROL)
+        {
+            params.insert(crate::builder::RATE_CONTROL.into(), ParamValue::Bool(false));
         }
         let config = RuntimeConfig {
             local: None,

@@ -37,7 +37,7 @@ pub fn entrants(sc: &Scenario, policies: Option<&str>, quick: bool, left_out: &m
         }
     }
     // The ideal queue has no faults and no fluctuations: a bound only where the scenario says so.
-    let listed = sc.policy.compare.iter().any(|c| c == runs::IDEAL);
+    let listed = sc.policy.compare.iter().any(|c| c.ideal);
     if !named && listed && !out.iter().any(|s| s.ideal) {
         out.push(runs::parse_item(runs::IDEAL, &sc.policy, sc.cluster.routing)?);
     }
@@ -47,8 +47,5 @@ pub fn entrants(sc: &Scenario, policies: Option<&str>, quick: bool, left_out: &m
 /// Whether a run reads ground truth (the oracle) or is no policy at all (the ideal queue):
 /// listed, never the best.
 pub fn reads_truth(spec: &RunSpec) -> bool {
-    spec.ideal
-        || [&spec.client, &spec.coordinator]
-            .iter()
-            .any(|n| registry::find(n).is_ok_and(|info| info.needs.has(Need::Truth)))
+    spec.ideal || [&spec.client, &spec.coordinator].iter().any(|c| c.info().needs.has(Need::Truth))
 }

@@ -18,7 +18,7 @@ use harness::loadgen::keys::key_spec;
 use harness::loadgen::report::{BenchNetwork, BenchReport};
 use harness::loadgen::{self, Arrivals, BenchOptions, ClientPolicy, LoadOptions, MultiMode, MultiOptions};
 use node::proto::StatsResponse;
-use policy::{ConsistencyLevel, ParamTable};
+use policy::{ConsistencyLevel, ParamTable, PolicyChoice, Side};
 use std::time::{Duration, Instant};
 
 const KEYS: u64 = 400;
@@ -100,7 +100,7 @@ fn bench_options(cl: ConsistencyLevel, timeout_ms: u32) -> BenchOptions {
 /// `bench --multi 20 --multi-mode MODE` at `cl`; the client policy's ledger must be even after.
 fn bench_multi(rt: &loadgen::ClientRuntime, cluster: &TestCluster, mode: MultiMode, cl: ConsistencyLevel, timeout_ms: u32) -> BenchReport {
     let client = rt.block_on(cluster.client());
-    let mut policy = ClientPolicy::new(None, &ParamTable::new(), 9).unwrap();
+    let mut policy = ClientPolicy::new(&loadgen::token_aware_random().unwrap(), 9).unwrap();
     let multi = MultiOptions { keys: MULTI, mode };
     let report = loadgen::bench_multi(
         rt.handle(),
@@ -336,10 +336,8 @@ fn an_experiments_series_and_summary_carry_the_nodes_bytes() {
     };
     let run = PolicyRun {
         label: "naive".into(),
-        coordinator: "naive".into(),
-        coordinator_params: ParamTable::new(),
-        client: None,
-        client_params: ParamTable::new(),
+        coordinator: PolicyChoice::new("naive", Side::Coordinator, ParamTable::new()).unwrap(),
+        client: loadgen::token_aware_random().unwrap(),
     };
     let dir = temp_dir("experiment-bytes");
     let mut opts = RunOptions {

@@ -9,7 +9,7 @@ mod common;
 use common::{test_config, TestCluster, SERIAL};
 use harness::loadgen::keys::key_spec;
 use harness::loadgen::{self, Arrivals, BenchOptions, ClientPolicy, LoadOptions};
-use policy::{ConsistencyLevel, ParamTable, Side, POLICIES};
+use policy::{ConsistencyLevel, ParamTable, PolicyChoice, Side, POLICIES};
 use std::time::{Duration, Instant};
 
 const KEYS: u64 = 300;
@@ -57,10 +57,12 @@ fn every_client_policy_keeps_the_contract_through_the_load_generator() {
         "the nodes' zones reach the client"
     );
     load(&rt, &client);
-    let e = ClientPolicy::new(Some("oracle"), &ParamTable::new(), 1).err().unwrap();
+    let oracle = PolicyChoice::new("oracle", Side::Client, ParamTable::new()).unwrap();
+    let e = ClientPolicy::new(&oracle, 1).err().unwrap();
     assert!(e.contains("'oracle'") && e.contains("'truth'"), "{e}");
     for info in POLICIES.iter().filter(|p| p.side.serves(Side::Client) && p.name != "oracle") {
-        let mut policy = ClientPolicy::new(Some(info.name), &ParamTable::new(), 7).unwrap();
+        let choice = PolicyChoice::new(info.name, Side::Client, ParamTable::new()).unwrap();
+        let mut policy = ClientPolicy::new(&choice, 7).unwrap();
         let opts = bench_options(ConsistencyLevel::One, 1.0, 3);
         let report = loadgen::bench(rt.handle(), &client, &mut policy, &opts, &mut |_| {}).unwrap();
         let name = info.name;
@@ -101,7 +103,7 @@ fn every_coordinator_policy_ends_every_send_exactly_once_on_the_nodes() {
         let cluster = TestCluster::up(&format!("coordinator-{name}"), 3, base);
         let client = rt.block_on(cluster.client());
         load(&rt, &client);
-        let mut policy = ClientPolicy::new(None, &ParamTable::new(), 5).unwrap();
+        let mut policy = ClientPolicy::new(&loadgen::token_aware_random().unwrap(), 5).unwrap();
         let opts = bench_options(ConsistencyLevel::Quorum, 0.9, 4);
         let report = loadgen::bench(rt.handle(), &client, &mut policy, &opts, &mut |_| {}).unwrap();
         assert!(report.completed > 300, "{name}: {report:?}");

@@ -3,16 +3,19 @@
 //! simulator, the real node and a driver all run the very same decisions.
 //!
 //! Start with [`types`] (the vocabulary), [`policy`] (the interface), [`registry`] (policies by
-//! name) and [`hwlb`] (heat-weighted load balancing). The field's other policies, one module
-//! each: [`baselines`] (random, round-robin, least-outstanding, p2c, oracle), [`peak_ewma`],
+//! name), [`choice`] (a policy chosen for a side with its parameters, checked once) and
+//! [`hwlb`] (heat-weighted load balancing). The field's other policies, one module each:
+//! [`baselines`] (random, round-robin, least-outstanding, p2c, oracle), [`peak_ewma`],
 //! [`dynamic_snitch`], [`c3`], [`datastax`], [`weighted_least_loaded`], [`latency_aware`] and
-//! [`prequal`]; [`unified`] combines them (docs/unified.md); shared pieces: [`nodes`] (per-node state), [`order`] (allocation-free ordering
-//! helpers) and [`health`] (the Java driver's unhealthy-node rule).
+//! [`prequal`]; [`unified`] combines them (docs/unified.md); shared pieces: [`nodes`]
+//! (per-node state), [`order`] (allocation-free ordering helpers) and [`health`] (the Java
+//! driver's unhealthy-node rule).
 
 #![warn(missing_docs)]
 
 pub mod baselines;
 pub mod c3;
+pub mod choice;
 pub mod datastax;
 pub mod dynamic_snitch;
 pub mod health;
@@ -35,6 +38,7 @@ pub mod weighted_least_loaded;
 #[cfg(test)]
 mod testkit;
 
+pub use choice::PolicyChoice;
 pub use needs::{Need, Needs};
 pub use params::{ParamDefault, ParamSpec, ParamTable, ParamValue, Params, PolicyError};
 pub use policy::Policy;

@@ -27,6 +27,9 @@ pub struct PolicyInfo {
     /// that offers non-replica coordinators offers them only to these; the others choose among
     /// the replicas, as token-aware wrappers do.
     pub plans_beyond_replicas: bool,
+    /// Whether, as a client policy through a driver, it learns every node's hit rate off the
+    /// request path (the driver polls them; `hwlb-client`) rather than from replies.
+    pub polls_hit_rates: bool,
     build: fn(&ParamTable) -> Result<Box<dyn Policy>, PolicyError>,
 }
 
@@ -43,6 +46,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         params: &naive::PARAMS,
         needs: Needs::NONE,
         plans_beyond_replicas: false,
+        polls_hit_rates: false,
         build: |o| boxed(naive::Naive::new(o)),
     },
     PolicyInfo {
@@ -52,6 +56,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         params: &hwlb::policy::PARAMS,
         needs: Needs::of(&[Need::Feedback]),
         plans_beyond_replicas: false,
+        polls_hit_rates: false,
         build: |o| boxed(hwlb::Hwlb::new(o)),
     },
     PolicyInfo {
@@ -61,6 +66,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         params: &hwlb::policy::PARAMS,
         needs: Needs::of(&[Need::Feedback]),
         plans_beyond_replicas: false,
+        polls_hit_rates: true,
         build: |o| boxed(hwlb::Hwlb::new_client(o)),
     },
     PolicyInfo {
@@ -70,6 +76,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         params: &random::PARAMS,
         needs: Needs::NONE,
         plans_beyond_replicas: false,
+        polls_hit_rates: false,
         build: |o| boxed(random::Random::new(o)),
     },
     PolicyInfo {
@@ -79,6 +86,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         params: &round_robin::PARAMS,
         needs: Needs::NONE,
         plans_beyond_replicas: false,
+        polls_hit_rates: false,
         build: |o| boxed(round_robin::RoundRobin::new(o)),
     },
     PolicyInfo {
@@ -88,6 +96,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         params: &least_outstanding::PARAMS,
         needs: Needs::NONE,
         plans_beyond_replicas: false,
+        polls_hit_rates: false,
         build: |o| boxed(least_outstanding::LeastOutstanding::new(o)),
     },
     PolicyInfo {
@@ -97,6 +106,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         params: &p2c::PARAMS,
         needs: Needs::NONE,
         plans_beyond_replicas: false,
+        polls_hit_rates: false,
         build: |o| boxed(p2c::P2c::new(o)),
     },
     PolicyInfo {
@@ -106,6 +116,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         params: &peak_ewma::PARAMS,
         needs: Needs::NONE,
         plans_beyond_replicas: false,
+        polls_hit_rates: false,
         build: |o| boxed(peak_ewma::PeakEwma::new(o)),
     },
     PolicyInfo {
@@ -115,6 +126,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         params: &dynamic_snitch::policy::PARAMS,
         needs: Needs::NONE,
         plans_beyond_replicas: false,
+        polls_hit_rates: false,
         build: |o| boxed(dynamic_snitch::DynamicSnitch::new(o)),
     },
     PolicyInfo {
@@ -124,6 +136,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         params: &c3::policy::PARAMS,
         needs: Needs::of(&[Need::Feedback]),
         plans_beyond_replicas: false,
+        polls_hit_rates: false,
         build: |o| boxed(c3::C3::new(o)),
     },
     PolicyInfo {
@@ -133,6 +146,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         params: &datastax::PARAMS,
         needs: Needs::NONE,
         plans_beyond_replicas: true,
+        polls_hit_rates: false,
         build: |o| boxed(datastax::DataStaxDefault::new(o)),
     },
     PolicyInfo {
@@ -142,6 +156,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         params: &weighted_least_loaded::PARAMS,
         needs: Needs::of(&[Need::Topology]),
         plans_beyond_replicas: true,
+        polls_hit_rates: false,
         build: |o| boxed(weighted_least_loaded::WeightedLeastLoaded::new(o)),
     },
     PolicyInfo {
@@ -151,6 +166,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         params: &latency_aware::PARAMS,
         needs: Needs::NONE,
         plans_beyond_replicas: true,
+        polls_hit_rates: false,
         build: |o| boxed(latency_aware::LatencyAware::new(o)),
     },
     PolicyInfo {
@@ -160,6 +176,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         params: &prequal::policy::PARAMS,
         needs: Needs::of(&[Need::Probes]),
         plans_beyond_replicas: false,
+        polls_hit_rates: false,
         build: |o| boxed(prequal::Prequal::new(o)),
     },
     PolicyInfo {
@@ -169,6 +186,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         params: &unified::PARAMS,
         needs: Needs::of(&[Need::Feedback]),
         plans_beyond_replicas: false,
+        polls_hit_rates: false,
         build: |o| boxed(unified::Unified::new(o)),
     },
     PolicyInfo {
@@ -178,9 +196,30 @@ pub static POLICIES: &[PolicyInfo] = &[
         params: &oracle::PARAMS,
         needs: Needs::of(&[Need::Truth]),
         plans_beyond_replicas: false,
+        polls_hit_rates: false,
         build: |o| boxed(oracle::Oracle::new(o)),
     },
 ];
+
+impl PolicyInfo {
+    /// Whether it makes decisions of side `wanted` (client or coordinator); the error names
+    /// the policy and both sides.
+    pub fn check_side(&self, wanted: Side) -> Result<(), PolicyError> {
+        match self.side.serves(wanted) {
+            true => Ok(()),
+            false => Err(PolicyError::WrongSide {
+                policy: self.name.to_string(),
+                side: self.side.as_str(),
+                wanted: wanted.as_str(),
+            }),
+        }
+    }
+
+    /// A new instance with parameter `overrides`.
+    pub fn instantiate(&self, overrides: &ParamTable) -> Result<Box<dyn Policy>, PolicyError> {
+        (self.build)(overrides)
+    }
+}
 
 /// The registered policy called `name`.
 pub fn find(name: &str) -> Result<&'static PolicyInfo, PolicyError> {
@@ -200,18 +239,18 @@ pub fn build(name: &str, overrides: &ParamTable) -> Result<Box<dyn Policy>, Poli
     (find(name)?.build)(overrides)
 }
 
+/// The registered policy `name` for decisions of side `wanted` (client or coordinator),
+/// failing clearly when the policy works on the other side.
+pub fn find_for(name: &str, wanted: Side) -> Result<&'static PolicyInfo, PolicyError> {
+    let info = find(name)?;
+    info.check_side(wanted)?;
+    Ok(info)
+}
+
 /// Builds the policy `name` for decisions of side `wanted` (client or coordinator), failing
 /// clearly when the policy works on the other side.
 pub fn build_for(name: &str, wanted: Side, overrides: &ParamTable) -> Result<Box<dyn Policy>, PolicyError> {
-    let info = find(name)?;
-    if !info.side.serves(wanted) {
-        return Err(PolicyError::WrongSide {
-            policy: name.to_string(),
-            side: info.side.as_str(),
-            wanted: wanted.as_str(),
-        });
-    }
-    (info.build)(overrides)
+    find_for(name, wanted)?.instantiate(overrides)
 }
 
 #[cfg(test)]

@@ -194,9 +194,15 @@ impl<T> Runtime<T> {
     /// Builds the registered policy `name` for decisions of side `side` with parameter
     /// `overrides` (see [`policy::registry::build_for`]) and wraps it for `caller`.
     pub fn build(name: &str, side: Side, overrides: &policy::ParamTable, caller: Caller, config: RuntimeConfig) -> Result<Self, String> {
-        let info = policy::registry::find(name).map_err(|e| e.to_string())?;
-        let policy = policy::registry::build_for(name, side, overrides).map_err(|e| e.to_string())?;
+        let info = policy::registry::find_for(name, side).map_err(|e| e.to_string())?;
+        let policy = info.instantiate(overrides).map_err(|e| e.to_string())?;
         Runtime::new(policy, info.needs, caller, config)
+    }
+
+    /// A new instance of the policy `choice` names, wrapped for `caller`.
+    pub fn of(choice: &policy::PolicyChoice, caller: Caller, config: RuntimeConfig) -> Result<Self, String> {
+        let policy = choice.build().map_err(|e| e.to_string())?;
+        Runtime::new(policy, choice.info().needs, caller, config)
     }
 
     /// The policy's registered name.

@@ -10,35 +10,31 @@
 //!   (an M/G/k system), the lower bound no balancer can beat.
 
 use crate::scenario::{PolicyModel, Routing, Scenario};
-use policy::{registry, ParamTable, Side};
+use policy::{registry, PolicyChoice, Side};
 
 /// The item that selects the ideal shared queue.
 pub const IDEAL: &str = "ideal";
 /// The most items one list may have.
 pub const MAX_RUNS: usize = 64;
 
-/// One simulation to run.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One simulation to run: its policies chosen and checked once.
+#[derive(Clone, Debug, PartialEq)]
 pub struct RunSpec {
     /// The item as given (the `policy` field of summary.json).
     pub label: String,
     /// The item with `/` replaced by `+` (its output directory).
     pub dir: String,
     /// Client policy.
-    pub client: String,
+    pub client: PolicyChoice,
     /// Coordinator policy (unused with direct routing).
-    pub coordinator: String,
+    pub coordinator: PolicyChoice,
     /// The ideal shared queue instead of a policy.
     pub ideal: bool,
 }
 
-fn check(name: &str, side: Option<Side>, params: &PolicyModel) -> Result<(), String> {
-    let table = params.params.get(name).cloned().unwrap_or_else(ParamTable::new);
-    let built = match side {
-        Some(s) => registry::build_for(name, s, &table),
-        None => registry::build(name, &table),
-    };
-    built.map(|_| ()).map_err(|e| e.to_string())
+/// The scenario's policy `name` with its parameters, for decisions of `side` (`None`: either).
+fn choose(name: &str, side: Option<Side>, model: &PolicyModel) -> Result<PolicyChoice, String> {
+    model.choose(name, side).map_err(|e| e.to_string())
 }
 
 /// Resolves one item against the scenario's policies.
@@ -67,15 +63,12 @@ pub fn parse_item(item: &str, model: &PolicyModel, routing: Routing) -> Result<R
                 "'{item}': with routing = \"direct\" there is no coordinator; give one policy name"
             ));
         }
-        check(client, Some(Side::Client), model)?;
-        check(coordinator, Some(Side::Coordinator), model)?;
-        spec.client = client.to_string();
-        spec.coordinator = coordinator.to_string();
+        spec.client = choose(client, Some(Side::Client), model)?;
+        spec.coordinator = choose(coordinator, Some(Side::Coordinator), model)?;
         return Ok(spec);
     }
     if routing == Routing::Direct {
-        check(item, None, model)?;
-        spec.client = item.to_string();
+        spec.client = choose(item, None, model)?;
         return Ok(spec);
     }
     let info = registry::find(item).map_err(|e| e.to_string())?;
@@ -83,34 +76,65 @@ pub fn parse_item(item: &str, model: &PolicyModel, routing: Routing) -> Result<R
         Side::Both => model.both_side,
         s => s,
     };
-    check(item, Some(side), model)?;
     match side {
-        Side::Client => spec.client = item.to_string(),
-        _ => spec.coordinator = item.to_string(),
+        Side::Client => spec.client = choose(item, Some(side), model)?,
+        _ => spec.coordinator = choose(item, Some(side), model)?,
     }
     Ok(spec)
+}
+
+/// The scenario's own policies as one run (`CLIENT/COORDINATOR`, or the client with direct
+/// routing).
+fn own_run(model: &PolicyModel, routing: Routing) -> RunSpec {
+    let label = match routing {
+        Routing::Direct => model.client.name().to_string(),
+        Routing::Coordinator => format!("{}/{}", model.client.name(), model.coordinator.name()),
+    };
+    RunSpec {
+        dir: label.replace('/', "+"),
+        label,
+        client: model.client.clone(),
+        coordinator: model.coordinator.clone(),
+        ideal: false,
+    }
 }
 
 /// Resolves a comma-separated list, or the scenario's default (its `compare` list, else its own
 /// policies).
 pub fn parse_list(list: Option<&str>, scenario: &Scenario) -> Result<Vec<RunSpec>, String> {
     let routing = scenario.cluster.routing;
-    let items: Vec<String> = match list {
-        Some(l) => l.split(',').map(|s| s.trim().to_string()).collect(),
-        None if !scenario.policy.compare.is_empty() => scenario.policy.compare.clone(),
-        None if routing == Routing::Direct => vec![scenario.policy.client.clone()],
-        None => vec![format!("{}/{}", scenario.policy.client, scenario.policy.coordinator)],
+    let items: Vec<&str> = match list {
+        Some(l) => l.split(',').map(str::trim).collect(),
+        None if !scenario.policy.compare.is_empty() => return distinct(scenario.policy.compare.clone()),
+        None => return Ok(vec![own_run(&scenario.policy, routing)]),
     };
     if items.len() > MAX_RUNS {
         return Err(format!("{} policy items: at most {MAX_RUNS}", items.len()));
     }
     let mut out: Vec<RunSpec> = Vec::new();
-    for item in &items {
+    for item in items {
         let spec = parse_item(item, &scenario.policy, routing).map_err(|e| format!("--policy: {e}"))?;
-        if out.iter().any(|s| s.dir == spec.dir) {
-            return Err(format!("--policy: '{item}' is listed twice"));
-        }
         out.push(spec);
+        distinct_last(&out)?;
     }
     Ok(out)
+}
+
+/// `specs` when none is listed twice and there are at most [`MAX_RUNS`].
+fn distinct(specs: Vec<RunSpec>) -> Result<Vec<RunSpec>, String> {
+    if specs.len() > MAX_RUNS {
+        return Err(format!("{} policy items: at most {MAX_RUNS}", specs.len()));
+    }
+    for i in 1..=specs.len() {
+        distinct_last(&specs[..i])?;
+    }
+    Ok(specs)
+}
+
+/// Refuses the last of `specs` when an earlier one writes to the same directory.
+fn distinct_last(specs: &[RunSpec]) -> Result<(), String> {
+    match specs.split_last() {
+        Some((last, before)) if before.iter().any(|s| s.dir == last.dir) => Err(format!("--policy: '{}' is listed twice", last.label)),
+        _ => Ok(()),
+    }
 }

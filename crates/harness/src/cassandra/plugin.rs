@@ -86,6 +86,13 @@ impl CoordinatorPolicy {
         }
     }
 
+    /// The simulator's coordinator policy that models it (the registered policy of the same
+    /// name) with `params_of` its name.
+    pub fn sim_model(self, params_of: impl Fn(&str) -> policy::ParamTable) -> Result<policy::PolicyChoice, String> {
+        let name = self.as_str();
+        policy::PolicyChoice::new(name, policy::Side::Coordinator, params_of(name)).map_err(|e| e.to_string())
+    }
+
     /// Whether it needs the replica-lb plug-in (every policy but Cassandra's own).
     pub fn needs_plugin(self) -> bool {
         self != CoordinatorPolicy::DynamicSnitch
@@ -341,6 +348,9 @@ mod tests {
     fn policies_and_settings_are_checked() {
         assert_eq!(CoordinatorPolicy::parse("hwlb"), Ok(CoordinatorPolicy::Hwlb));
         assert_eq!(CoordinatorPolicy::parse("naive"), Ok(CoordinatorPolicy::Naive));
+        for p in CoordinatorPolicy::ALL {
+            assert_eq!(p.sim_model(|_| policy::ParamTable::new()).unwrap().name(), p.as_str());
+        }
         let e = CoordinatorPolicy::parse("c3").unwrap_err();
         assert!(e.contains("'c3'") && e.contains("dynamic-snitch, naive, hwlb, unified"), "{e}");
         let mut s = PluginSettings::new(CoordinatorPolicy::Hwlb);

@@ -4,9 +4,15 @@
 //! [`Cluster::open`] reads the cluster file's engine (a directory without one is a node
 //! cluster, whose operations then say what is missing); every operation after that is one
 //! call, whichever engine runs. Each returns the line to show the user, or an [`EngineError`]
-//! that says whether the input was bad (exit 2) or the operation failed (exit 1).
+//! that says whether the input was bad (exit 2) or the operation failed (exit 1). `load` and
+//! `bench` go to a [`ClientTarget`] of either engine ([`client`]); a scenario runs on either
+//! as an [`experiment::Experiment`].
 
+mod client;
+pub mod experiment;
 mod status;
+
+pub use client::BenchRun;
 
 pub use crate::cassandra::Engine;
 use crate::cassandra::{self, plugin, CassandraCluster};
@@ -259,14 +265,12 @@ impl Cluster {
     }
 
     /// Switches every coordinator to `policy` at run time (Cassandra with the plug-in).
-    pub fn switch(&self, policy: &str) -> EngineResult {
+    pub fn switch(&self, policy: plugin::CoordinatorPolicy) -> EngineResult {
         match self {
             Cluster::Node(_) => Err(EngineError::usage(
                 "cluster switch is for a Cassandra cluster with the replica-lb plug-in; a node cluster's coordinator policy is set by cluster up --policy",
             )),
             Cluster::Cassandra(d) => {
-                let policy = plugin::CoordinatorPolicy::parse(policy)
-                    .map_err(|e| EngineError::usage(format!("--coordinator-policy: {e}")))?;
                 plugin::switch(d, policy).map_err(EngineError::failed)?;
                 Ok(format!("every coordinator of {} now runs {}", d.display(), policy.as_str()))
             }

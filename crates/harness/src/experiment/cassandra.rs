@@ -33,6 +33,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use workload::scenario::CassandraModel;
+use workload::RunSpec;
 
 pub use crate::loadgen::ClientChoice;
 
@@ -46,9 +47,9 @@ pub struct CassandraRun {
     pub client: ClientChoice,
     /// The coordinator policy (Cassandra's own dynamic snitch, or one of the plug-in's).
     pub coordinator: CoordinatorPolicy,
-    /// The same run as a simulator item (`CLIENT/COORDINATOR`; the driver's DefaultPolicy is
+    /// The same run in the simulator, labelled as this one (the driver's DefaultPolicy is
     /// modelled as token-aware `random`).
-    pub sim_item: String,
+    pub sim: RunSpec,
 }
 
 /// Resolves `--policy` items for a Cassandra experiment of `scenario`. An item is
@@ -59,30 +60,29 @@ pub struct CassandraRun {
 /// scenario's `policy.coordinator` (Cassandra's `dynamic-snitch` in the project's scenarios).
 pub fn runs(items: &[String], scenario: &workload::scenario::Scenario) -> Result<Vec<CassandraRun>, String> {
     let default_coordinator =
-        CoordinatorPolicy::parse(&scenario.policy.coordinator).map_err(|e| format!("the scenario's policy.coordinator: {e}"))?;
+        CoordinatorPolicy::parse(scenario.policy.coordinator.name()).map_err(|e| format!("the scenario's policy.coordinator: {e}"))?;
+    let params_of = |name: &str| scenario.policy.params_of(name);
     let mut out: Vec<CassandraRun> = Vec::with_capacity(items.len());
     for item in items {
         let item = item.trim();
-        let (client, coordinator) = match item.split_once('/') {
-            Some((c, k)) => (Some(c), Some(k)),
-            None if item == cql::DRIVER_DEFAULT => (Some(item), None),
-            None => {
+        let client_of = |name: &str| ClientChoice::parse(name, params_of(name)).map_err(|e| format!("--policy {item}: {e}"));
+        let (client, coordinator) = match (item.split_once('/'), ClientChoice::driver_own(item)) {
+            (Some((c, k)), _) => (client_of(c)?, Some(k)),
+            (None, Some(own)) => (own, None),
+            (None, None) => {
                 let info = policy::registry::find(item).map_err(|e| format!("--policy {item}: {e}"))?;
                 let side = match info.side {
                     policy::Side::Both => scenario.policy.both_side,
                     s => s,
                 };
                 match side {
-                    policy::Side::Client => (Some(item), None),
+                    policy::Side::Client => (client_of(item)?, None),
                     // Works on both sides but cannot run inside Cassandra: it chooses the client.
-                    _ if CoordinatorPolicy::parse(item).is_err() => (Some(item), None),
-                    _ => (None, Some(item)),
+                    _ if CoordinatorPolicy::parse(item).is_err() => (client_of(item)?, None),
+                    _ => (ClientChoice::DriverDefault, Some(item)),
                 }
             }
         };
-        let client = client.unwrap_or(cql::DRIVER_DEFAULT);
-        let params = scenario.policy.params.get(client).cloned().unwrap_or_default();
-        let client = ClientChoice::parse(client, params).map_err(|e| format!("--policy {item}: {e}"))?;
         let coordinator = match coordinator {
             Some(name) => CoordinatorPolicy::parse(name).map_err(|e| format!("--policy {item}: {e}"))?,
             None => default_coordinator,
@@ -90,11 +90,18 @@ pub fn runs(items: &[String], scenario: &workload::scenario::Scenario) -> Result
         if out.iter().any(|r| r.label == item) {
             return Err(format!("--policy: '{item}' is listed twice"));
         }
+        let sim = RunSpec {
+            label: item.to_string(),
+            dir: item.to_string(),
+            client: client.sim_model(params_of)?,
+            coordinator: coordinator.sim_model(params_of)?,
+            ideal: false,
+        };
         out.push(CassandraRun {
             label: item.to_string(),
-            sim_item: format!("{}/{}", client.sim_name(), coordinator.as_str()),
             client,
             coordinator,
+            sim,
         });
     }
     Ok(out)
@@ -474,22 +481,23 @@ mod tests {
         let r = runs(&items, &sc).unwrap();
         let sides: Vec<(&str, &str, &str)> = r
             .iter()
-            .map(|r| (r.client.sim_name(), r.coordinator.as_str(), r.sim_item.as_str()))
+            .map(|r| (r.sim.client.name(), r.coordinator.as_str(), r.sim.coordinator.name()))
             .collect();
         assert_eq!(
             sides,
             [
                 // A name that works on both sides is the scenario's both_side: the coordinator.
-                ("random", "dynamic-snitch", "random/dynamic-snitch"),
-                ("random", "unified", "random/unified"),
-                ("unified", "unified", "unified/unified"),
+                ("random", "dynamic-snitch", "dynamic-snitch"),
+                ("random", "unified", "unified"),
+                ("unified", "unified", "unified"),
                 // A client-only name keeps the scenario's coordinator: Cassandra as shipped.
-                ("c3", "dynamic-snitch", "c3/dynamic-snitch"),
-                ("random", "dynamic-snitch", "random/dynamic-snitch"),
-                ("c3", "naive", "c3/naive"),
+                ("c3", "dynamic-snitch", "dynamic-snitch"),
+                ("random", "dynamic-snitch", "dynamic-snitch"),
+                ("c3", "naive", "naive"),
             ]
         );
         assert_eq!(r[1].client, ClientChoice::DriverDefault, "the client of a bare coordinator item");
+        assert_eq!((r[5].sim.label.as_str(), r[5].sim.dir.as_str()), ("c3/naive", "c3/naive"));
         for (bad, says) in [
             ("c3/c3", "'c3' does not run inside Cassandra"),
             ("naive/naive", "naive"),

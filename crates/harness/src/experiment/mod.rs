@@ -30,7 +30,7 @@ use metrics::{PhaseSpec, Recorder, RecorderConfig, RunMetrics};
 use node::client::ClusterClient;
 use node::config::NodeConfig;
 use node::proto::FaultsRequest;
-use policy::{ConsistencyLevel, ParamTable};
+use policy::{ConsistencyLevel, PolicyChoice};
 use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -116,20 +116,16 @@ pub fn warmup_seed(seed: u64) -> u64 {
     seed ^ 0x5eed
 }
 
-/// The policies of one run.
+/// The policies of one run, chosen and checked once.
 #[derive(Clone, Debug)]
 pub struct PolicyRun {
     /// The `--policy` item (summary's `policy`).
     pub label: String,
-    /// Coordinator-side policy name.
-    pub coordinator: String,
-    /// Its parameter overrides.
-    pub coordinator_params: ParamTable,
-    /// Client-side policy; `None` = token-aware random (coordinator uniform among the key's
-    /// replicas, as the seeds' driver).
-    pub client: Option<String>,
-    /// Its parameter overrides.
-    pub client_params: ParamTable,
+    /// The coordinator policy every node runs.
+    pub coordinator: PolicyChoice,
+    /// The load generator's client policy (token-aware `random`, as the seeds' driver,
+    /// unless the item names another).
+    pub client: PolicyChoice,
 }
 
 /// How to run.
@@ -342,10 +338,11 @@ pub fn run_real(plan: &RealPlan, run: &PolicyRun, opts: &mut RunOptions<'_>) -> 
     let dir = opts.cluster_dir.clone();
     fresh_dir(&dir)?;
     let mut base = plan.base.clone();
-    base.policy.name = run.coordinator.clone();
-    base.policy.params = run.coordinator_params.clone();
+    // The nodes read their policy from their configuration files.
+    base.policy.name = run.coordinator.name().to_string();
+    base.policy.params = run.coordinator.params().clone();
     base.validate().map_err(|e| e.to_string())?;
-    let mut choice = ClientPolicy::new(run.client.as_deref(), &run.client_params, plan.seed)?;
+    let mut choice = ClientPolicy::new(&run.client, plan.seed)?;
     let mut recorder = Recorder::new(RecorderConfig {
         nodes: plan.nodes as usize,
         duration_s: plan.duration_s,
@@ -472,7 +469,7 @@ fn measure(
         if slow {
             set_disk_everywhere(file, false)?;
         }
-        let mut warm_choice = ClientPolicy::new(None, &ParamTable::new(), warmup_seed(plan.seed))?;
+        let mut warm_choice = ClientPolicy::new(&loadgen::token_aware_random()?, warmup_seed(plan.seed))?;
         let r = loadgen::bench(
             rt.handle(),
             &client,

@@ -6,7 +6,6 @@
 use super::{FaultAction, FaultStep, PolicyRun, RealPlan};
 use crate::loadgen::Arrivals;
 use node::NodeConfig;
-use policy::ParamTable;
 use workload::faults::{Action, FaultPlan};
 use workload::scenario::{Arrival, FaultKind, Routing, Speculative, StageSel};
 use workload::{RunSpec, Scenario};
@@ -164,23 +163,16 @@ pub fn real_plan(sc: &Scenario, notes: &mut Vec<String>) -> Result<RealPlan, Str
     })
 }
 
-/// The policies of one `--policy` item on the real cluster (the load generator's default client
-/// is token-aware random).
-pub fn policy_run(spec: &RunSpec, sc: &Scenario) -> Result<PolicyRun, String> {
+/// The policies of one `--policy` item on the real cluster (the load generator's client is
+/// the item's, token-aware random unless it names another).
+pub fn policy_run(spec: &RunSpec) -> Result<PolicyRun, String> {
     if spec.ideal {
         return Err("--policy: 'ideal' is a simulator bound, not a policy a real cluster can run".into());
     }
-    let params = |name: &str| sc.policy.params.get(name).cloned().unwrap_or_else(ParamTable::new);
-    let client = match spec.client.as_str() {
-        "random" => None,
-        other => Some(other.to_string()),
-    };
     Ok(PolicyRun {
         label: spec.label.clone(),
         coordinator: spec.coordinator.clone(),
-        coordinator_params: params(&spec.coordinator),
-        client_params: client.as_deref().map(params).unwrap_or_default(),
-        client,
+        client: spec.client.clone(),
     })
 }
 

@@ -2,8 +2,7 @@
 //! driver's own token-aware `DefaultPolicy` ([`DRIVER_DEFAULT`]), or a registered client
 //! policy with its parameters. Past [`ClientChoice::parse`] nothing compares policy names.
 
-use policy::hwlb::policy::CLIENT_NAME as HWLB_CLIENT;
-use policy::{registry, ParamTable, Side};
+use policy::{registry, ParamTable, PolicyChoice, Side};
 
 /// The `--client-policy` name of the driver's own token-aware `DefaultPolicy`.
 pub const DRIVER_DEFAULT: &str = "driver-default";
@@ -14,26 +13,20 @@ pub enum ClientChoice {
     /// The driver's own token-aware `DefaultPolicy` (what applications run; the simulator
     /// models it as token-aware `random`).
     DriverDefault,
-    /// A registered client policy through the driver adapter.
-    Policy {
-        /// Its registered name.
-        name: &'static str,
-        /// Its parameter overrides.
-        params: ParamTable,
-        /// It learns the nodes' hit rates off the request path (`hwlb-client`).
-        polls_hit_rates: bool,
-    },
+    /// A registered client policy with its parameters, through the driver adapter (on the
+    /// node cluster, the load generator's own runtime).
+    Policy(PolicyChoice),
 }
 
 impl ClientChoice {
     /// `name` with `params`: [`DRIVER_DEFAULT`] (which takes no parameters) or a registered
     /// policy that serves the client side. The error is one line naming the value.
     pub fn parse(name: &str, params: ParamTable) -> Result<ClientChoice, String> {
-        if name == DRIVER_DEFAULT {
+        if let Some(own) = Self::driver_own(name) {
             if !params.is_empty() {
-                return Err(format!("--client-param: {DRIVER_DEFAULT} takes no parameters"));
+                return Err(format!("--client-param: {} takes no parameters", own.name()));
             }
-            return Ok(ClientChoice::DriverDefault);
+            return Ok(own);
         }
         let info = registry::find(name).map_err(|e| e.to_string())?;
         if !info.side.serves(Side::Client) {
@@ -41,26 +34,38 @@ impl ClientChoice {
                 "{name} is not a client policy (the client is {DRIVER_DEFAULT}, or a policy that chooses coordinators)"
             ));
         }
-        Ok(ClientChoice::Policy {
-            name: info.name,
-            params,
-            polls_hit_rates: info.name == HWLB_CLIENT,
-        })
+        PolicyChoice::new(info.name, Side::Client, params)
+            .map(ClientChoice::Policy)
+            .map_err(|e| e.to_string())
+    }
+
+    /// The driver's own policy called `name` ([`DRIVER_DEFAULT`]), if `name` is one.
+    pub fn driver_own(name: &str) -> Option<ClientChoice> {
+        (name == DRIVER_DEFAULT).then_some(ClientChoice::DriverDefault)
     }
 
     /// Its name, as reports show it.
     pub fn name(&self) -> &'static str {
         match self {
             ClientChoice::DriverDefault => DRIVER_DEFAULT,
-            ClientChoice::Policy { name, .. } => name,
+            ClientChoice::Policy(p) => p.name(),
         }
     }
 
-    /// The simulator's client policy that models it.
-    pub fn sim_name(&self) -> &'static str {
+    /// Whether it learns the nodes' hit rates off the request path (`hwlb-client`).
+    pub fn polls_hit_rates(&self) -> bool {
+        matches!(self, ClientChoice::Policy(p) if p.info().polls_hit_rates)
+    }
+
+    /// The simulator's client policy that models it: the policy itself, or token-aware
+    /// `random` with `params_of` its name for the driver's `DefaultPolicy`.
+    pub fn sim_model(&self, params_of: impl Fn(&str) -> ParamTable) -> Result<PolicyChoice, String> {
         match self {
-            ClientChoice::DriverDefault => super::client_policy::TOKEN_AWARE_RANDOM,
-            ClientChoice::Policy { name, .. } => name,
+            ClientChoice::DriverDefault => {
+                let name = super::client_policy::TOKEN_AWARE_RANDOM;
+                PolicyChoice::new(name, Side::Client, params_of(name)).map_err(|e| e.to_string())
+            }
+            ClientChoice::Policy(p) => Ok(p.clone()),
         }
     }
 }
@@ -78,11 +83,16 @@ mod tests {
         let mut p = ParamTable::new();
         p.insert("x".into(), policy::ParamValue::Int(1));
         assert!(ClientChoice::parse(DRIVER_DEFAULT, p).unwrap_err().contains("takes no parameters"));
+        let none = |_: &str| ParamTable::new();
         let c = ClientChoice::parse("c3", ParamTable::new()).unwrap();
-        assert_eq!((c.name(), c.sim_name()), ("c3", "c3"));
-        assert_eq!(ClientChoice::DriverDefault.sim_name(), "random");
-        let hw = ClientChoice::parse(HWLB_CLIENT, ParamTable::new()).unwrap();
-        assert!(matches!(hw, ClientChoice::Policy { polls_hit_rates: true, .. }));
+        assert_eq!((c.name(), c.sim_model(none).unwrap().name()), ("c3", "c3"));
+        assert!(!c.polls_hit_rates());
+        assert_eq!(ClientChoice::DriverDefault.sim_model(none).unwrap().name(), "random");
+        let hw = ClientChoice::parse("hwlb-client", ParamTable::new()).unwrap();
+        assert!(hw.polls_hit_rates());
+        let mut bad = ParamTable::new();
+        bad.insert("nope".into(), policy::ParamValue::Int(1));
+        assert!(ClientChoice::parse("c3", bad).unwrap_err().contains("'nope'"));
         assert!(ClientChoice::parse("no-such-policy", ParamTable::new())
             .unwrap_err()
             .contains("no-such-policy"));

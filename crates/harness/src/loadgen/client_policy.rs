@@ -5,7 +5,7 @@
 //! over gRPC off the request path, and the nodes' zones; it cannot provide ground truth, so
 //! `oracle` is refused with a one-line error naming the need.
 
-use policy::{Need, Needs, NodeId, ParamTable, Side};
+use policy::{Need, Needs, NodeId, ParamTable, PolicyChoice, Side};
 use runtime::{Caller, Runtime, RuntimeConfig, RuntimeStats};
 use std::time::Instant;
 
@@ -17,7 +17,12 @@ pub const LOADGEN: Caller = Caller {
 
 /// The policy used when none is named: the coordinator uniformly among the key's replicas
 /// (token-aware random, as the seeds' drivers).
-pub const TOKEN_AWARE_RANDOM: &str = "random";
+pub const TOKEN_AWARE_RANDOM: &str = policy::baselines::random::NAME;
+
+/// Token-aware random with the published parameters.
+pub fn token_aware_random() -> Result<PolicyChoice, String> {
+    PolicyChoice::new(TOKEN_AWARE_RANDOM, Side::Client, ParamTable::new()).map_err(|e| e.to_string())
+}
 
 /// A request the dispatcher keeps while rate control holds it back.
 #[derive(Clone, Copy, Debug)]
@@ -39,20 +44,15 @@ pub struct ClientPolicy {
 }
 
 impl ClientPolicy {
-    /// The named client-side policy with `params` (token-aware random when `None` or
-    /// `token-aware`); `seed` fixes its random stream.
-    pub fn new(name: Option<&str>, params: &ParamTable, seed: u64) -> Result<ClientPolicy, String> {
-        let name = match name {
-            None | Some("token-aware") | Some("token_aware") => TOKEN_AWARE_RANDOM,
-            Some(n) => n,
-        };
+    /// A new instance of the client policy `choice` names; `seed` fixes its random stream.
+    pub fn new(choice: &PolicyChoice, seed: u64) -> Result<ClientPolicy, String> {
         let config = RuntimeConfig {
             local: None,
             seed,
             max_waiting: runtime::DEFAULT_MAX_WAITING,
         };
         Ok(ClientPolicy {
-            rt: Runtime::build(name, Side::Client, params, LOADGEN, config)?,
+            rt: Runtime::of(choice, LOADGEN, config)?,
         })
     }
 

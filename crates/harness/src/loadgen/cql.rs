@@ -99,13 +99,9 @@ pub async fn connect(target: &CqlTarget, cl: ConsistencyLevel, timeout: Duration
             let p = DefaultPolicy::builder().token_aware(true).build();
             (ExecutionProfile::builder().load_balancing_policy(p), None, false)
         }
-        ClientChoice::Policy {
-            name,
-            params,
-            polls_hit_rates,
-        } => {
-            let mut b = ReplicaLbPolicy::builder(name).seed(target.seed);
-            for (name, value) in params {
+        ClientChoice::Policy(choice) => {
+            let mut b = ReplicaLbPolicy::builder(choice.name()).seed(target.seed);
+            for (name, value) in choice.params() {
                 b = match value {
                     ParamValue::Int(v) => b.param(name, *v),
                     ParamValue::Float(v) => b.param(name, *v),
@@ -117,7 +113,7 @@ pub async fn connect(target: &CqlTarget, cl: ConsistencyLevel, timeout: Duration
             (
                 ExecutionProfile::builder().load_balancing_policy(p.clone()),
                 Some(p),
-                *polls_hit_rates,
+                target.policy.polls_hit_rates(),
             )
         }
     };

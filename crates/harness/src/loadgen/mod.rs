@@ -29,7 +29,7 @@ pub mod report;
 
 pub use bench::{bench, bench_multi, bench_with};
 pub use choice::ClientChoice;
-pub use client_policy::ClientPolicy;
+pub use client_policy::{token_aware_random, ClientPolicy};
 pub use metrics::Outcome;
 pub use open_loop::{Ended, Transport};
 pub use workload::scenario::MultiMode;

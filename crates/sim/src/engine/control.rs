@@ -174,7 +174,7 @@ impl Sim<'_> {
             let r = self.coordinator_requester(n as u16) as usize;
             let seed = Rng::seed_from_u64(self.requesters[r].seed ^ u64::from(gen)).next_u64();
             let local = Some(NodeId(n as u16));
-            match build_runtime(self.sc, &self.spec.coordinator, policy::Side::Coordinator, local, seed) {
+            match build_runtime(&self.spec.coordinator, local, seed) {
                 Ok(mut rt) => {
                     let zones: Vec<(NodeId, u32)> = (0..self.nodes.len())
                         .map(|i| (NodeId(i as u16), self.topo.node_zone(i) as u32))
@@ -184,7 +184,7 @@ impl Sim<'_> {
                     self.requesters[r].gen = gen;
                     self.requesters[r].timer_at = u64::MAX;
                 }
-                Err(e) => unreachable!("policy {} built at start but not at restart: {e}", self.spec.coordinator),
+                Err(e) => unreachable!("policy {} built at start but not at restart: {e}", self.spec.coordinator.name()),
             }
             self.publish_own_rate(n);
             if self.sc.feedback.gossip {

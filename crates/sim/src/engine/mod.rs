@@ -175,7 +175,7 @@ impl<'s> Sim<'s> {
                 let first = FirstCandidate(policy::Params::resolve("ideal", &[], &Default::default()).map_err(|e| e.to_string())?);
                 Runtime::new(Box::new(first), policy::Needs::NONE, SIMULATOR, runtime_config(None, policy_seed))?
             } else {
-                build_runtime(sc, &spec.client, policy::Side::Client, None, policy_seed)?
+                build_runtime(&spec.client, None, policy_seed)?
             };
             requesters.push(Requester {
                 rt,
@@ -184,9 +184,7 @@ impl<'s> Sim<'s> {
                 timer_at: u64::MAX,
                 gen: 0,
                 seed: policy_seed,
-                beyond_replicas: sc.clients.beyond_replicas
-                    && !ideal
-                    && policy::registry::find(&spec.client).is_ok_and(|p| p.plans_beyond_replicas),
+                beyond_replicas: sc.clients.beyond_replicas && !ideal && spec.client.info().plans_beyond_replicas,
             });
         }
         let mut nodes = Vec::with_capacity(n_nodes);
@@ -223,7 +221,7 @@ impl<'s> Sim<'s> {
             if sc.cluster.routing == Routing::Coordinator {
                 let local = Some(NodeId(n as u16));
                 requesters.push(Requester {
-                    rt: build_runtime(sc, &spec.coordinator, policy::Side::Coordinator, local, policy_seed)?,
+                    rt: build_runtime(&spec.coordinator, local, policy_seed)?,
                     zone: topo.node_zone(n),
                     local,
                     timer_at: u64::MAX,

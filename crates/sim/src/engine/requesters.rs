@@ -3,6 +3,7 @@
 //! the outcomes it is told, probes and the runtime's timer.
 
 use super::*;
+use policy::PolicyChoice;
 
 /// What the simulator provides to a policy: everything, ground truth included.
 pub(super) const SIMULATOR: Caller = Caller {
@@ -380,26 +381,8 @@ pub(super) fn runtime_config(local: Option<NodeId>, seed: u64) -> RuntimeConfig 
     }
 }
 
-/// The runtime of policy `name` deciding for side `side` (any side with direct routing,
-/// where clients choose the replicas themselves).
-pub(super) fn build_runtime(
-    sc: &Scenario,
-    name: &str,
-    side: policy::Side,
-    local: Option<NodeId>,
-    seed: u64,
-) -> Result<Runtime<ReqKey>, String> {
-    let table = sc.policy.params.get(name).cloned().unwrap_or_default();
-    let info = policy::registry::find(name).map_err(|e| e.to_string())?;
-    let built = if sc.cluster.routing == Routing::Direct {
-        policy::build(name, &table)
-    } else {
-        policy::build_for(name, side, &table)
-    };
-    Runtime::new(
-        built.map_err(|e| e.to_string())?,
-        info.needs,
-        SIMULATOR,
-        runtime_config(local, seed),
-    )
+/// A runtime of a new instance of the policy `choice` names (checked for its side, or for
+/// either with direct routing, when the scenario and the `--policy` item were read).
+pub(super) fn build_runtime(choice: &PolicyChoice, local: Option<NodeId>, seed: u64) -> Result<Runtime<ReqKey>, String> {
+    Runtime::of(choice, SIMULATOR, runtime_config(local, seed))
 }

@@ -13,8 +13,9 @@ pub use validate::parse;
 
 use crate::dist::Dist;
 use crate::keys::KeySpec;
+use crate::runs::RunSpec;
 use metrics::PhaseSpec;
-use policy::{ConsistencyLevel, ParamTable, Side};
+use policy::{ConsistencyLevel, ParamTable, PolicyChoice, Side};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -330,19 +331,50 @@ pub struct FeedbackModel {
     pub gossip_heartbeat: bool,
 }
 
-/// Policies of the scenario.
+/// Policies of the scenario, checked once when the scenario is read.
 #[derive(Clone, Debug)]
 pub struct PolicyModel {
-    /// The client policy.
-    pub client: String,
-    /// The coordinator policy (coordinator routing only).
-    pub coordinator: String,
+    /// The client policy (any side with direct routing).
+    pub client: PolicyChoice,
+    /// The coordinator policy (coordinator routing only; with direct routing the published
+    /// `naive`, unused).
+    pub coordinator: PolicyChoice,
     /// Which side a `--policy` item naming a both-sided policy replaces.
     pub both_side: Side,
-    /// The default comparison list (`--policy` items).
-    pub compare: Vec<String>,
-    /// Parameter overrides per policy name.
-    pub params: BTreeMap<String, ParamTable>,
+    /// The default comparison list, resolved (each run's label is the item as written).
+    pub compare: Vec<RunSpec>,
+    /// The policies the scenario gives parameters (`policy.params.NAME`), each with its
+    /// overrides, checked once for either side.
+    pub params: BTreeMap<String, PolicyChoice>,
+}
+
+impl PolicyModel {
+    /// The parameter overrides the scenario gives policy `name` (none: the defaults).
+    pub fn params_of(&self, name: &str) -> ParamTable {
+        self.params.get(name).map(|c| c.params().clone()).unwrap_or_default()
+    }
+
+    /// The policy `name` with the scenario's overrides, for decisions of `side` (`None`:
+    /// either, for clients that choose the replicas themselves).
+    pub fn choose(&self, name: &str, side: Option<Side>) -> Result<PolicyChoice, policy::PolicyError> {
+        choose(&self.params, name, side)
+    }
+
+    /// The default comparison list's items, as written.
+    pub fn compare_items(&self) -> Vec<String> {
+        self.compare.iter().map(|r| r.label.clone()).collect()
+    }
+}
+
+/// The policy `name` with its overrides in `given`, for decisions of `side` (`None`: either);
+/// a policy given parameters was checked when the scenario was read and is not built again.
+fn choose(given: &BTreeMap<String, PolicyChoice>, name: &str, side: Option<Side>) -> Result<PolicyChoice, policy::PolicyError> {
+    match (given.get(name), side) {
+        (Some(checked), Some(side)) => checked.for_side(side),
+        (Some(checked), None) => Ok(checked.clone()),
+        (None, Some(side)) => PolicyChoice::new(name, side, ParamTable::new()),
+        (None, None) => PolicyChoice::any_side(name, ParamTable::new()),
+    }
 }
 
 /// A service stage a slow-down applies to.

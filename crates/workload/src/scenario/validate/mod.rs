@@ -162,7 +162,7 @@ coordinator = "naive"
         let s = parse(MINIMAL, "x").unwrap();
         assert_eq!(s.name, "t");
         assert_eq!(s.cluster.nodes, 3);
-        assert_eq!(s.policy.client, "random");
+        assert_eq!(s.policy.client.name(), "random");
     }
 
     #[test]

@@ -354,10 +354,10 @@ pub(super) fn policies(cx: &Ctx, raw: &RawScenario, routing: Routing) -> Res<Pol
     let p = raw.policy.get_ref();
     let mut params = BTreeMap::new();
     for (name, table) in &p.params {
-        if let Err(e) = policy::build(name, table.get_ref()) {
-            return cx.err(table.span(), format!("policy.params.{name}: {e}"));
-        }
-        params.insert(name.clone(), table.get_ref().clone());
+        match PolicyChoice::any_side(name, table.get_ref().clone()) {
+            Ok(checked) => params.insert(name.clone(), checked),
+            Err(e) => return cx.err(table.span(), format!("policy.params.{name}: {e}")),
+        };
     }
     let both_side = match p.both_side.as_ref().map(|s| s.get_ref().as_str()) {
         None | Some("coordinator") => Side::Coordinator,
@@ -367,25 +367,17 @@ pub(super) fn policies(cx: &Ctx, raw: &RawScenario, routing: Routing) -> Res<Pol
             return Err(cx.at(s, format!("both_side '{other}' is not one of: client, coordinator")));
         }
     };
-    let check = |s: &Spanned<String>, side: Side| -> Res<String> {
-        let name = s.get_ref();
-        let built = if routing == Routing::Direct {
-            policy::build(name, params.get(name).unwrap_or(&ParamTable::new()))
-        } else {
-            policy::build_for(name, side, params.get(name).unwrap_or(&ParamTable::new()))
-        };
-        built.map(|_| name.clone()).map_err(|e| cx.at(s, e.to_string()))
+    let side = |side: Side| (routing == Routing::Coordinator).then_some(side);
+    let chosen = |s: Option<&Spanned<String>>, default: &str, side: Option<Side>| match s {
+        Some(s) => choose(&params, s.get_ref(), side).map_err(|e| cx.at(s, e.to_string())),
+        None => choose(&params, default, side).map_err(|e| cx.at(&raw.policy, e.to_string())),
     };
-    let client = match &p.client {
-        Some(s) => check(s, Side::Client)?,
-        None => "random".to_string(),
-    };
+    let client = chosen(p.client.as_ref(), policy::baselines::random::NAME, side(Side::Client))?;
     let coordinator = match &p.coordinator {
         Some(s) if routing == Routing::Direct => {
             return Err(cx.at(s, "policy.coordinator is not used with routing = \"direct\"; remove it"))
         }
-        Some(s) => check(s, Side::Coordinator)?,
-        None => "naive".to_string(),
+        s => chosen(s.as_ref(), policy::naive::NAME, Some(Side::Coordinator))?,
     };
     let mut model = PolicyModel {
         client,
@@ -398,12 +390,14 @@ pub(super) fn policies(cx: &Ctx, raw: &RawScenario, routing: Routing) -> Res<Pol
         if list.get_ref().is_empty() {
             return Err(cx.at(list, "policy.compare is empty: list the --policy items to run, or remove it"));
         }
+        let mut compare = Vec::with_capacity(list.get_ref().len());
         for item in list.get_ref() {
-            if let Err(e) = parse_item(item, &model, routing) {
-                return Err(cx.at(list, format!("policy.compare: {e}")));
+            match parse_item(item, &model, routing) {
+                Ok(run) => compare.push(run),
+                Err(e) => return Err(cx.at(list, format!("policy.compare: {e}"))),
             }
         }
-        model.compare = list.get_ref().clone();
+        model.compare = compare;
     }
     Ok(model)
 }

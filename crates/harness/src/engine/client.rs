@@ -1,0 +1,156 @@
+//! `load` and `bench` against a [`ClientTarget`] of either engine: gRPC to the node cluster
+//! with the load generator's own client policy, or CQL through the scylla driver.
+
+use super::{ClientTarget, EngineError};
+use crate::launcher::ClusterFile;
+use crate::loadgen::client_policy::TOKEN_AWARE_RANDOM;
+use crate::loadgen::cql::{self, CqlTarget, DRIVER_DEFAULT};
+use crate::loadgen::report::{BenchReport, SecondReport};
+use crate::loadgen::{self, BenchOptions, ClientChoice, ClientPolicy, ClientRuntime, LoadOptions, LoadOutcome, MultiOptions};
+use node::client::ClusterClient;
+use policy::{ParamTable, PolicyChoice, Side};
+use std::path::Path;
+
+/// What `bench` measured, as the user sees it.
+#[derive(Clone, Debug)]
+pub struct BenchRun {
+    /// The report both engines share.
+    pub report: BenchReport,
+    /// Through the driver: how many requests each node coordinated, `ADDRESS=N`.
+    pub coordinators: Option<Vec<String>>,
+    /// The whole report as pretty JSON (the driver's adds what it saw).
+    pub json: String,
+}
+
+fn json<T: serde::Serialize>(value: &T) -> Result<String, EngineError> {
+    serde_json::to_string_pretty(value).map_err(|e| EngineError::failed(e.to_string()))
+}
+
+fn connect(dir: &Path, threads: usize) -> Result<(ClientRuntime, ClusterClient), EngineError> {
+    let file = ClusterFile::load(dir).map_err(|e| EngineError::failed(e.to_string()))?;
+    let rt = loadgen::client_runtime(threads).map_err(EngineError::failed)?;
+    let client = rt
+        .block_on(ClusterClient::connect(&file.grpc_addrs()))
+        .map_err(EngineError::failed)?;
+    Ok((rt, client))
+}
+
+/// The node cluster refusing a driver's own policy.
+fn drivers_own(own: &ClientChoice) -> EngineError {
+    EngineError::usage(format!(
+        "--client-policy {} is the scylla driver's own policy: bench a Cassandra cluster (--cluster on one from cluster up --engine cassandra, or --contact-points)",
+        own.name()
+    ))
+}
+
+impl ClientTarget {
+    /// The client policy `name` with `params` (`None`: the target's default, token-aware
+    /// `random` on a node cluster, the driver's own `DefaultPolicy` through the driver),
+    /// checked for this target.
+    pub fn client_choice(&self, name: Option<&str>, params: ParamTable) -> Result<ClientChoice, EngineError> {
+        match self {
+            ClientTarget::Node(_) => {
+                let name = name.unwrap_or(TOKEN_AWARE_RANDOM);
+                if let Some(own) = ClientChoice::driver_own(name) {
+                    return Err(drivers_own(&own));
+                }
+                let choice = PolicyChoice::new(name, Side::Client, params).map_err(|e| EngineError::usage(e.to_string()))?;
+                Ok(ClientChoice::Policy(choice))
+            }
+            ClientTarget::Cql(_) => ClientChoice::parse(name.unwrap_or(DRIVER_DEFAULT), params).map_err(EngineError::usage),
+        }
+    }
+
+    /// Writes keys `0..opts.keys` with `threads` client threads (a keyspace of
+    /// `replication_factor` replicas where the driver creates one).
+    pub fn load(&self, opts: &LoadOptions, threads: usize, replication_factor: u32) -> Result<LoadOutcome, EngineError> {
+        match self {
+            ClientTarget::Node(dir) => {
+                let (rt, client) = connect(dir, threads)?;
+                Ok(rt.block_on(loadgen::load(&client, opts)))
+            }
+            ClientTarget::Cql(contact_points) => {
+                let rt = loadgen::client_runtime(threads).map_err(EngineError::failed)?;
+                let t = CqlTarget {
+                    contact_points: contact_points.clone(),
+                    policy: ClientChoice::DriverDefault,
+                    seed: 1,
+                    replication_factor,
+                    hit_rates: None,
+                };
+                rt.block_on(cql::load(&t, opts)).map_err(EngineError::failed)
+            }
+        }
+    }
+
+    /// Drives the open-loop load `opts` (multi-key requests with `multi`) with `choice`
+    /// choosing coordinators, on `threads` client threads; `on_second` hears every second.
+    pub fn bench(
+        &self,
+        choice: &ClientChoice,
+        opts: &BenchOptions,
+        multi: Option<&MultiOptions>,
+        threads: usize,
+        on_second: &mut dyn FnMut(&SecondReport),
+    ) -> Result<BenchRun, EngineError> {
+        match (self, choice) {
+            (ClientTarget::Node(dir), ClientChoice::Policy(p)) => {
+                let mut policy = ClientPolicy::new(p, opts.seed).map_err(EngineError::usage)?;
+                let (rt, client) = connect(dir, threads)?;
+                let report = match multi {
+                    None => loadgen::bench(rt.handle(), &client, &mut policy, opts, on_second),
+                    Some(m) => loadgen::bench_multi(rt.handle(), &client, &mut policy, opts, m, on_second),
+                }
+                .map_err(EngineError::usage)?;
+                Ok(BenchRun {
+                    json: json(&report)?,
+                    report,
+                    coordinators: None,
+                })
+            }
+            (ClientTarget::Node(_), own) => Err(drivers_own(own)),
+            (ClientTarget::Cql(contact_points), _) => {
+                let rt = loadgen::client_runtime(threads).map_err(EngineError::failed)?;
+                let t = CqlTarget {
+                    contact_points: contact_points.clone(),
+                    policy: choice.clone(),
+                    seed: opts.seed,
+                    replication_factor: 3,
+                    hit_rates: None,
+                };
+                let report = match multi {
+                    None => cql::bench(rt.handle(), &t, opts, on_second),
+                    Some(m) => cql::bench_multi(rt.handle(), &t, opts, m, on_second),
+                }
+                .map_err(EngineError::failed)?;
+                Ok(BenchRun {
+                    json: json(&report)?,
+                    coordinators: Some(report.coordinators.iter().map(|(a, n)| format!("{a}={n}")).collect()),
+                    report: report.report,
+                })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_target_has_its_default_client_and_refuses_the_others() {
+        let node = ClientTarget::Node("unused".into());
+        let c = node.client_choice(None, ParamTable::new()).unwrap();
+        assert_eq!(c.name(), "random");
+        let e = node.client_choice(Some(DRIVER_DEFAULT), ParamTable::new()).unwrap_err();
+        assert!(
+            e.usage && e.message.contains("driver-default is the scylla driver's own policy"),
+            "{e:?}"
+        );
+        let e = node.client_choice(Some("hwlb"), ParamTable::new()).unwrap_err();
+        assert!(e.usage && e.message.contains("'hwlb'"), "{e:?}");
+        let cql = ClientTarget::Cql(Vec::new());
+        assert_eq!(cql.client_choice(None, ParamTable::new()).unwrap(), ClientChoice::DriverDefault);
+        assert_eq!(cql.client_choice(Some("c3"), ParamTable::new()).unwrap().name(), "c3");
+    }
+}
