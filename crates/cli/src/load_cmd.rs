@@ -7,6 +7,7 @@ use clap::Args;
 use harness::engine::{ClientTarget as Target, Cluster};
 use harness::launcher::ClusterFile;
 use harness::loadgen::cql;
+use harness::loadgen::java;
 use harness::loadgen::keys::key_spec;
 use harness::loadgen::{self, Arrivals, BenchOptions, ClientChoice, ClientPolicy, LoadOptions, MultiMode, MultiOptions};
 use node::client::ClusterClient;
@@ -99,9 +100,15 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 5000)]
     timeout_ms: u32,
     /// Client-side policy choosing the coordinator (default: uniform among the key's replicas;
-    /// through the driver, `driver-default`, the driver's own token-aware DefaultPolicy).
+    /// through the driver, `driver-default`, the driver's own token-aware DefaultPolicy; with
+    /// `--driver java`, `default`, the Java driver's DefaultLoadBalancingPolicy).
     #[arg(long, value_name = "NAME")]
     client_policy: Option<String>,
+    /// On a Cassandra cluster, the driver requests go through: `rust` (the scylla Rust driver,
+    /// the default) or `java` (the Apache Cassandra Java driver 4.19 in a child JVM, built
+    /// with Maven on first use; its policies: `default`). The same open loop and JSON report.
+    #[arg(long, value_name = "rust|java")]
+    driver: Option<String>,
     /// A client-policy parameter override, NAME=VALUE (repeatable).
     #[arg(long = "client-param", value_name = "NAME=VALUE")]
     client_params: Vec<String>,
@@ -235,7 +242,16 @@ pub fn bench(a: BenchArgs) -> CliResult {
     };
     loadgen::check_bench_options(&opts).map_err(CliError::usage)?;
     let multi = multi_options(a.multi, a.multi_mode.as_deref(), &opts)?;
+    let driver = a.driver.as_deref().map(java::Driver::parse).transpose().map_err(CliError::usage)?;
     let json = match target(a.cluster.as_ref(), a.contact_points.as_deref())? {
+        Target::Node(_)
+            if driver == Some(java::Driver::Java)
+                || a.client_policy.as_deref().is_some_and(|n| n.starts_with(java::JAVA_PREFIX)) =>
+        {
+            return Err(CliError::usage(
+                "--driver java runs the Java driver against a Cassandra cluster (--cluster on one from cluster up --engine cassandra, or --contact-points)",
+            ));
+        }
         Target::Node(dir) => {
             if a.client_policy.as_deref() == Some(cql::DRIVER_DEFAULT) {
                 return Err(CliError::usage(
@@ -255,10 +271,9 @@ pub fn bench(a: BenchArgs) -> CliResult {
         }
         Target::Cql(contact_points) => {
             let rt = loadgen::client_runtime(a.threads).map_err(CliError::failed)?;
-            let policy = a.client_policy.as_deref().unwrap_or(cql::DRIVER_DEFAULT);
             let t = cql::CqlTarget {
                 contact_points,
-                policy: ClientChoice::parse(policy, params).map_err(CliError::usage)?,
+                policy: java::bench_choice(driver, a.client_policy.as_deref(), params).map_err(CliError::usage)?,
                 seed: a.seed,
                 replication_factor: 3,
                 hit_rates: None,

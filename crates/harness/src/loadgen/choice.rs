@@ -1,7 +1,9 @@
 //! Who chooses a driver session's coordinators, parsed and checked once at the edge: the
-//! driver's own token-aware `DefaultPolicy` ([`DRIVER_DEFAULT`]), or a registered client
-//! policy with its parameters. Past [`ClientChoice::parse`] nothing compares policy names.
+//! driver's own token-aware `DefaultPolicy` ([`DRIVER_DEFAULT`]), a registered client
+//! policy with its parameters, or a policy of the Apache Cassandra Java driver (`java:NAME`,
+//! [`JavaPolicy`]). Past [`ClientChoice::parse`] nothing compares policy names.
 
+pub use super::java::{JavaPolicy, JAVA_PREFIX};
 use policy::hwlb::policy::CLIENT_NAME as HWLB_CLIENT;
 use policy::{registry, ParamTable, Side};
 
@@ -23,12 +25,23 @@ pub enum ClientChoice {
         /// It learns the nodes' hit rates off the request path (`hwlb-client`).
         polls_hit_rates: bool,
     },
+    /// A policy of the Apache Cassandra Java driver, requests through that driver
+    /// (`java:NAME`, [`super::java`]).
+    Java(JavaPolicy),
 }
 
 impl ClientChoice {
-    /// `name` with `params`: [`DRIVER_DEFAULT`] (which takes no parameters) or a registered
-    /// policy that serves the client side. The error is one line naming the value.
+    /// `name` with `params`: [`DRIVER_DEFAULT`] (which takes no parameters), `java:NAME` (a
+    /// policy of the Java driver) or a registered policy that serves the client side. The
+    /// error is one line naming the value.
     pub fn parse(name: &str, params: ParamTable) -> Result<ClientChoice, String> {
+        if let Some(java) = name.strip_prefix(JAVA_PREFIX) {
+            let p = JavaPolicy::parse(java)?;
+            if !params.is_empty() {
+                return Err(format!("--client-param: {} takes no parameters", p.name()));
+            }
+            return Ok(ClientChoice::Java(p));
+        }
         if name == DRIVER_DEFAULT {
             if !params.is_empty() {
                 return Err(format!("--client-param: {DRIVER_DEFAULT} takes no parameters"));
@@ -53,6 +66,7 @@ impl ClientChoice {
         match self {
             ClientChoice::DriverDefault => DRIVER_DEFAULT,
             ClientChoice::Policy { name, .. } => name,
+            ClientChoice::Java(p) => p.name(),
         }
     }
 
@@ -61,6 +75,7 @@ impl ClientChoice {
         match self {
             ClientChoice::DriverDefault => super::client_policy::TOKEN_AWARE_RANDOM,
             ClientChoice::Policy { name, .. } => name,
+            ClientChoice::Java(p) => p.sim_name(),
         }
     }
 }
@@ -86,5 +101,22 @@ mod tests {
         assert!(ClientChoice::parse("no-such-policy", ParamTable::new())
             .unwrap_err()
             .contains("no-such-policy"));
+    }
+
+    #[test]
+    fn a_java_driver_choice_is_typed_once() {
+        let j = ClientChoice::parse("java:default", ParamTable::new()).unwrap();
+        assert_eq!(j, ClientChoice::Java(JavaPolicy::Default));
+        // Modelled as the Rust driver's default is: token-aware random.
+        assert_eq!((j.name(), j.sim_name()), ("java:default", "random"));
+        let mut p = ParamTable::new();
+        p.insert("x".into(), policy::ParamValue::Int(1));
+        assert!(ClientChoice::parse("java:default", p)
+            .unwrap_err()
+            .contains("java:default takes no parameters"));
+        for name in ["java:unified", "java:", "java:Default"] {
+            let e = ClientChoice::parse(name, ParamTable::new()).unwrap_err();
+            assert!(e.contains("allowed: java:default") && !e.contains('\n'), "{name}: {e}");
+        }
     }
 }
