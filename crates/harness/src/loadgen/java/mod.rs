@@ -206,27 +206,23 @@ fn run_on(
 
 /// Waits for `ready` (or why not).
 fn ready(runner: &mut Runner, rx: &mpsc::Receiver<Msg>) -> Result<(), String> {
-    let deadline = Instant::now() + READY_TIMEOUT;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let Ok(msg) = rx.recv_timeout(left) else {
-            return Err(format!(
-                "the Java driver's runner was not ready within {} s ({})",
-                READY_TIMEOUT.as_secs(),
-                runner.exit()
-            ));
-        };
-        return match msg.event {
-            Event::Line(Reply::Ready { version, .. }) if version == protocol::VERSION => Ok(()),
-            Event::Line(Reply::Ready { version, .. }) => Err(format!(
-                "the Java driver's runner speaks protocol version {version}, this program {}",
-                protocol::VERSION
-            )),
-            Event::Line(Reply::Fatal(m)) => Err(format!("the Java driver: {m}")),
-            Event::Line(other) => Err(format!("the Java driver's runner answered {other:?} before it was ready")),
-            Event::Malformed(e) => Err(e),
-            Event::Closed => Err(format!("the Java driver's runner exited before it was ready ({})", runner.exit())),
-        };
+    let Ok(msg) = rx.recv_timeout(READY_TIMEOUT) else {
+        return Err(format!(
+            "the Java driver's runner was not ready within {} s ({})",
+            READY_TIMEOUT.as_secs(),
+            runner.exit()
+        ));
+    };
+    match msg.event {
+        Event::Line(Reply::Ready { version, .. }) if version == protocol::VERSION => Ok(()),
+        Event::Line(Reply::Ready { version, .. }) => Err(format!(
+            "the Java driver's runner speaks protocol version {version}, this program {}",
+            protocol::VERSION
+        )),
+        Event::Line(Reply::Fatal(m)) => Err(format!("the Java driver: {m}")),
+        Event::Line(other) => Err(format!("the Java driver's runner answered {other:?} before it was ready")),
+        Event::Malformed(e) => Err(e),
+        Event::Closed => Err(format!("the Java driver's runner exited before it was ready ({})", runner.exit())),
     }
 }
 
