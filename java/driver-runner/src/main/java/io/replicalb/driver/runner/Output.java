@@ -6,67 +6,42 @@ import java.io.OutputStream;
 import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.LinkedBlockingQueue;
 
 /**
- * The lines to the parent, written by one thread of their own: the driver's I/O threads only
- * queue a line and never block on the pipe; the writer flushes whenever the queue is empty.
+ * The lines to the parent, each written and flushed at once by the thread that has it (the
+ * driver's I/O thread that completed a request): no hand-over to another thread on the reply's
+ * way, whose wake-up would add to every latency the parent measures. The parent reads all the
+ * time, so a write does not wait on a full pipe for long.
  */
 final class Output implements AutoCloseable {
-    private static final String CLOSE = new String("close");
-
-    private final LinkedBlockingQueue<String> queue = new LinkedBlockingQueue<>();
     private final Writer out;
-    private final Thread writer;
-    private volatile boolean broken;
+    private boolean broken;
 
     Output(OutputStream stream) {
-        this.out = new BufferedWriter(new OutputStreamWriter(stream, StandardCharsets.UTF_8), 1 << 16);
-        this.writer = new Thread(this::write, "replica-lb-output");
-        this.writer.setDaemon(true);
-        this.writer.start();
+        this.out = new BufferedWriter(new OutputStreamWriter(stream, StandardCharsets.UTF_8), 1 << 12);
     }
 
-    /** Queues one line (without its line break). */
-    void line(String line) {
-        queue.add(line);
-    }
-
-    /** Whether writing failed (the parent is gone). */
-    boolean broken() {
-        return broken;
-    }
-
-    private void write() {
+    /** Writes one line (without its line break) and flushes it; nothing once the parent is gone. */
+    synchronized void line(String line) {
+        if (broken) {
+            return;
+        }
         try {
-            while (true) {
-                String s = queue.take();
-                do {
-                    if (s == CLOSE) {
-                        out.flush();
-                        return;
-                    }
-                    out.write(s);
-                    out.write('\n');
-                    s = queue.poll();
-                } while (s != null);
-                out.flush();
-            }
+            out.write(line);
+            out.write('\n');
+            out.flush();
         } catch (IOException e) {
             broken = true;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 
-    /** Writes every line queued so far, then stops the writer. */
+    /** Flushes what is left. */
     @Override
-    public void close() {
-        queue.add(CLOSE);
+    public synchronized void close() {
         try {
-            writer.join(10_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            out.flush();
+        } catch (IOException e) {
+            broken = true;
         }
     }
 }
