@@ -7,6 +7,7 @@ use clap::Args;
 use harness::engine::{ClientTarget as Target, Cluster};
 use harness::loadgen::client_policy::TOKEN_AWARE_RANDOM;
 use harness::loadgen::cql;
+use harness::loadgen::java;
 use harness::loadgen::keys::key_spec;
 use harness::loadgen::{self, Arrivals, BenchOptions, LoadOptions, MultiMode, MultiOptions};
 use policy::{ConsistencyLevel, ParamTable};
@@ -98,9 +99,15 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 5000)]
     timeout_ms: u32,
     /// Client-side policy choosing the coordinator (default: uniform among the key's replicas;
-    /// through the driver, `driver-default`, the driver's own token-aware DefaultPolicy).
+    /// through the driver, `driver-default`, the driver's own token-aware DefaultPolicy; with
+    /// `--driver java`, `default`, the Java driver's DefaultLoadBalancingPolicy).
     #[arg(long, value_name = "NAME")]
     client_policy: Option<String>,
+    /// On a Cassandra cluster, the driver requests go through: `rust` (the scylla Rust driver,
+    /// the default) or `java` (the Apache Cassandra Java driver 4.19 in a child JVM, built
+    /// with Maven on first use; its policies: `default`). The same open loop and JSON report.
+    #[arg(long, value_name = "rust|java")]
+    driver: Option<String>,
     /// A client-policy parameter override, NAME=VALUE (repeatable).
     #[arg(long = "client-param", value_name = "NAME=VALUE")]
     client_params: Vec<String>,
@@ -220,8 +227,9 @@ pub fn bench(a: BenchArgs) -> CliResult {
     };
     loadgen::check_bench_options(&opts).map_err(CliError::usage)?;
     let multi = multi_options(a.multi, a.multi_mode.as_deref(), &opts)?;
+    let driver = a.driver.as_deref().map(java::Driver::parse).transpose().map_err(CliError::usage)?;
     let target = target(a.cluster.as_ref(), a.contact_points.as_deref())?;
-    let choice = target.client_choice(client_policy_name(a.client_policy.as_deref()), params)?;
+    let choice = target.client_choice(driver, client_policy_name(a.client_policy.as_deref()), params)?;
     let mut line = |s: &loadgen::report::SecondReport| println!("{}", s.text());
     let run = target.bench(&choice, &opts, multi.as_ref(), a.threads, &mut line)?;
     print_summary(&run.report);

@@ -1,6 +1,8 @@
 //! Cassandra's classpath: the server jar and its runtime dependencies, copied from Maven
 //! Central by Maven (`java/cassandra-runtime/pom.xml`) into a cache directory on first use and
-//! reused afterwards (`~/.m2` keeps the downloads too).
+//! reused afterwards (`~/.m2` keeps the downloads too). Also the one way the project's own
+//! Java programs are built on first use ([`built_on_first_use`]): the plug-in for Cassandra
+//! and the Java driver's runner of the load generator.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,14 +26,19 @@ pub fn version() -> Result<String, String> {
     Ok(text[start..start + end].trim().to_string())
 }
 
-/// The cache directory for `version`: `$XDG_CACHE_HOME/replica-lb/cassandra-VERSION` or
-/// `~/.cache/replica-lb/cassandra-VERSION`.
-pub fn cache_dir(version: &str) -> PathBuf {
+/// The project's cache directory: `$XDG_CACHE_HOME/replica-lb` or `~/.cache/replica-lb`.
+pub fn cache_base() -> PathBuf {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .unwrap_or_else(std::env::temp_dir);
-    base.join("replica-lb").join(format!("cassandra-{version}"))
+    base.join("replica-lb")
+}
+
+/// The cache directory for `version`: `$XDG_CACHE_HOME/replica-lb/cassandra-VERSION` or
+/// `~/.cache/replica-lb/cassandra-VERSION`.
+pub fn cache_dir(version: &str) -> PathBuf {
+    cache_base().join(format!("cassandra-{version}"))
 }
 
 /// The directory holding every jar of Cassandra's classpath, fetched with Maven if it is not
@@ -82,4 +89,119 @@ pub(crate) fn run_maven(mut mvn: Command, what: &str) -> Result<(), String> {
         .trim()
         .to_string();
     Err(format!("mvn could not {what}: {line}"))
+}
+
+/// A Maven project of the repository that is built on first use and after its sources change.
+#[derive(Clone, Debug)]
+pub struct MavenProject<'a> {
+    /// What it is, for messages ("the replica-lb plug-in for Cassandra").
+    pub what: &'a str,
+    /// Its directory (with `pom.xml` and `src/main`).
+    pub dir: PathBuf,
+    /// Its artifactId: the built jar is `target/ARTIFACT-*.jar`, cached as `ARTIFACT.jar`.
+    pub artifact: &'a str,
+    /// The cache: a directory per hash of the sources, holding `ARTIFACT.jar` (and `lib/`).
+    pub cache: PathBuf,
+    /// Whether its runtime dependencies are copied too, into `lib/` beside the jar (for a
+    /// program started with `java -cp JAR:LIB/*`; a plug-in gets its own from its host).
+    pub dependencies: bool,
+}
+
+/// A built project, from the cache.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Built {
+    /// Its jar.
+    pub jar: PathBuf,
+    /// The directory of its runtime dependencies' jars (when asked for).
+    pub lib: Option<PathBuf>,
+}
+
+/// A hash of a project's sources (pom and src/main), so an edited project is rebuilt.
+pub fn sources_hash(project: &Path) -> Result<String, String> {
+    fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
+        let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+        for e in entries {
+            let p = e.map_err(|e| e.to_string())?.path();
+            if p.is_dir() {
+                walk(&p, files)?;
+            } else {
+                files.push(p);
+            }
+        }
+        Ok(())
+    }
+    let mut files = vec![project.join("pom.xml")];
+    walk(&project.join("src/main"), &mut files)?;
+    files.sort();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for f in &files {
+        let rel = f.strip_prefix(project).unwrap_or(f);
+        let bytes = std::fs::read(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+        for b in rel.as_os_str().as_encoded_bytes().iter().chain(&[0u8]).chain(&bytes) {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    Ok(format!("{h:016x}"))
+}
+
+/// `project` built with Maven (`package`, tests skipped; with its dependencies, the dependency
+/// plugin's `copy-dependencies` too) on first use and after its sources change, cached by a
+/// hash of its sources: a build is copied into a directory of its own and renamed into place
+/// whole, so the cache never holds half a build. `progress` hears what happens.
+pub fn built_on_first_use(project: &MavenProject<'_>, progress: &mut dyn FnMut(&str)) -> Result<Built, String> {
+    let pom = project.dir.join("pom.xml");
+    if !pom.exists() {
+        return Err(format!("the sources of {} are missing: {}", project.what, project.dir.display()));
+    }
+    let dir = project.cache.join(sources_hash(&project.dir)?);
+    let jar_name = format!("{}.jar", project.artifact);
+    let built = |dir: &Path| Built {
+        jar: dir.join(&jar_name),
+        lib: project.dependencies.then(|| dir.join("lib")),
+    };
+    if dir.join(&jar_name).exists() {
+        return Ok(built(&dir));
+    }
+    progress(&format!("building {} with Maven ({})", project.what, project.dir.display()));
+    let tmp = project.cache.join(format!(".build-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
+    let result = build_into(project, &pom, &tmp, &jar_name);
+    if let Err(e) = result {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(e);
+    }
+    if let Err(e) = std::fs::rename(&tmp, &dir) {
+        let _ = std::fs::remove_dir_all(&tmp);
+        // Another process built the same sources meanwhile: its copy is as good.
+        if !dir.join(&jar_name).exists() {
+            return Err(format!("cannot move the build of {} to {}: {e}", project.what, dir.display()));
+        }
+    }
+    Ok(built(&dir))
+}
+
+/// Runs the Maven build of `project` and copies its jar (and dependencies) into `out`.
+fn build_into(project: &MavenProject<'_>, pom: &Path, out: &Path, jar_name: &str) -> Result<(), String> {
+    let mut mvn = Command::new("mvn");
+    mvn.args(["-B", "-q", "-DskipTests", "-f"]).arg(pom).arg("package");
+    if project.dependencies {
+        mvn.arg("dependency:copy-dependencies")
+            .arg("-DincludeScope=runtime")
+            .arg(format!("-DoutputDirectory={}", out.join("lib").display()));
+    }
+    run_maven(mvn, &format!("build {}", project.what))?;
+    let target = project.dir.join("target");
+    let jar = std::fs::read_dir(&target)
+        .map_err(|e| format!("mvn finished but {} is missing: {e}", target.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.starts_with(project.artifact) && name.ends_with(".jar") && !name.contains("sources") && !name.contains("tests")
+        })
+        .ok_or_else(|| format!("mvn finished but built no {} jar in {}", project.artifact, target.display()))?;
+    let to = out.join(jar_name);
+    std::fs::copy(&jar, &to).map_err(|e| format!("cannot copy {} to {}: {e}", jar.display(), to.display()))?;
+    Ok(())
 }

@@ -19,7 +19,6 @@
 use super::config::NodeSettings;
 use super::dist;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The snitch class the plug-in provides.
 pub const SNITCH_CLASS: &str = "io.replicalb.cassandra.hwlb.HwlbSnitch";
@@ -273,71 +272,17 @@ pub fn project_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../java/hwlb-snitch")
 }
 
-/// A hash of the plug-in's sources (pom and src/main), so an edited plug-in is rebuilt.
-fn sources_hash(project: &Path) -> Result<String, String> {
-    fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
-        let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
-        for e in entries {
-            let p = e.map_err(|e| e.to_string())?.path();
-            if p.is_dir() {
-                walk(&p, files)?;
-            } else {
-                files.push(p);
-            }
-        }
-        Ok(())
-    }
-    let mut files = vec![project.join("pom.xml")];
-    walk(&project.join("src/main"), &mut files)?;
-    files.sort();
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for f in &files {
-        let rel = f.strip_prefix(project).unwrap_or(f);
-        let bytes = std::fs::read(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
-        for b in rel.as_os_str().as_encoded_bytes().iter().chain(&[0u8]).chain(&bytes) {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    Ok(format!("{h:016x}"))
-}
-
 /// The plug-in's jar, built with Maven on first use (and after its sources change), cached
 /// beside Cassandra's jars. `progress` hears what happens.
 pub fn jar(progress: &mut dyn FnMut(&str)) -> Result<PathBuf, String> {
-    let project = project_dir();
-    if !project.join("pom.xml").exists() {
-        return Err(format!("the plug-in's sources are missing: {}", project.display()));
-    }
-    let hash = sources_hash(&project)?;
-    let cache = dist::cache_dir(&dist::version()?).join("plugin").join(&hash);
-    let cached = cache.join("hwlb-snitch.jar");
-    if cached.exists() {
-        return Ok(cached);
-    }
-    progress(&format!(
-        "building the replica-lb plug-in for Cassandra with Maven ({})",
-        project.display()
-    ));
-    let mut mvn = Command::new("mvn");
-    mvn.args(["-B", "-q", "-DskipTests", "-f"])
-        .arg(project.join("pom.xml"))
-        .arg("package");
-    super::dist::run_maven(mvn, "build the plug-in")?;
-    let built = std::fs::read_dir(project.join("target"))
-        .map_err(|e| format!("mvn finished but {}/target is missing: {e}", project.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            name.starts_with("hwlb-snitch") && name.ends_with(".jar") && !name.contains("sources") && !name.contains("tests")
-        })
-        .ok_or_else(|| format!("mvn finished but built no hwlb-snitch jar in {}/target", project.display()))?;
-    std::fs::create_dir_all(&cache).map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
-    let tmp = cache.join("hwlb-snitch.jar.tmp");
-    std::fs::copy(&built, &tmp)
-        .and_then(|_| std::fs::rename(&tmp, &cached))
-        .map_err(|e| format!("cannot copy {} to {}: {e}", built.display(), cached.display()))?;
-    Ok(cached)
+    let project = dist::MavenProject {
+        what: "the replica-lb plug-in for Cassandra",
+        dir: project_dir(),
+        artifact: "hwlb-snitch",
+        cache: dist::cache_dir(&dist::version()?).join("plugin"),
+        dependencies: false,
+    };
+    Ok(dist::built_on_first_use(&project, progress)?.jar)
 }
 
 #[cfg(test)]

@@ -1,10 +1,12 @@
 //! `load` and `bench` against a [`ClientTarget`] of either engine: gRPC to the node cluster
-//! with the load generator's own client policy, or CQL through the scylla driver.
+//! with the load generator's own client policy, or CQL through the scylla Rust driver or the
+//! Apache Cassandra Java driver ([`crate::loadgen::java`]).
 
 use super::{ClientTarget, EngineError};
 use crate::launcher::ClusterFile;
 use crate::loadgen::client_policy::TOKEN_AWARE_RANDOM;
-use crate::loadgen::cql::{self, CqlTarget, DRIVER_DEFAULT};
+use crate::loadgen::cql::{self, CqlTarget};
+use crate::loadgen::java::{self, Driver};
 use crate::loadgen::report::{BenchReport, SecondReport};
 use crate::loadgen::{self, BenchOptions, ClientChoice, ClientPolicy, ClientRuntime, LoadOptions, LoadOutcome, MultiOptions};
 use node::client::ClusterClient;
@@ -38,26 +40,29 @@ fn connect(dir: &Path, threads: usize) -> Result<(ClientRuntime, ClusterClient),
 /// The node cluster refusing a driver's own policy.
 fn drivers_own(own: &ClientChoice) -> EngineError {
     EngineError::usage(format!(
-        "--client-policy {} is the scylla driver's own policy: bench a Cassandra cluster (--cluster on one from cluster up --engine cassandra, or --contact-points)",
+        "--client-policy {} is a Cassandra driver's own policy: bench a Cassandra cluster (--cluster on one from cluster up --engine cassandra, or --contact-points)",
         own.name()
     ))
 }
 
 impl ClientTarget {
-    /// The client policy `name` with `params` (`None`: the target's default, token-aware
-    /// `random` on a node cluster, the driver's own `DefaultPolicy` through the driver),
-    /// checked for this target.
-    pub fn client_choice(&self, name: Option<&str>, params: ParamTable) -> Result<ClientChoice, EngineError> {
+    /// The client policy `name` with `params` through `driver` (`None`: the target's default,
+    /// token-aware `random` on a node cluster, the driver's own `DefaultPolicy` through a
+    /// driver; [`java::bench_choice`] on a Cassandra cluster), checked for this target.
+    pub fn client_choice(&self, driver: Option<Driver>, name: Option<&str>, params: ParamTable) -> Result<ClientChoice, EngineError> {
         match self {
+            ClientTarget::Node(_) if driver == Some(Driver::Java) => Err(EngineError::usage(
+                "--driver java runs the Java driver against a Cassandra cluster (--cluster on one from cluster up --engine cassandra, or --contact-points)",
+            )),
             ClientTarget::Node(_) => {
                 let name = name.unwrap_or(TOKEN_AWARE_RANDOM);
-                if let Some(own) = ClientChoice::driver_own(name) {
+                if let Some(own) = ClientChoice::driver_own(name).map_err(EngineError::usage)? {
                     return Err(drivers_own(&own));
                 }
                 let choice = PolicyChoice::new(name, Side::Client, params).map_err(|e| EngineError::usage(e.to_string()))?;
                 Ok(ClientChoice::Policy(choice))
             }
-            ClientTarget::Cql(_) => ClientChoice::parse(name.unwrap_or(DRIVER_DEFAULT), params).map_err(EngineError::usage),
+            ClientTarget::Cql(_) => java::bench_choice(driver, name, params).map_err(EngineError::usage),
         }
     }
 
@@ -140,17 +145,17 @@ mod tests {
     #[test]
     fn each_target_has_its_default_client_and_refuses_the_others() {
         let node = ClientTarget::Node("unused".into());
-        let c = node.client_choice(None, ParamTable::new()).unwrap();
+        let c = node.client_choice(None, None, ParamTable::new()).unwrap();
         assert_eq!(c.name(), "random");
-        let e = node.client_choice(Some(DRIVER_DEFAULT), ParamTable::new()).unwrap_err();
+        let e = node.client_choice(None, Some(DRIVER_DEFAULT), ParamTable::new()).unwrap_err();
         assert!(
             e.usage && e.message.contains("driver-default is the scylla driver's own policy"),
             "{e:?}"
         );
-        let e = node.client_choice(Some("hwlb"), ParamTable::new()).unwrap_err();
+        let e = node.client_choice(None, Some("hwlb"), ParamTable::new()).unwrap_err();
         assert!(e.usage && e.message.contains("'hwlb'"), "{e:?}");
         let cql = ClientTarget::Cql(Vec::new());
-        assert_eq!(cql.client_choice(None, ParamTable::new()).unwrap(), ClientChoice::DriverDefault);
-        assert_eq!(cql.client_choice(Some("c3"), ParamTable::new()).unwrap().name(), "c3");
+        assert_eq!(cql.client_choice(None, None, ParamTable::new()).unwrap(), ClientChoice::DriverDefault);
+        assert_eq!(cql.client_choice(None, Some("c3"), ParamTable::new()).unwrap().name(), "c3");
     }
 }

@@ -9,7 +9,8 @@
 //! Every run has two sides ([`CassandraRun`]):
 //! - a client policy chooses each read's coordinator: a project policy through the driver
 //!   adapter, or the driver's own token-aware `DefaultPolicy` (`driver-default`, what
-//!   applications run);
+//!   applications run); `java:NAME` runs through the Apache Cassandra Java driver instead
+//!   (`java:default`: its own DefaultLoadBalancingPolicy, [`crate::loadgen::java`]);
 //! - a coordinator policy orders the replicas inside Cassandra: Cassandra's own dynamic snitch
 //!   (`dynamic-snitch`, as shipped: the baseline), or the replica-lb plug-in's `naive`, `hwlb`
 //!   or `unified` ([`crate::cassandra::plugin`]), switched at run time.
@@ -66,7 +67,8 @@ pub fn runs(items: &[String], scenario: &workload::scenario::Scenario) -> Result
     for item in items {
         let item = item.trim();
         let client_of = |name: &str| ClientChoice::parse(name, params_of(name)).map_err(|e| format!("--policy {item}: {e}"));
-        let (client, coordinator) = match (item.split_once('/'), ClientChoice::driver_own(item)) {
+        let own = ClientChoice::driver_own(item).map_err(|e| format!("--policy {item}: {e}"))?;
+        let (client, coordinator) = match (item.split_once('/'), own) {
             (Some((c, k)), _) => (client_of(c)?, Some(k)),
             (None, Some(own)) => (own, None),
             (None, None) => {
@@ -475,9 +477,18 @@ mod tests {
     #[test]
     fn run_items_name_a_client_a_coordinator_or_both() {
         let sc = gc_pause();
-        let items: Vec<String> = ["dynamic-snitch", "unified", "unified/unified", "c3", "driver-default", "c3/naive"]
-            .map(String::from)
-            .into();
+        let items: Vec<String> = [
+            "dynamic-snitch",
+            "unified",
+            "unified/unified",
+            "c3",
+            "driver-default",
+            "c3/naive",
+            "java:default",
+            "java:default/naive",
+        ]
+        .map(String::from)
+        .into();
         let r = runs(&items, &sc).unwrap();
         let sides: Vec<(&str, &str, &str)> = r
             .iter()
@@ -494,14 +505,21 @@ mod tests {
                 ("c3", "dynamic-snitch", "dynamic-snitch"),
                 ("random", "dynamic-snitch", "dynamic-snitch"),
                 ("c3", "naive", "naive"),
+                // The Java driver's default policy is modelled as the Rust driver's is.
+                ("random", "dynamic-snitch", "dynamic-snitch"),
+                ("random", "naive", "naive"),
             ]
         );
+        assert_eq!(r[6].client, ClientChoice::Java(crate::loadgen::java::JavaPolicy::Default));
+        assert_eq!(r[7].label, "java:default/naive");
         assert_eq!(r[1].client, ClientChoice::DriverDefault, "the client of a bare coordinator item");
         assert_eq!((r[5].sim.label.as_str(), r[5].sim.dir.as_str()), ("c3/naive", "c3/naive"));
         for (bad, says) in [
             ("c3/c3", "'c3' does not run inside Cassandra"),
             ("naive/naive", "naive"),
             ("nonesuch", "nonesuch"),
+            ("java:unified", "allowed: java:default"),
+            ("java:c3/naive", "allowed: java:default"),
         ] {
             let e = runs(&[bad.to_string()], &sc).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");

@@ -1,7 +1,9 @@
 //! Who chooses a driver session's coordinators, parsed and checked once at the edge: the
-//! driver's own token-aware `DefaultPolicy` ([`DRIVER_DEFAULT`]), or a registered client
-//! policy with its parameters. Past [`ClientChoice::parse`] nothing compares policy names.
+//! driver's own token-aware `DefaultPolicy` ([`DRIVER_DEFAULT`]), a registered client
+//! policy with its parameters, or a policy of the Apache Cassandra Java driver (`java:NAME`,
+//! [`JavaPolicy`]). Past [`ClientChoice::parse`] nothing compares policy names.
 
+pub use super::java::{JavaPolicy, JAVA_PREFIX};
 use policy::{registry, ParamTable, PolicyChoice, Side};
 
 /// The `--client-policy` name of the driver's own token-aware `DefaultPolicy`.
@@ -16,13 +18,17 @@ pub enum ClientChoice {
     /// A registered client policy with its parameters, through the driver adapter (on the
     /// node cluster, the load generator's own runtime).
     Policy(PolicyChoice),
+    /// A policy of the Apache Cassandra Java driver, requests through that driver
+    /// (`java:NAME`, [`super::java`]).
+    Java(JavaPolicy),
 }
 
 impl ClientChoice {
-    /// `name` with `params`: [`DRIVER_DEFAULT`] (which takes no parameters) or a registered
-    /// policy that serves the client side. The error is one line naming the value.
+    /// `name` with `params`: [`DRIVER_DEFAULT`] (which takes no parameters), `java:NAME` (a
+    /// policy of the Java driver, no parameters either) or a registered policy that serves the
+    /// client side. The error is one line naming the value.
     pub fn parse(name: &str, params: ParamTable) -> Result<ClientChoice, String> {
-        if let Some(own) = Self::driver_own(name) {
+        if let Some(own) = Self::driver_own(name)? {
             if !params.is_empty() {
                 return Err(format!("--client-param: {} takes no parameters", own.name()));
             }
@@ -39,9 +45,14 @@ impl ClientChoice {
             .map_err(|e| e.to_string())
     }
 
-    /// The driver's own policy called `name` ([`DRIVER_DEFAULT`]), if `name` is one.
-    pub fn driver_own(name: &str) -> Option<ClientChoice> {
-        (name == DRIVER_DEFAULT).then_some(ClientChoice::DriverDefault)
+    /// A driver's own policy called `name` (the Rust driver's [`DRIVER_DEFAULT`], or the Java
+    /// driver's `java:NAME`), if `name` names one; an error for a `java:` name the Java driver
+    /// does not have here.
+    pub fn driver_own(name: &str) -> Result<Option<ClientChoice>, String> {
+        if let Some(java) = name.strip_prefix(JAVA_PREFIX) {
+            return JavaPolicy::parse(java).map(|p| Some(ClientChoice::Java(p)));
+        }
+        Ok((name == DRIVER_DEFAULT).then_some(ClientChoice::DriverDefault))
     }
 
     /// Its name, as reports show it.
@@ -49,6 +60,7 @@ impl ClientChoice {
         match self {
             ClientChoice::DriverDefault => DRIVER_DEFAULT,
             ClientChoice::Policy(p) => p.name(),
+            ClientChoice::Java(p) => p.name(),
         }
     }
 
@@ -57,16 +69,16 @@ impl ClientChoice {
         matches!(self, ClientChoice::Policy(p) if p.info().polls_hit_rates)
     }
 
-    /// The simulator's client policy that models it: the policy itself, or token-aware
-    /// `random` with `params_of` its name for the driver's `DefaultPolicy`.
+    /// The simulator's client policy that models it: the policy itself, or for a driver's own
+    /// policy its model (token-aware `random` for both drivers' default policies) with
+    /// `params_of` its name.
     pub fn sim_model(&self, params_of: impl Fn(&str) -> ParamTable) -> Result<PolicyChoice, String> {
-        match self {
-            ClientChoice::DriverDefault => {
-                let name = super::client_policy::TOKEN_AWARE_RANDOM;
-                PolicyChoice::new(name, Side::Client, params_of(name)).map_err(|e| e.to_string())
-            }
-            ClientChoice::Policy(p) => Ok(p.clone()),
-        }
+        let model = match self {
+            ClientChoice::DriverDefault => super::client_policy::TOKEN_AWARE_RANDOM,
+            ClientChoice::Java(p) => p.sim_name(),
+            ClientChoice::Policy(p) => return Ok(p.clone()),
+        };
+        PolicyChoice::new(model, Side::Client, params_of(model)).map_err(|e| e.to_string())
     }
 }
 
@@ -96,5 +108,23 @@ mod tests {
         assert!(ClientChoice::parse("no-such-policy", ParamTable::new())
             .unwrap_err()
             .contains("no-such-policy"));
+    }
+
+    #[test]
+    fn a_java_driver_choice_is_typed_once() {
+        let none = |_: &str| ParamTable::new();
+        let j = ClientChoice::parse("java:default", ParamTable::new()).unwrap();
+        assert_eq!(j, ClientChoice::Java(JavaPolicy::Default));
+        // Modelled as the Rust driver's default is: token-aware random.
+        assert_eq!((j.name(), j.sim_model(none).unwrap().name()), ("java:default", "random"));
+        let mut p = ParamTable::new();
+        p.insert("x".into(), policy::ParamValue::Int(1));
+        assert!(ClientChoice::parse("java:default", p)
+            .unwrap_err()
+            .contains("java:default takes no parameters"));
+        for name in ["java:unified", "java:", "java:Default"] {
+            let e = ClientChoice::parse(name, ParamTable::new()).unwrap_err();
+            assert!(e.contains("allowed: java:default") && !e.contains('\n'), "{name}: {e}");
+        }
     }
 }

@@ -3,7 +3,9 @@
 //!
 //! The driver chooses each request's coordinator with the load-balancing policy of the
 //! session: any client-side policy of the project through [`replica_lb_driver::ReplicaLbPolicy`],
-//! or the driver's own token-aware `DefaultPolicy` ([`DRIVER_DEFAULT`], the baseline). Reads and
+//! or the driver's own token-aware `DefaultPolicy` ([`DRIVER_DEFAULT`], the baseline). A
+//! target whose policy is the Java driver's (`java:NAME`) runs through [`super::java`] instead,
+//! with the same report. Reads and
 //! writes are prepared statements (the only ones that carry a token). The method is the node
 //! cluster's, the one open loop ([`super::open_loop`]) over this transport: intended send
 //! times, latency from the intended send time, per-second lines and the same JSON report, plus which node
@@ -95,6 +97,12 @@ pub async fn connect(target: &CqlTarget, cl: ConsistencyLevel, timeout: Duration
         return Err("no contact points".into());
     }
     let (profile, adapter, polls_hit_rates) = match &target.policy {
+        ClientChoice::Java(p) => {
+            return Err(format!(
+                "{} runs through the Java driver (bench --driver java), not in a scylla driver session",
+                p.name()
+            ))
+        }
         ClientChoice::DriverDefault => {
             let p = DefaultPolicy::builder().token_aware(true).build();
             (ExecutionProfile::builder().load_balancing_policy(p), None, false)
@@ -178,11 +186,12 @@ pub struct CqlBenchReport {
     /// The same fields as the node cluster's report.
     #[serde(flatten)]
     pub report: BenchReport,
-    /// `cql`: requests went through the scylla Rust driver.
+    /// `cql`: requests went through the scylla Rust driver; `java`: through the Apache
+    /// Cassandra Java driver.
     pub transport: &'static str,
     /// Requests each node coordinated (answered ones), by its address.
     pub coordinators: BTreeMap<String, u64>,
-    /// The adapter's counters (absent for `driver-default`).
+    /// The adapter's counters (absent for `driver-default` and `java:default`).
     pub adapter: Option<AdapterCounters>,
 }
 
@@ -351,6 +360,9 @@ fn run(
     hooks: CqlHooks<'_>,
 ) -> Result<CqlBenchReport, String> {
     check_bench_options(opts)?;
+    if let ClientChoice::Java(policy) = target.policy {
+        return super::java::run(target, policy, opts, multi, on_second, hooks);
+    }
     let timeout = Duration::from_millis(opts.timeout_ms as u64);
     let cs = rt.block_on(connect(target, opts.cl, timeout))?;
     let statements = rt.block_on(async {

@@ -1,6 +1,7 @@
 //! The load generator: `load` writes keys 0..N-1; `bench` drives an open-loop load and
 //! reports latency, through one loop ([`open_loop`]) over a transport (gRPC to the project's
-//! nodes, CQL through the scylla Rust driver).
+//! nodes, CQL through the scylla Rust driver, CQL through the Apache Cassandra Java driver in a
+//! child JVM: [`java`]).
 //!
 //! Open loop: request i has an intended send time fixed in advance (Poisson or evenly spaced
 //! arrivals at the target rate) and its latency is measured from that time, not from when it
@@ -23,6 +24,7 @@ pub mod choice;
 pub mod client_policy;
 pub mod cql;
 mod cql_load;
+pub mod java;
 pub mod keys;
 pub mod open_loop;
 pub mod report;

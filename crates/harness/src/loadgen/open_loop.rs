@@ -9,9 +9,10 @@
 //!
 //! A transport sends requests and hears their ends: gRPC to the project's nodes
 //! ([`super::bench`], with the client policy's runtime in the loop's thread), CQL through the
-//! scylla Rust driver ([`super::cql`]); a Java-driver transport plugs in the same way. Its
-//! tasks report back on the loop's channel ([`Ctx::tx`]) and it ends each request once through
-//! [`Ctx::end`].
+//! scylla Rust driver ([`super::cql`]), and the Java driver in a child JVM ([`super::java`]).
+//! Its tasks report back on the loop's channel ([`Ctx::tx`]) and it ends each request once
+//! through [`Ctx::end`]. A transport whose client died says so ([`Transport::broken`]): the
+//! loop then stops at once (the transport has ended what it had out).
 
 use super::client_policy::Pending;
 use super::report::{second_line, SecondReport};
@@ -78,6 +79,11 @@ pub trait Transport {
     /// When its own timer wants the loop awake (`start`: the run's time origin).
     fn wake_at(&self, _start: Instant) -> Option<Instant> {
         None
+    }
+
+    /// Whether it can send nothing more (its client died; the run fails): the loop stops.
+    fn broken(&self) -> bool {
+        false
     }
 }
 
@@ -184,6 +190,9 @@ pub fn run<T: Transport>(
             transport.settle(msg, &mut cx);
         }
         transport.pump(Instant::now(), &mut cx);
+        if transport.broken() {
+            break;
+        }
         // Report every second that has ended.
         let now = Instant::now();
         while start + Duration::from_secs(reported as u64 + 1) <= now && (reported as f64) < opts.duration_s.ceil() {

@@ -1,0 +1,103 @@
+//! The Apache Cassandra Java driver in the load path, end to end on a real Apache Cassandra 5.0
+//! cluster (ignored by default; CI runs it):
+//!
+//! ```sh
+//! cargo test --release -p replica-lb --test cassandra_java -- --ignored
+//! ```
+//!
+//! `cluster up --engine cassandra --nodes 3` (Cassandra as shipped), `load`, then the same
+//! open-loop `bench` through the Java driver's own DefaultLoadBalancingPolicy (`--driver java`,
+//! the runner built with Maven on first use) and through the scylla Rust driver's
+//! `driver-default`, side by side. The cluster listens on loopback only and is stopped even
+//! when the test fails; the whole test takes under 3 minutes here once the jars are cached.
+
+use std::path::Path;
+use std::time::Instant;
+
+mod common;
+use common::{run_ok as run, ClusterGuard as Cluster};
+
+fn bench(dir: &Path, driver: &str, policy: &str) -> serde_json::Value {
+    let out = dir.join(format!("bench-{driver}.json"));
+    let d = dir.to_str().unwrap();
+    let stdout = run(&[
+        "bench",
+        "--cluster",
+        d,
+        "--driver",
+        driver,
+        "--client-policy",
+        policy,
+        "--rate",
+        "200",
+        "--duration-s",
+        "6",
+        "--cl",
+        "one",
+        "--timeout-ms",
+        "2000",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    eprintln!("{driver}:\n{stdout}");
+    serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap()
+}
+
+#[test]
+#[ignore = "starts a real 3-node Cassandra cluster (~1 GB per node) and a JVM of the Java driver"]
+fn bench_through_the_java_driver() {
+    let dir = std::env::temp_dir().join(format!("rlb-cassandra-java-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().unwrap().to_string();
+    let cluster = Cluster(dir.clone());
+    let started = Instant::now();
+    run(&["cluster", "up", "--engine", "cassandra", "--nodes", "3", "--dir", &d]);
+    eprintln!("3 Cassandra nodes up in {:.0} s", started.elapsed().as_secs_f64());
+    run(&["load", "--cluster", &d, "--keys", "2000", "--cl", "all"]);
+
+    let java = bench(&dir, "java", "default");
+    let rust = bench(&dir, "rust", "driver-default");
+    for (name, r) in [("java", &java), ("rust", &rust)] {
+        eprintln!(
+            "{name}: requests {} completed {} errors {} timeouts {} p50 {} p99 {} p99.9 {} coordinators {}",
+            r["requests"],
+            r["completed"],
+            r["errors"],
+            r["timeouts"],
+            r["latency_ms"]["p50"],
+            r["latency_ms"]["p99"],
+            r["latency_ms"]["p999"],
+            r["coordinators"]
+        );
+        // The same report, key for key.
+        let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(keys(r), keys(&rust), "{name}: the report's keys");
+    }
+    assert_eq!(java["transport"], "java");
+    assert_eq!(java["client_policy"], "java:default");
+    assert!(java["adapter"].is_null(), "the driver's own policy has no counters");
+    assert_eq!(rust["transport"], "cql");
+    let requests = java["requests"].as_u64().unwrap();
+    let completed = java["completed"].as_u64().unwrap();
+    assert!(requests > 800 && completed > 0, "{java}");
+    assert_eq!(
+        completed + java["errors"].as_u64().unwrap() + java["timeouts"].as_u64().unwrap(),
+        requests,
+        "every request ended once"
+    );
+    assert!(completed * 100 >= requests * 99, "a healthy cluster answers: {java}");
+    assert!(java["latency_ms"]["p9999"].is_number());
+    // Token-aware over three replicas of each key: every node coordinates a good share.
+    let coordinators = java["coordinators"].as_object().unwrap();
+    assert_eq!(coordinators.len(), 3, "{coordinators:?}");
+    for (node, n) in coordinators {
+        assert!(n.as_u64().unwrap() * 6 >= completed, "{node} coordinated {n} of {completed}");
+        assert!(node.starts_with("127.0.1."), "{node}: the address the node advertises");
+    }
+    let total: u64 = coordinators.values().map(|n| n.as_u64().unwrap()).sum();
+    assert_eq!(total, completed);
+
+    run(&["cluster", "down", "--dir", &d]);
+    drop(cluster);
+    let _ = std::fs::remove_dir_all(&dir);
+}
