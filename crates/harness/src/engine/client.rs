@@ -147,7 +147,9 @@ mod tests {
         let node = ClientTarget::Node("unused".into());
         let c = node.client_choice(None, None, ParamTable::new()).unwrap();
         assert_eq!(c.name(), "random");
-        let e = node.client_choice(None, Some(DRIVER_DEFAULT), ParamTable::new()).unwrap_err();
+        let e = node
+            .client_choice(None, Some(crate::loadgen::cql::DRIVER_DEFAULT), ParamTable::new())
+            .unwrap_err();
         assert!(
             e.usage && e.message.contains("driver-default is the scylla driver's own policy"),
             "{e:?}"
@@ -155,7 +157,10 @@ mod tests {
         let e = node.client_choice(None, Some("hwlb"), ParamTable::new()).unwrap_err();
         assert!(e.usage && e.message.contains("'hwlb'"), "{e:?}");
         let cql = ClientTarget::Cql(Vec::new());
-        assert_eq!(cql.client_choice(None, None, ParamTable::new()).unwrap(), ClientChoice::DriverDefault);
+        assert_eq!(
+            cql.client_choice(None, None, ParamTable::new()).unwrap(),
+            ClientChoice::DriverDefault
+        );
         assert_eq!(cql.client_choice(None, Some("c3"), ParamTable::new()).unwrap().name(), "c3");
     }
 }
