@@ -3,7 +3,7 @@
 //! [`Event`]s; the queue keeps them packed into 32-byte entries (the kind rides in the key's low
 //! bits, under the sequence number), compared as one `u128`.
 //!
-//! Two structures hold them: a binary min-heap, and a FIFO lane for messages on the network.
+//! Two structures hold them: a 4-ary min-heap, and a FIFO lane for messages on the network.
 //! Messages mostly take the same one-way delay, so each is due no earlier than the one sent
 //! before it: such a message is appended to the lane (already in key order) instead of being
 //! sifted through the heap. A message due earlier than the lane's last entry (another zone, a
@@ -291,6 +291,28 @@ fn is_message(kind: Kind) -> bool {
     )
 }
 
+/// Children per heap entry: a 4-ary heap is half as deep as a binary one, and an entry's four
+/// children (128 bytes) span two or three cache lines, so a sift through a heap of tens of
+/// thousands of events (a large cluster) misses the cache about half as often.
+const ARITY: usize = 4;
+
+/// The earliest of the (up to [`ARITY`]) siblings starting at index `first` (`None`: no such
+/// entry). Keys are unique (the sequence number is part of them), so the earliest is unique.
+#[inline(always)]
+fn min_child(heap: &[Entry], first: usize) -> Option<usize> {
+    let end = heap.len().min(first + ARITY);
+    if first >= end {
+        return None;
+    }
+    let mut best = first;
+    for i in first + 1..end {
+        if heap[i].key < heap[best].key {
+            best = i;
+        }
+    }
+    Some(best)
+}
+
 /// The simulator's agenda.
 ///
 /// A popped event stays at the root until the next push or pop: the engine handles it and
@@ -350,7 +372,7 @@ impl Queue {
         let heap = &mut self.heap[..];
         let mut i = heap.len() - 1;
         while i > 0 {
-            let parent = (i - 1) / 2;
+            let parent = (i - 1) / ARITY;
             if heap[parent].key <= e.key {
                 break;
             }
@@ -385,10 +407,7 @@ impl Queue {
     #[inline]
     pub fn peek_next(&self) -> Option<Event> {
         let heap_min = if self.root_taken {
-            match (self.heap.get(1), self.heap.get(2)) {
-                (Some(a), Some(b)) => Some(if b.key < a.key { b } else { a }),
-                (a, _) => a,
-            }
+            min_child(&self.heap, 1).map(|i| &self.heap[i])
         } else {
             self.heap.first()
         };
@@ -421,20 +440,22 @@ impl Queue {
             }
         }
         let h = &self.heap;
-        // The heap's two earliest: its root and the earlier child, or (the root handed out)
-        // the earlier of the two subheaps' roots and the earliest of the other root and the
-        // earlier one's children.
+        // The heap's two earliest: its root and its earliest child, or (the root handed out)
+        // the earliest of the subheaps' roots and the earliest of the other roots and that
+        // one's children.
         let (h1, h2) = if self.root_taken {
-            let (a, b) = (h.get(1), h.get(2));
-            match (a, b) {
-                (Some(x), Some(y)) => {
-                    let (m, i, other) = if y.key < x.key { (y, 2, x) } else { (x, 1, y) };
-                    (Some(m), earlier(Some(other), earlier(h.get(2 * i + 1), h.get(2 * i + 2))))
+            match min_child(h, 1) {
+                Some(m) => {
+                    let mut second = min_child(h, ARITY * m + 1).map(|i| &h[i]);
+                    for i in (1..=ARITY).filter(|&i| i != m) {
+                        second = earlier(second, h.get(i));
+                    }
+                    (Some(&h[m]), second)
                 }
-                (x, _) => (x, earlier(h.get(3), h.get(4))),
+                None => (None, None),
             }
         } else {
-            (h.first(), earlier(h.get(1), h.get(2)))
+            (h.first(), min_child(h, 1).map(|i| &h[i]))
         };
         let (l1, l2) = (self.lane.get(0), self.lane.get(1));
         let (first, second) = match (h1, l1) {
@@ -460,45 +481,30 @@ impl Queue {
     /// soon, so it stops early).
     #[inline]
     fn sink_from_root(&mut self, e: Entry) {
-        let heap = &mut self.heap[..];
-        let len = heap.len();
         let mut hole = 0;
-        let mut child = 1;
-        while child < len {
-            if child + 1 < len && heap[child + 1].key < heap[child].key {
-                child += 1;
-            }
-            if e.key <= heap[child].key {
+        while let Some(child) = min_child(&self.heap, ARITY * hole + 1) {
+            if e.key <= self.heap[child].key {
                 break;
             }
-            heap[hole] = heap[child];
+            self.heap[hole] = self.heap[child];
             hole = child;
-            child = 2 * hole + 1;
         }
-        heap[hole] = e;
+        self.heap[hole] = e;
     }
 
     /// Fills the hole at the root with `e`: the hole first sinks to the bottom along the
-    /// smaller children, then `e` rises from there (it usually belongs near the bottom, so this
+    /// earliest children, then `e` rises from there (it usually belongs near the bottom, so this
     /// takes fewer comparisons than sinking `e` itself).
     #[inline]
     fn sift_down_from_root(&mut self, e: Entry) {
-        let heap = &mut self.heap[..];
-        let len = heap.len();
         let mut hole = 0;
-        let mut child = 1;
-        while child + 1 < len {
-            child += (heap[child + 1].key < heap[child].key) as usize;
-            heap[hole] = heap[child];
-            hole = child;
-            child = 2 * hole + 1;
-        }
-        if child < len {
-            heap[hole] = heap[child];
+        while let Some(child) = min_child(&self.heap, ARITY * hole + 1) {
+            self.heap[hole] = self.heap[child];
             hole = child;
         }
+        let heap = &mut self.heap[..];
         while hole > 0 {
-            let parent = (hole - 1) / 2;
+            let parent = (hole - 1) / ARITY;
             if heap[parent].key <= e.key {
                 break;
             }

@@ -351,7 +351,8 @@ impl<'s> Sim<'s> {
             Event::Arrival { client } => {
                 if let (Some(c), Some(r)) = (self.clients.get(client as usize), self.requesters.get(client as usize)) {
                     crate::prefetch::lines(c);
-                    crate::prefetch::lines(r);
+                    crate::prefetch::lines(&r.timer_at);
+                    r.rt.prefetch_hot();
                 }
             }
             Event::AtReplica { op, node } | Event::StageDone { op, node, .. } => {
@@ -363,7 +364,8 @@ impl<'s> Sim<'s> {
             Event::ReplyArrives { op, requester } => {
                 self.ops.prefetch(op.index);
                 if let Some(r) = self.requesters.get(requester as usize) {
-                    crate::prefetch::lines(r);
+                    crate::prefetch::lines(&r.timer_at);
+                    r.rt.prefetch_hot();
                 }
             }
             Event::AtCoordinator { req } | Event::AtClient { req } => self.reqs.prefetch(req.index),
