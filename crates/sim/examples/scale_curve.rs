@@ -48,7 +48,7 @@ fn main() {
             ];
             let edited = apply_overrides(&text, &sets).expect("overrides apply");
             let sc = parse(&edited, "c3-time-varying").expect("valid scenario");
-            let spec = parse_list(Some(&policy), &sc).expect("policy")[0].clone();
+            let spec = parse_list(Some(policy.as_str()), &sc).expect("policy")[0].clone();
             let (cpu0, wall0) = (thread_cpu_ns(), Instant::now());
             let out = Sim::new(&sc, &spec, sc.seed).expect("builds").run(None);
             let wall = wall0.elapsed().as_secs_f64();
