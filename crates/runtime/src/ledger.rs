@@ -12,6 +12,18 @@
 
 use policy::{NodeId, MAX_REPLICAS};
 
+/// Hints the CPU to fetch the cache line holding `*r` (no effect on results).
+#[inline(always)]
+pub(crate) fn prefetch<T: ?Sized>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never dereferences; the address is that of a live reference.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>((r as *const T).cast::<i8>())
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
+}
+
 /// One planned request's sends. Copy it freely: it is two integers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct DispatchId {
@@ -57,26 +69,43 @@ pub enum Accounting {
     Unknown,
 }
 
+/// Sends whose node a slot keeps inline; a dispatch with more sends keeps all of them in a
+/// spill entry of [`MAX_REPLICAS`] nodes (speculative and fallback sends past a small replica
+/// set: rare).
+const INLINE: usize = 4;
+
+/// No slot / no spill entry.
+const NONE: u32 = u32::MAX;
+
+/// One dispatch, packed into 32 bytes (two to a cache line): with thousands of senders each
+/// send and each end touches its slot cold, so a slot is one line, not three.
 #[derive(Clone, Debug)]
 struct Slot {
     gen: u32,
+    /// While the slot is free: the next free slot ([`NONE`]: the last). While live: the spill
+    /// entry holding its nodes once it has more than [`INLINE`] sends ([`NONE`]: none).
+    link: u32,
+    /// Bit i set: send i has ended.
+    ended: u64,
+    /// The nodes of sends 0..INLINE (all of them while `sent <= INLINE`).
+    nodes: [NodeId; INLINE],
     live: bool,
     closed: bool,
     sent: u8,
-    /// Bit i set: send i has ended.
-    ended: u64,
-    nodes: [NodeId; MAX_REPLICAS],
 }
+
+const _: () = assert!(std::mem::size_of::<Slot>() <= 32);
 
 impl Default for Slot {
     fn default() -> Self {
         Slot {
             gen: 0,
+            link: NONE,
+            ended: 0,
+            nodes: [NodeId(0); INLINE],
             live: false,
             closed: false,
             sent: 0,
-            ended: 0,
-            nodes: [NodeId(0); MAX_REPLICAS],
         }
     }
 }
@@ -88,16 +117,31 @@ impl Slot {
 }
 
 /// The ledger: every dispatch still open or with a send still out.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Ledger {
     slots: Vec<Slot>,
-    free: Vec<u32>,
-    /// Sends out per node, for the nodes with some out only (any order): its length is at
-    /// most the sends out, not the cluster size, so a fleet of senders over a large cluster
-    /// costs memory per send, not per node.
-    in_flight: Vec<(NodeId, u32)>,
+    /// The first free slot, the head of a list threaded through the free slots' `link`
+    /// (last freed first, so the slot reused is the one touched last).
+    free: u32,
+    /// The nodes of dispatches with more than [`INLINE`] sends, all of them by send position.
+    spill: Vec<[NodeId; MAX_REPLICAS]>,
+    /// Spill entries not in use.
+    spill_free: Vec<u32>,
     outstanding: u64,
     open: u64,
+}
+
+impl Default for Ledger {
+    fn default() -> Self {
+        Ledger {
+            slots: Vec::new(),
+            free: NONE,
+            spill: Vec::new(),
+            spill_free: Vec::new(),
+            outstanding: 0,
+            open: 0,
+        }
+    }
 }
 
 impl Ledger {
@@ -115,22 +159,41 @@ impl Ledger {
     /// Takes a free slot (or a new one) for a dispatch: live, open, nothing sent; counted open.
     #[inline]
     fn claim(&mut self) -> (DispatchId, &mut Slot) {
-        let slot = match self.free.pop() {
-            Some(s) => s,
-            None => {
-                self.slots.push(Slot::default());
-                (self.slots.len() - 1) as u32
-            }
+        let slot = if self.free != NONE {
+            let slot = self.free;
+            self.free = self.slots[slot as usize].link;
+            slot
+        } else {
+            self.slots.push(Slot::default());
+            (self.slots.len() - 1) as u32
         };
         self.open += 1;
         let s = &mut self.slots[slot as usize];
         debug_assert!(!s.live);
         s.gen = s.gen.wrapping_add(1);
+        s.link = NONE;
         s.live = true;
         s.closed = false;
         s.sent = 0;
         s.ended = 0;
         (DispatchId { slot, gen: s.gen }, s)
+    }
+
+    /// Hints the CPU to fetch the slot the next dispatch will take (no effect on results):
+    /// for a caller that knows a dispatch is coming, while it does other work.
+    #[inline]
+    pub fn prefetch_next(&self) {
+        if let Some(s) = self.slots.get(self.free as usize) {
+            prefetch(s);
+        }
+    }
+
+    /// Hints the CPU to fetch the slot `ticket` ends in (no effect on results).
+    #[inline]
+    pub fn prefetch_ticket(&self, ticket: Ticket) {
+        if let Some(s) = self.slots.get(ticket.dispatch.slot as usize) {
+            prefetch(s);
+        }
     }
 
     /// Opens a dispatch with one send, to `node`, already closed (no more sends will follow):
@@ -142,35 +205,58 @@ impl Ledger {
         s.closed = true;
         s.sent = 1;
         s.nodes[0] = node;
-        self.count_send(node);
+        self.outstanding += 1;
         Ticket { dispatch: id, pos: 0 }
+    }
+
+    /// The node of send `pos` of slot `slot` (which has made it).
+    #[inline]
+    fn node_at(&self, slot: &Slot, pos: u8) -> NodeId {
+        debug_assert!(pos < slot.sent);
+        if slot.link == NONE {
+            slot.nodes[pos as usize]
+        } else {
+            self.spill[slot.link as usize][pos as usize]
+        }
     }
 
     /// Records a send of dispatch `id` to `node`; `None` when the dispatch is closed or gone,
     /// already sent to `node`, or full.
     pub fn send(&mut self, id: DispatchId, node: NodeId) -> Option<Ticket> {
-        let s = self.slots.get_mut(id.slot as usize)?;
+        let s = self.slots.get(id.slot as usize)?;
         if !s.live || s.gen != id.gen || s.closed || s.sent as usize >= MAX_REPLICAS {
             return None;
         }
-        if s.nodes[..s.sent as usize].contains(&node) {
+        if (0..s.sent).any(|p| self.node_at(s, p) == node) {
             return None;
         }
         let pos = s.sent;
-        s.nodes[pos as usize] = node;
-        s.sent += 1;
-        self.count_send(node);
-        Some(Ticket { dispatch: id, pos })
-    }
-
-    /// Counts one more send out to `node`.
-    #[inline]
-    fn count_send(&mut self, node: NodeId) {
-        match self.in_flight.iter_mut().find(|(n, _)| *n == node) {
-            Some((_, count)) => *count += 1,
-            None => self.in_flight.push((node, 1)),
+        if (pos as usize) < INLINE {
+            self.slots[id.slot as usize].nodes[pos as usize] = node;
+        } else {
+            if pos as usize == INLINE {
+                // The first send past the inline ones: every node moves to a spill entry.
+                let mut all = [NodeId(0); MAX_REPLICAS];
+                all[..INLINE].copy_from_slice(&s.nodes);
+                let e = match self.spill_free.pop() {
+                    Some(e) => {
+                        self.spill[e as usize] = all;
+                        e
+                    }
+                    None => {
+                        self.spill.push(all);
+                        (self.spill.len() - 1) as u32
+                    }
+                };
+                self.slots[id.slot as usize].link = e;
+            }
+            let e = self.slots[id.slot as usize].link;
+            self.spill[e as usize][pos as usize] = node;
         }
+        let s = &mut self.slots[id.slot as usize];
+        s.sent += 1;
         self.outstanding += 1;
+        Some(Ticket { dispatch: id, pos })
     }
 
     /// Ends the send `ticket`; returns the node it went to.
@@ -197,15 +283,9 @@ impl Ledger {
             return Err(Accounting::Duplicate);
         }
         s.ended |= bit;
-        let node = s.nodes[ticket.pos as usize];
-        let at = self.in_flight.iter().position(|(n, _)| *n == node);
-        let Some(at) = at.filter(|&i| self.in_flight[i].1 > 0) else {
-            panic!("in-flight count of node {node} would underflow");
-        };
-        self.in_flight[at].1 -= 1;
-        if self.in_flight[at].1 == 0 {
-            self.in_flight.swap_remove(at);
-        }
+        let s = &self.slots[id.slot as usize];
+        let node = self.node_at(s, ticket.pos);
+        debug_assert!(self.outstanding > 0, "sends out would underflow");
         self.outstanding -= 1;
         self.free_if_done(id.slot);
         Ok(node)
@@ -217,7 +297,7 @@ impl Ledger {
         s.into_iter().flat_map(move |s| {
             (0..s.sent)
                 .filter(move |&p| s.ended & (1u64 << p) == 0)
-                .map(move |p| (Ticket { dispatch: id, pos: p }, s.nodes[p as usize]))
+                .map(move |p| (Ticket { dispatch: id, pos: p }, self.node_at(s, p)))
         })
     }
 
@@ -237,14 +317,27 @@ impl Ledger {
         let s = &mut self.slots[slot as usize];
         if s.closed && s.open_sends() == 0 {
             s.live = false;
+            if s.link != NONE {
+                self.spill_free.push(s.link);
+            }
+            s.link = self.free;
+            self.free = slot;
             self.open -= 1;
-            self.free.push(slot);
         }
     }
 
-    /// Sends out to `node` right now.
+    /// Sends out to `node` right now. A diagnostic: it walks every live dispatch (the hot path
+    /// keeps no count per node, so a sender costs nothing per node of a large cluster).
     pub fn in_flight(&self, node: NodeId) -> u32 {
-        self.in_flight.iter().find(|(n, _)| *n == node).map_or(0, |&(_, count)| count)
+        let mut n = 0;
+        for s in self.slots.iter().filter(|s| s.live) {
+            for p in 0..s.sent {
+                if s.ended & (1u64 << p) == 0 && self.node_at(s, p) == node {
+                    n += 1;
+                }
+            }
+        }
+        n
     }
 
     /// Sends out to any node right now.
@@ -316,5 +409,44 @@ mod tests {
         assert_eq!(l.open_sends(second).collect::<Vec<_>>(), [(u, NodeId(0))]);
         assert_eq!(l.end(u), Ok(NodeId(0)));
         assert_eq!(l.end(DispatchId { slot: 9, gen: 1 }.ticket(0)), Err(Accounting::Unknown));
+    }
+
+    #[test]
+    fn a_dispatch_past_the_inline_sends_spills_and_frees_its_spill() {
+        let mut l = Ledger::new();
+        for round in 0..3 {
+            let id = l.open();
+            let tickets: Vec<Ticket> = (0..10u16).map(|n| l.send(id, NodeId(n)).unwrap()).collect();
+            assert!(l.send(id, NodeId(7)).is_none(), "one send per node, spilled ones too");
+            assert_eq!(l.in_flight(NodeId(7)), 1);
+            assert_eq!(l.outstanding(), 10);
+            let open: Vec<NodeId> = l.open_sends(id).map(|(_, n)| n).collect();
+            assert_eq!(open, (0..10u16).map(NodeId).collect::<Vec<_>>());
+            for (n, &t) in tickets.iter().enumerate().rev() {
+                assert_eq!(l.end(t), Ok(NodeId(n as u16)));
+            }
+            l.close(id);
+            assert_eq!((l.outstanding(), l.live_dispatches()), (0, 0));
+            assert_eq!(l.spill.len(), 1, "round {round}: the spill entry is reused");
+        }
+        // A reused slot starts inline again.
+        let t = l.send_one(NodeId(42));
+        assert_eq!(l.end(t), Ok(NodeId(42)));
+    }
+
+    #[test]
+    fn in_flight_counts_every_open_send_to_a_node() {
+        let mut l = Ledger::new();
+        let a = l.send_one(NodeId(1));
+        let b = l.send_one(NodeId(1));
+        let id = l.open();
+        let c = l.send(id, NodeId(1)).unwrap();
+        l.send(id, NodeId(2)).unwrap();
+        assert_eq!((l.in_flight(NodeId(1)), l.in_flight(NodeId(2)), l.in_flight(NodeId(3))), (3, 1, 0));
+        l.end(a).unwrap();
+        l.end(c).unwrap();
+        assert_eq!(l.in_flight(NodeId(1)), 1);
+        l.end(b).unwrap();
+        assert_eq!(l.in_flight(NodeId(1)), 0);
     }
 }

@@ -48,6 +48,12 @@ impl<T: Copy> Lane<T> {
         (!self.is_empty()).then(|| &self.ring[self.head & self.mask()])
     }
 
+    /// The `i`-th oldest item.
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> Option<&T> {
+        (i < self.len()).then(|| &self.ring[self.head.wrapping_add(i) & self.mask()])
+    }
+
     /// The newest item.
     #[inline(always)]
     pub fn back(&self) -> Option<&T> {

@@ -3,7 +3,7 @@
 //! [`Event`]s; the queue keeps them packed into 32-byte entries (the kind rides in the key's low
 //! bits, under the sequence number), compared as one `u128`.
 //!
-//! Two structures hold them: a binary min-heap, and a FIFO lane for messages on the network.
+//! Two structures hold them: a 4-ary min-heap, and a FIFO lane for messages on the network.
 //! Messages mostly take the same one-way delay, so each is due no earlier than the one sent
 //! before it: such a message is appended to the lane (already in key order) instead of being
 //! sifted through the heap. A message due earlier than the lane's last entry (another zone, a
@@ -48,6 +48,9 @@ pub enum Event {
     AtReplica {
         /// The op.
         op: Ref,
+        /// The op's node (the op record says so too; carried so that the node's record can be
+        /// fetched before the event is handled).
+        node: u16,
     },
     /// A stage finished serving an op.
     StageDone {
@@ -57,11 +60,15 @@ pub enum Event {
         stage: StageKind,
         /// The node's generation when the service started (a crash since voids it).
         node_gen: u32,
+        /// The op's node (carried for prefetching, as in `AtReplica`).
+        node: u16,
     },
     /// A replica's reply reaches the requester.
     ReplyArrives {
         /// The op.
         op: Ref,
+        /// The op's requester (carried for prefetching, as `AtReplica`'s node).
+        requester: u32,
     },
     /// The coordinator's answer reaches the client.
     AtClient {
@@ -162,12 +169,17 @@ impl Event {
         match self {
             E::Arrival { client } => (Kind::Arrival, client, 0, 0),
             E::AtCoordinator { req } => (Kind::AtCoordinator, req.index, req.gen, 0),
-            E::AtReplica { op } => (Kind::AtReplica, op.index, op.gen, 0),
-            E::StageDone { op, stage, node_gen } => {
+            E::AtReplica { op, node } => (Kind::AtReplica, op.index, op.gen, node as u64),
+            E::StageDone { op, stage, node_gen, node } => {
                 let disk = (stage == StageKind::Disk) as u64;
-                (Kind::StageDone, op.index, op.gen, (node_gen as u64) << 1 | disk)
+                (
+                    Kind::StageDone,
+                    op.index,
+                    op.gen,
+                    (node as u64) << 48 | (node_gen as u64) << 1 | disk,
+                )
             }
-            E::ReplyArrives { op } => (Kind::ReplyArrives, op.index, op.gen, 0),
+            E::ReplyArrives { op, requester } => (Kind::ReplyArrives, op.index, op.gen, requester as u64),
             E::AtClient { req } => (Kind::AtClient, req.index, req.gen, 0),
             E::Speculate { req } => (Kind::Speculate, req.index, req.gen, 0),
             E::RuntimeTimer { requester } => (Kind::RuntimeTimer, requester, 0, 0),
@@ -199,13 +211,17 @@ impl Event {
         match kind {
             Kind::Arrival => E::Arrival { client: a },
             Kind::AtCoordinator => E::AtCoordinator { req: r },
-            Kind::AtReplica => E::AtReplica { op: r },
+            Kind::AtReplica => E::AtReplica { op: r, node: c as u16 },
             Kind::StageDone => E::StageDone {
                 op: r,
                 stage: if c & 1 == 1 { StageKind::Disk } else { StageKind::Cpu },
                 node_gen: (c >> 1) as u32,
+                node: (c >> 48) as u16,
             },
-            Kind::ReplyArrives => E::ReplyArrives { op: r },
+            Kind::ReplyArrives => E::ReplyArrives {
+                op: r,
+                requester: c as u32,
+            },
             Kind::AtClient => E::AtClient { req: r },
             Kind::Speculate => E::Speculate { req: r },
             Kind::RuntimeTimer => E::RuntimeTimer { requester: a },
@@ -275,6 +291,28 @@ fn is_message(kind: Kind) -> bool {
     )
 }
 
+/// Children per heap entry: a 4-ary heap is half as deep as a binary one, and an entry's four
+/// children (128 bytes) span two or three cache lines, so a sift through a heap of tens of
+/// thousands of events (a large cluster) misses the cache about half as often.
+const ARITY: usize = 4;
+
+/// The earliest of the (up to [`ARITY`]) siblings starting at index `first` (`None`: no such
+/// entry). Keys are unique (the sequence number is part of them), so the earliest is unique.
+#[inline(always)]
+fn min_child(heap: &[Entry], first: usize) -> Option<usize> {
+    let end = heap.len().min(first + ARITY);
+    if first >= end {
+        return None;
+    }
+    let mut best = first;
+    for i in first + 1..end {
+        if heap[i].key < heap[best].key {
+            best = i;
+        }
+    }
+    Some(best)
+}
+
 /// The simulator's agenda.
 ///
 /// A popped event stays at the root until the next push or pop: the engine handles it and
@@ -334,7 +372,7 @@ impl Queue {
         let heap = &mut self.heap[..];
         let mut i = heap.len() - 1;
         while i > 0 {
-            let parent = (i - 1) / 2;
+            let parent = (i - 1) / ARITY;
             if heap[parent].key <= e.key {
                 break;
             }
@@ -369,10 +407,7 @@ impl Queue {
     #[inline]
     pub fn peek_next(&self) -> Option<Event> {
         let heap_min = if self.root_taken {
-            match (self.heap.get(1), self.heap.get(2)) {
-                (Some(a), Some(b)) => Some(if b.key < a.key { b } else { a }),
-                (a, _) => a,
-            }
+            min_child(&self.heap, 1).map(|i| &self.heap[i])
         } else {
             self.heap.first()
         };
@@ -391,6 +426,47 @@ impl Queue {
         Some(Event::unpack(KINDS[(e.key & ((1 << KIND_BITS) - 1)) as usize], e.a, e.b, e.c))
     }
 
+    /// The two events most likely to come next (see [`Self::peek_next`]): the earliest two
+    /// waiting, for prefetching the records of the second one while the current event is
+    /// handled (and the records those records name for the first). It changes nothing in the
+    /// order.
+    #[inline]
+    pub fn peek_two(&self) -> (Option<Event>, Option<Event>) {
+        fn earlier<'a>(x: Option<&'a Entry>, y: Option<&'a Entry>) -> Option<&'a Entry> {
+            match (x, y) {
+                (Some(a), Some(b)) => Some(if b.key < a.key { b } else { a }),
+                (a, None) => a,
+                (None, b) => b,
+            }
+        }
+        let h = &self.heap;
+        // The heap's two earliest: its root and its earliest child, or (the root handed out)
+        // the earliest of the subheaps' roots and the earliest of the other roots and that
+        // one's children.
+        let (h1, h2) = if self.root_taken {
+            match min_child(h, 1) {
+                Some(m) => {
+                    let mut second = min_child(h, ARITY * m + 1).map(|i| &h[i]);
+                    for i in (1..=ARITY).filter(|&i| i != m) {
+                        second = earlier(second, h.get(i));
+                    }
+                    (Some(&h[m]), second)
+                }
+                None => (None, None),
+            }
+        } else {
+            (h.first(), min_child(h, 1).map(|i| &h[i]))
+        };
+        let (l1, l2) = (self.lane.get(0), self.lane.get(1));
+        let (first, second) = match (h1, l1) {
+            (Some(a), Some(b)) if b.key < a.key => (Some(b), earlier(h1, l2)),
+            (Some(_), _) => (h1, earlier(h2, l1)),
+            (None, _) => (l1, l2),
+        };
+        let unpack = |e: &Entry| Event::unpack(KINDS[(e.key & ((1 << KIND_BITS) - 1)) as usize], e.a, e.b, e.c);
+        (first.map(unpack), second.map(unpack))
+    }
+
     /// Removes the root (already handed out): the last entry fills its place.
     #[inline]
     fn remove_root(&mut self) {
@@ -405,45 +481,30 @@ impl Queue {
     /// soon, so it stops early).
     #[inline]
     fn sink_from_root(&mut self, e: Entry) {
-        let heap = &mut self.heap[..];
-        let len = heap.len();
         let mut hole = 0;
-        let mut child = 1;
-        while child < len {
-            if child + 1 < len && heap[child + 1].key < heap[child].key {
-                child += 1;
-            }
-            if e.key <= heap[child].key {
+        while let Some(child) = min_child(&self.heap, ARITY * hole + 1) {
+            if e.key <= self.heap[child].key {
                 break;
             }
-            heap[hole] = heap[child];
+            self.heap[hole] = self.heap[child];
             hole = child;
-            child = 2 * hole + 1;
         }
-        heap[hole] = e;
+        self.heap[hole] = e;
     }
 
     /// Fills the hole at the root with `e`: the hole first sinks to the bottom along the
-    /// smaller children, then `e` rises from there (it usually belongs near the bottom, so this
+    /// earliest children, then `e` rises from there (it usually belongs near the bottom, so this
     /// takes fewer comparisons than sinking `e` itself).
     #[inline]
     fn sift_down_from_root(&mut self, e: Entry) {
-        let heap = &mut self.heap[..];
-        let len = heap.len();
         let mut hole = 0;
-        let mut child = 1;
-        while child + 1 < len {
-            child += (heap[child + 1].key < heap[child].key) as usize;
-            heap[hole] = heap[child];
-            hole = child;
-            child = 2 * hole + 1;
-        }
-        if child < len {
-            heap[hole] = heap[child];
+        while let Some(child) = min_child(&self.heap, ARITY * hole + 1) {
+            self.heap[hole] = self.heap[child];
             hole = child;
         }
+        let heap = &mut self.heap[..];
         while hole > 0 {
-            let parent = (hole - 1) / 2;
+            let parent = (hole - 1) / ARITY;
             if heap[parent].key <= e.key {
                 break;
             }
@@ -479,6 +540,7 @@ mod tests {
             8,
             Event::AtReplica {
                 op: Ref { index: 1, gen: 0 },
+                node: 3,
             },
         );
         let (mut popped, mut peeked) = (Vec::new(), Vec::new());
@@ -489,6 +551,41 @@ mod tests {
         assert_eq!(popped.len(), 6);
         for (i, p) in peeked.iter().enumerate() {
             assert_eq!(*p, popped.get(i + 1).copied(), "after pop {i}");
+        }
+    }
+
+    /// With nothing pushed in between, `peek_two` names the next two pops.
+    #[test]
+    fn peek_two_names_the_next_two_pops() {
+        let mut q = Queue::new();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for i in 0..200u32 {
+            let t = next() % 1000;
+            if i % 3 == 0 {
+                q.push(t, Event::Arrival { client: i });
+            } else {
+                q.push(
+                    t,
+                    Event::ReplyArrives {
+                        op: Ref { index: i, gen: 0 },
+                        requester: i,
+                    },
+                );
+            }
+        }
+        let (mut popped, mut peeked) = (Vec::new(), Vec::new());
+        while let Some((_, e)) = q.pop() {
+            popped.push(e);
+            peeked.push(q.peek_two());
+        }
+        for (i, &(a, b)) in peeked.iter().enumerate() {
+            assert_eq!((a, b), (popped.get(i + 1).copied(), popped.get(i + 2).copied()), "after pop {i}");
         }
     }
 
@@ -529,7 +626,7 @@ mod tests {
                         index: inserted as u32,
                         gen: 0,
                     };
-                    (now + delay, Event::AtReplica { op: req })
+                    (now + delay, Event::AtReplica { op: req, node: 1 })
                 };
                 q.push(t, event);
                 model.push((t, inserted, event));
@@ -551,18 +648,23 @@ mod tests {
         let all = [
             Event::Arrival { client: 9 },
             Event::AtCoordinator { req: r },
-            Event::AtReplica { op: r },
+            Event::AtReplica { op: r, node: u16::MAX },
             Event::StageDone {
                 op: r,
                 stage: StageKind::Disk,
                 node_gen: u32::MAX,
+                node: u16::MAX,
             },
             Event::StageDone {
                 op: r,
                 stage: StageKind::Cpu,
                 node_gen: 3,
+                node: 5,
             },
-            Event::ReplyArrives { op: r },
+            Event::ReplyArrives {
+                op: r,
+                requester: u32::MAX,
+            },
             Event::AtClient { req: r },
             Event::Speculate { req: r },
             Event::RuntimeTimer { requester: 4 },

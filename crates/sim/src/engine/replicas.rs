@@ -4,13 +4,14 @@
 use super::*;
 
 impl Sim<'_> {
-    pub(super) fn on_at_replica(&mut self, op: Ref) {
+    pub(super) fn on_at_replica(&mut self, op: Ref, node: u16) {
         if self.ops.get(op.index, op.gen).is_none() {
             return;
         }
         let n = self.ops.at(op.index).node as usize;
+        debug_assert_eq!(n, node as usize, "an op's arrival names its node");
         if self.nodes[n].paused && self.nodes[n].up {
-            self.nodes[n].deferred.push(Event::AtReplica { op });
+            self.nodes[n].deferred.push(Event::AtReplica { op, node });
             return;
         }
         self.arrive_at_replica(op.index);
@@ -108,23 +109,30 @@ impl Sim<'_> {
             },
             stage,
             node_gen: self.nodes[n].gen,
+            node: n as u16,
         };
         self.q.push(self.now + dur, done);
     }
 
-    pub(super) fn on_stage_done(&mut self, done: Ref, stage: StageKind, node_gen: u32) {
+    pub(super) fn on_stage_done(&mut self, done: Ref, stage: StageKind, node_gen: u32, node: u16) {
         let op_id = done.index;
         if self.ops.get(op_id, done.gen).is_none() {
             return;
         }
         let op = *self.ops.at(op_id);
         let n = op.node as usize;
+        debug_assert_eq!(n, node as usize, "a stage's end names its op's node");
         if self.nodes[n].gen != node_gen {
             self.drop_op(op_id);
             return;
         }
         if self.nodes[n].paused {
-            self.nodes[n].deferred.push(Event::StageDone { op: done, stage, node_gen });
+            self.nodes[n].deferred.push(Event::StageDone {
+                op: done,
+                stage,
+                node_gen,
+                node,
+            });
             return;
         }
         // Free the slot and start the next op waiting for this stage.
@@ -232,16 +240,18 @@ impl Sim<'_> {
                 now + d,
                 Event::ReplyArrives {
                     op: Ref { index: op_id, gen: op.gen },
+                    requester: op.requester,
                 },
             );
         }
     }
 
-    pub(super) fn on_reply_arrives(&mut self, reply: Ref) {
+    pub(super) fn on_reply_arrives(&mut self, reply: Ref, requester: u32) {
         if self.ops.get(reply.index, reply.gen).is_none() {
             return;
         }
         let op = *self.ops.at(reply.index);
+        debug_assert_eq!(op.requester, requester, "a reply names its op's requester");
         if !self.is_client(op.requester) {
             let c = op.node_of_requester(self.clients.len());
             let node = &mut self.nodes[c];
@@ -250,7 +260,7 @@ impl Sim<'_> {
                 return;
             }
             if node.paused {
-                node.deferred.push(Event::ReplyArrives { op: reply });
+                node.deferred.push(Event::ReplyArrives { op: reply, requester });
                 return;
             }
         }

@@ -267,6 +267,7 @@ impl Sim<'_> {
                 now + d,
                 Event::AtReplica {
                     op: Ref { index: op_id, gen: op_gen },
+                    node,
                 },
             );
         }

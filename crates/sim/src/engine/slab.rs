@@ -58,6 +58,15 @@ impl<T: Slot> Slab<T> {
         }
     }
 
+    /// Hints the CPU to fetch the record the next [`Self::insert`] overwrites (no effect on
+    /// results).
+    #[inline]
+    pub fn prefetch_free(&self) {
+        if let Some(&i) = self.free.last() {
+            self.prefetch(i);
+        }
+    }
+
     /// Frees record `i` (its generation becomes odd).
     #[inline]
     pub fn remove(&mut self, i: u32) {
