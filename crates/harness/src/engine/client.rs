@@ -151,7 +151,7 @@ mod tests {
             .client_choice(None, Some(crate::loadgen::cql::DRIVER_DEFAULT), ParamTable::new())
             .unwrap_err();
         assert!(
-            e.usage && e.message.contains("driver-default is the scylla driver's own policy"),
+            e.usage && e.message.contains("driver-default is a Cassandra driver's own policy"),
             "{e:?}"
         );
         let e = node.client_choice(None, Some("hwlb"), ParamTable::new()).unwrap_err();

@@ -67,7 +67,10 @@ pub fn runs(items: &[String], scenario: &workload::scenario::Scenario) -> Result
     for item in items {
         let item = item.trim();
         let client_of = |name: &str| ClientChoice::parse(name, params_of(name)).map_err(|e| format!("--policy {item}: {e}"));
-        let own = ClientChoice::driver_own(item).map_err(|e| format!("--policy {item}: {e}"))?;
+        let own = match item.split_once('/') {
+            Some(_) => None,
+            None => ClientChoice::driver_own(item).map_err(|e| format!("--policy {item}: {e}"))?,
+        };
         let (client, coordinator) = match (item.split_once('/'), own) {
             (Some((c, k)), _) => (client_of(c)?, Some(k)),
             (None, Some(own)) => (own, None),
