@@ -2,6 +2,7 @@ package io.replicalb.cassandra.hwlb;
 
 import java.nio.ByteBuffer;
 import java.util.Map;
+import java.util.function.Supplier;
 import java.util.function.ToIntFunction;
 
 import org.apache.cassandra.cql3.BatchQueryOptions;
@@ -48,6 +49,20 @@ public final class HwlbQueryHandler implements QueryHandler
         return ClientState.getCQLQueryHandler() instanceof HwlbQueryHandler;
     }
 
+    /** Runs {@code run} with {@code statement}'s table recorded, cleared afterwards even when it throws. */
+    private <T> T withTable(CQLStatement statement, Supplier<T> run)
+    {
+        ReadTable.set(tableOf.applyAsInt(statement));
+        try
+        {
+            return run.get();
+        }
+        finally
+        {
+            ReadTable.clear();
+        }
+    }
+
     @Override
     public CQLStatement parse(String queryString, QueryState queryState, QueryOptions options)
     {
@@ -58,15 +73,7 @@ public final class HwlbQueryHandler implements QueryHandler
     public ResultMessage process(CQLStatement statement, QueryState state, QueryOptions options, Map<String, ByteBuffer> customPayload,
                                  Dispatcher.RequestTime requestTime)
     {
-        ReadTable.set(tableOf.applyAsInt(statement));
-        try
-        {
-            return delegate.process(statement, state, options, customPayload, requestTime);
-        }
-        finally
-        {
-            ReadTable.clear();
-        }
+        return withTable(statement, () -> delegate.process(statement, state, options, customPayload, requestTime));
     }
 
     @Override
@@ -85,15 +92,7 @@ public final class HwlbQueryHandler implements QueryHandler
     public ResultMessage processPrepared(CQLStatement statement, QueryState state, QueryOptions options, Map<String, ByteBuffer> customPayload,
                                          Dispatcher.RequestTime requestTime)
     {
-        ReadTable.set(tableOf.applyAsInt(statement));
-        try
-        {
-            return delegate.processPrepared(statement, state, options, customPayload, requestTime);
-        }
-        finally
-        {
-            ReadTable.clear();
-        }
+        return withTable(statement, () -> delegate.processPrepared(statement, state, options, customPayload, requestTime));
     }
 
     @Override
