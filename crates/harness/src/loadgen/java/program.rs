@@ -11,6 +11,7 @@ use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -70,6 +71,8 @@ pub struct Runner {
     stdin: Option<ChildStdin>,
     sink: Sink,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// Set once its stderr is read to the end (the process closed it).
+    stderr_read: Arc<AtomicBool>,
 }
 
 impl Runner {
@@ -97,6 +100,7 @@ impl Runner {
         };
         let sink: Sink = Arc::new(Mutex::new(first));
         let tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_LINES)));
+        let stderr_read = Arc::new(AtomicBool::new(false));
         let spawned = {
             let sink = sink.clone();
             std::thread::Builder::new()
@@ -104,16 +108,18 @@ impl Runner {
                 .spawn(move || read_lines(stdout, &sink))
         }
         .and_then(|_| {
-            let tail = tail.clone();
-            std::thread::Builder::new()
-                .name("java-driver-err".into())
-                .spawn(move || keep_tail(stderr, &tail))
+            let (tail, read) = (tail.clone(), stderr_read.clone());
+            std::thread::Builder::new().name("java-driver-err".into()).spawn(move || {
+                keep_tail(stderr, &tail);
+                read.store(true, Ordering::Release);
+            })
         });
         let mut runner = Runner {
             child,
             stdin: Some(stdin),
             sink,
             stderr: tail,
+            stderr_read,
         };
         if let Err(e) = spawned {
             runner.kill();
@@ -159,7 +165,13 @@ impl Runner {
         let deadline = Instant::now() + Duration::from_millis(500);
         let status = loop {
             match self.child.try_wait() {
-                Ok(Some(s)) => break format!("exit {s}"),
+                Ok(Some(s)) => {
+                    // Its last stderr lines may still be on their way to the reader thread.
+                    while !self.stderr_read.load(Ordering::Acquire) && Instant::now() < deadline {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    break format!("exit {s}");
+                }
                 Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
                 Ok(None) => break "still running".to_string(),
                 Err(e) => break format!("status unknown: {e}"),
