@@ -1,0 +1,35 @@
+package io.replicalb.core.client;
+
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Function;
+
+/**
+ * The client policies by name, as the Rust registry names them, each built with the published
+ * defaults overridden by {@code params} (the Rust parameter names). The Java driver package
+ * builds its policy from the driver's configuration through {@link #create}.
+ */
+public final class ClientPolicies {
+    private static final Map<String, Function<Map<String, String>, ClientPolicy>> BY_NAME = new TreeMap<>();
+
+    private ClientPolicies() {}
+
+    /**
+     * The policy {@code name} with {@code params} applied.
+     *
+     * @throws IllegalArgumentException with a one-line message naming the bad name or
+     *     parameter and what is allowed
+     */
+    public static ClientPolicy create(String name, Map<String, String> params) {
+        Function<Map<String, String>, ClientPolicy> make = BY_NAME.get(name);
+        if (make == null) {
+            throw new IllegalArgumentException("unknown client policy '" + name + "': allowed: " + String.join(", ", names()));
+        }
+        return make.apply(params);
+    }
+
+    /** The registered names, sorted. */
+    public static Iterable<String> names() {
+        return BY_NAME.keySet();
+    }
+}
