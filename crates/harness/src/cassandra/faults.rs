@@ -1,8 +1,8 @@
 //! The faults and tools a Cassandra cluster offers besides its lifecycle: a stop-the-world
-//! pause, a kill -9 restart on the same data, nodetool, the disk limits switched on or off, and
-//! the delay proxy's added latency.
+//! pause, a kill -9 restart on the same data, nodetool, the disk limits switched on or off, a
+//! slow disk, and the delay proxy's added latency.
 
-use super::cgroup::NodeCgroup;
+use super::cgroup::{DiskLimits, NodeCgroup, MAX_READ_IOPS};
 use super::cluster::{alive, start_node, wait_full_view, CassandraCluster, CAP_HEADROOM_MB};
 use super::{config, proxy};
 use crate::launcher::{send_signal, Signal};
@@ -109,6 +109,31 @@ pub fn set_disk_limits(dir: &Path, node: Option<u32>, on: bool) -> Result<(), St
     Ok(())
 }
 
+/// Makes node `id`'s disk `factor` times slower than the cluster's disk limits allow (its
+/// reads per second divided by `factor`; 1 restores them): the real cluster's form of the
+/// simulator's slow disk (`kind = "slow"`, `stage = "disk"`), whose service times are
+/// multiplied by the factor. An error for a cluster without disk limits.
+pub fn set_disk_factor(dir: &Path, id: u32, factor: f64) -> Result<(), String> {
+    if !(factor.is_finite() && factor > 0.0) {
+        return Err(format!("disk factor {factor}: must be a positive number"));
+    }
+    let c = CassandraCluster::load(dir)?;
+    let Some(limits) = c.disk else {
+        return Err(format!(
+            "the cluster in {} has no disk limits to slow down (cluster up --page-cache-mb M --disk-read-iops N)",
+            dir.display()
+        ));
+    };
+    let n = c.node(id)?;
+    let read_iops = slowed_iops(limits.read_iops, factor);
+    NodeCgroup::of(dir, id).throttle(&DiskLimits { read_iops, ..limits }, &n.dir.join("data"))
+}
+
+/// `read_iops` divided by `factor`, rounded, within what a throttle allows.
+fn slowed_iops(read_iops: u32, factor: f64) -> u32 {
+    ((f64::from(read_iops) / factor).round() as u32).clamp(1, MAX_READ_IOPS)
+}
+
 /// Sets node `id`'s added delay on everything it sends its clients (0 clears).
 pub fn set_delay(dir: &Path, id: u32, delay_ms: u32) -> Result<(), String> {
     let c = CassandraCluster::load(dir)?;
@@ -117,4 +142,27 @@ pub fn set_delay(dir: &Path, id: u32, delay_ms: u32) -> Result<(), String> {
         return Err(format!("the delay proxy of {} is not running", dir.display()));
     }
     proxy::write_delay(dir, id, delay_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slow_disk_divides_the_reads_per_second() {
+        assert_eq!(slowed_iops(220, 5.0), 44);
+        assert_eq!(slowed_iops(220, 1.0), 220);
+        assert_eq!(slowed_iops(220, 3.0), 73);
+        // Never below one read a second, never above what a throttle allows.
+        assert_eq!(slowed_iops(2, 100.0), 1);
+        assert_eq!(slowed_iops(MAX_READ_IOPS, 0.5), MAX_READ_IOPS);
+    }
+
+    #[test]
+    fn a_bad_factor_is_refused_before_the_cluster_is_read() {
+        let e = set_disk_factor(Path::new("/nonexistent"), 1, 0.0).unwrap_err();
+        assert!(e.contains("disk factor 0"), "{e}");
+        let e = set_disk_factor(Path::new("/nonexistent"), 1, f64::NAN).unwrap_err();
+        assert!(e.contains("must be a positive number"), "{e}");
+    }
 }

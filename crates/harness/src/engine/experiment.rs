@@ -113,6 +113,7 @@ impl Experiment {
         let mut plannable = scenario.clone();
         plannable.requests.speculative = Speculative::None;
         let plan = real_plan(&plannable, notes).map_err(SetupError::Scenario)?;
+        cass_exp::check_faults(&plan, &scenario.cassandra).map_err(SetupError::Scenario)?;
         let plugin = match cass_exp::needs_plugin(&policies) {
             true => {
                 let hwlb = scenario.policy.params_of(policy::hwlb::policy::NAME);

@@ -129,6 +129,18 @@ pub fn node_settings(model: &CassandraModel) -> NodeSettings {
     }
 }
 
+/// Refuses faults the Cassandra cluster of `model` cannot apply: a slow disk needs the disk
+/// limits (`[cassandra]` `page_cache_mb` and `disk_read_iops`), whose read throttle it lowers.
+pub fn check_faults(plan: &RealPlan, model: &CassandraModel) -> Result<(), String> {
+    match plan.faults.iter().find(|f| matches!(f.action, FaultAction::DiskFactor(_))) {
+        Some(f) if model.disk.is_none() => Err(format!(
+            "the slow disk of node {} at {:.1} s needs disk limits on Cassandra: set [cassandra] page_cache_mb and disk_read_iops",
+            f.node, f.at_s
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The plug-in settings for a plan whose runs include coordinator policies: the scenario's
 /// hit-rate tracker, consistency level and `hwlb` parameters, HWLB off until a run switches it
 /// on.
@@ -257,7 +269,7 @@ fn run_faults(plan: &RealPlan, dir: &Path, t0: Instant, progress: &mut dyn FnMut
             }
             // Started by the kill's restart, once the node was down for the fault's duration.
             FaultAction::Start => {}
-            FaultAction::DiskFactor(_) => return Err("a Cassandra node has no emulated disk (fault kind \"slow\")".into()),
+            FaultAction::DiskFactor(factor) => cassandra::set_disk_factor(dir, step.node, factor)?,
         }
         i += 1;
     }
@@ -576,5 +588,26 @@ mod tests {
             })
         );
         assert!(node_settings(&CassandraModel::default()).disk.is_none());
+    }
+
+    #[test]
+    fn a_slow_disk_needs_the_clusters_disk_limits() {
+        let text = include_str!("../../../../scenarios/slow-disk-cassandra.toml");
+        let mut sc = workload::parse(text, "slow-disk-cassandra").unwrap();
+        // Cassandra's coordinators retry on their own, as the engine plans it.
+        sc.requests.speculative = workload::scenario::Speculative::None;
+        let plan = super::super::plan::real_plan(&sc, &mut Vec::new()).unwrap();
+        let steps: Vec<(f64, u32, FaultAction)> = plan.faults.iter().map(|f| (f.at_s, f.node, f.action)).collect();
+        assert_eq!(
+            steps,
+            vec![(20.0, 1, FaultAction::DiskFactor(5.0)), (40.0, 1, FaultAction::DiskFactor(1.0))]
+        );
+        check_faults(&plan, &sc.cassandra).unwrap();
+        let bare = CassandraModel {
+            disk: None,
+            ..sc.cassandra
+        };
+        let e = check_faults(&plan, &bare).unwrap_err();
+        assert!(e.contains("slow disk of node 1 at 20.0 s") && e.contains("disk_read_iops"), "{e}");
     }
 }
