@@ -68,27 +68,7 @@ fn options_round_trip(addr: &str) -> Duration {
 #[test]
 #[ignore = "starts a real 3-node Cassandra cluster (~1 GB per node, a few minutes)"]
 fn cassandra_cluster_load_bench_and_faults() {
-    let dir = std::env::temp_dir().join(format!("rlb-cassandra-e2e-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let d = dir.to_str().unwrap().to_string();
-    let cluster = Cluster(dir.clone());
-    let started = Instant::now();
-    // The plug-in in its naive mode (the coordinator first, no dynamic snitch): the CL=ONE trace
-    // below checks that the coordinator the client chose served the read itself, which
-    // Cassandra's dynamic snitch (on as shipped) may route to another replica.
-    run(&[
-        "cluster",
-        "up",
-        "--engine",
-        "cassandra",
-        "--nodes",
-        "3",
-        "--coordinator-policy",
-        "naive",
-        "--dir",
-        &d,
-    ]);
-    eprintln!("3 Cassandra nodes up in {:.0} s", started.elapsed().as_secs_f64());
+    let (cluster, d) = Cluster::cassandra("e2e", &["--coordinator-policy", "naive"]);
     let status: serde_json::Value = serde_json::from_str(&run(&["cluster", "status", "--dir", &d, "--json"])).unwrap();
     let nodes = status.as_array().unwrap();
     assert_eq!(nodes.len(), 3);
@@ -139,8 +119,8 @@ fn cassandra_cluster_load_bench_and_faults() {
 
     // The seeds' GC pause, through the real driver: the driver's DefaultPolicy keeps sending
     // to the stopped node until its requests time out; c3 moves off it.
-    let default = bench_json(&dir, "driver-default", Some("1"));
-    let c3 = bench_json(&dir, "c3", Some("1"));
+    let default = bench_json(&cluster.0, "driver-default", Some("1"));
+    let c3 = bench_json(&cluster.0, "c3", Some("1"));
     for (name, r) in [("driver-default", &default), ("c3", &c3)] {
         eprintln!(
             "GC pause, {name}: requests {} completed {} timeouts {} p50 {} p99 {} p99.9 {} coordinators {}",
@@ -182,6 +162,5 @@ fn cassandra_cluster_load_bench_and_faults() {
     run(&["cluster", "down", "--dir", &d]);
     let status: serde_json::Value = serde_json::from_str(&run(&["cluster", "status", "--dir", &d, "--json"])).unwrap();
     assert!(status.as_array().unwrap().iter().all(|n| n["state"] == "down"), "{status}");
-    drop(cluster);
-    let _ = std::fs::remove_dir_all(&dir);
+    cluster.remove();
 }

@@ -146,32 +146,21 @@ fn bench(d: &str, seconds: &str) -> serde_json::Value {
 #[ignore = "starts a real 3-node Cassandra cluster with the plug-in (~1 GB per node, a few minutes)"]
 fn hwlb_inside_cassandra_draws_replicas_as_its_rows_and_cassandra_reads_them() {
     let _one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = std::env::temp_dir().join(format!("rlb-cassandra-hwlb-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let d = dir.to_str().unwrap().to_string();
-    let cluster = Cluster(dir.clone());
-    let started = Instant::now();
-    run(&[
-        "cluster",
-        "up",
-        "--engine",
-        "cassandra",
-        "--nodes",
-        "3",
-        "--dir",
-        &d,
-        "--coordinator-policy",
+    let (cluster, d) = Cluster::cassandra(
         "hwlb",
-        "--row-cache-mb",
-        "4",
-        "--chunk-cache-mb",
-        "0",
-        "--hit-rate-tick-ms",
-        "1000",
-        "--hit-rate-window-ms",
-        "4000",
-    ]);
-    eprintln!("3 Cassandra nodes with the plug-in up in {:.0} s", started.elapsed().as_secs_f64());
+        &[
+            "--coordinator-policy",
+            "hwlb",
+            "--row-cache-mb",
+            "4",
+            "--chunk-cache-mb",
+            "0",
+            "--hit-rate-tick-ms",
+            "1000",
+            "--hit-rate-window-ms",
+            "4000",
+        ],
+    );
     run(&["load", "--cluster", &d, "--keys", "20000", "--value-bytes", "200", "--cl", "all"]);
     let addrs: Vec<SocketAddr> = (1..=3).map(|i| format!("127.0.1.{i}:9042").parse().unwrap()).collect();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -301,8 +290,7 @@ fn hwlb_inside_cassandra_draws_replicas_as_its_rows_and_cassandra_reads_them() {
         assert!(n["plugin"]["reads_coordinated"].as_u64().unwrap() > 100, "{n}");
     }
     run(&["cluster", "down", "--dir", &d]);
-    drop(cluster);
-    let _ = std::fs::remove_dir_all(&dir);
+    cluster.remove();
 }
 
 async fn s_exec(s: &Session, addr: SocketAddr, cql: &str) {
@@ -382,35 +370,22 @@ async fn table_rates(s: &Session, addr: SocketAddr, table: &str) -> BTreeMap<Str
 #[ignore = "starts a real 3-node Cassandra cluster with the plug-in (~1 GB per node, about two minutes)"]
 fn each_table_is_balanced_by_its_own_hit_rates() {
     let _one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = std::env::temp_dir().join(format!("rlb-cassandra-pertable-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let d = dir.to_str().unwrap().to_string();
-    let cluster = Cluster(dir.clone());
     let started = Instant::now();
-    // naive while the caches are warmed (every read of a coordinator reads its own replica
-    // first), hwlb for the measured reads. A short tracker window, so rates follow the reads
-    // within seconds.
-    run(&[
-        "cluster",
-        "up",
-        "--engine",
-        "cassandra",
-        "--nodes",
-        "3",
-        "--dir",
-        &d,
-        "--coordinator-policy",
-        "naive",
-        "--row-cache-mb",
-        "16",
-        "--chunk-cache-mb",
-        "0",
-        "--hit-rate-tick-ms",
-        "500",
-        "--hit-rate-window-ms",
-        "1000",
-    ]);
-    eprintln!("3 Cassandra nodes with the plug-in up in {:.0} s", started.elapsed().as_secs_f64());
+    let (cluster, d) = Cluster::cassandra(
+        "pertable",
+        &[
+            "--coordinator-policy",
+            "naive",
+            "--row-cache-mb",
+            "16",
+            "--chunk-cache-mb",
+            "0",
+            "--hit-rate-tick-ms",
+            "500",
+            "--hit-rate-window-ms",
+            "1000",
+        ],
+    );
     let clients: Vec<SocketAddr> = (1..=3).map(|i| format!("127.0.1.{i}:9042").parse().unwrap()).collect();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -604,6 +579,5 @@ fn each_table_is_balanced_by_its_own_hit_rates() {
     );
     eprintln!("done in {:.0} s", started.elapsed().as_secs_f64());
     run(&["cluster", "down", "--dir", &d]);
-    drop(cluster);
-    let _ = std::fs::remove_dir_all(&dir);
+    cluster.remove();
 }

@@ -12,7 +12,6 @@
 //! when the test fails; the whole test takes under 3 minutes here once the jars are cached.
 
 use std::path::Path;
-use std::time::Instant;
 
 mod common;
 use common::{run_ok as run, ClusterGuard as Cluster};
@@ -46,17 +45,11 @@ fn bench(dir: &Path, driver: &str, policy: &str) -> serde_json::Value {
 #[test]
 #[ignore = "starts a real 3-node Cassandra cluster (~1 GB per node) and a JVM of the Java driver"]
 fn bench_through_the_java_driver() {
-    let dir = std::env::temp_dir().join(format!("rlb-cassandra-java-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let d = dir.to_str().unwrap().to_string();
-    let cluster = Cluster(dir.clone());
-    let started = Instant::now();
-    run(&["cluster", "up", "--engine", "cassandra", "--nodes", "3", "--dir", &d]);
-    eprintln!("3 Cassandra nodes up in {:.0} s", started.elapsed().as_secs_f64());
+    let (cluster, d) = Cluster::cassandra("java", &[]);
     run(&["load", "--cluster", &d, "--keys", "2000", "--cl", "all"]);
 
-    let java = bench(&dir, "java", "default");
-    let rust = bench(&dir, "rust", "driver-default");
+    let java = bench(&cluster.0, "java", "default");
+    let rust = bench(&cluster.0, "rust", "driver-default");
     for (name, r) in [("java", &java), ("rust", &rust)] {
         eprintln!(
             "{name}: requests {} completed {} errors {} timeouts {} p50 {} p99 {} p99.9 {} coordinators {}",
@@ -98,6 +91,5 @@ fn bench_through_the_java_driver() {
     assert_eq!(total, completed);
 
     run(&["cluster", "down", "--dir", &d]);
-    drop(cluster);
-    let _ = std::fs::remove_dir_all(&dir);
+    cluster.remove();
 }
