@@ -103,7 +103,9 @@ impl Case {
         };
         self.policy.on_reply(&reply, now);
         let rate = hit_rate.map_or(String::new(), |h| format!(", \"hit_rate\": {h}"));
-        self.push(format!("\"event\": \"reply\", \"node\": {node}, \"latency_us\": {latency_us}{rate}"));
+        self.push(format!(
+            "\"event\": \"reply\", \"node\": {node}, \"latency_us\": {latency_us}{rate}"
+        ));
         self
     }
 
@@ -266,7 +268,13 @@ fn scenarios(policy: &str, params: &[(&str, &str)]) -> Vec<Case> {
     const ALL: [u16; 3] = [0, 1, 2];
     let mut out = Vec::new();
 
-    let mut c = Case::new("steady", "three equal nodes answering in 1 ms, reads every 0.5 ms", policy, params, 11);
+    let mut c = Case::new(
+        "steady",
+        "three equal nodes answering in 1 ms, reads every 0.5 ms",
+        policy,
+        params,
+        11,
+    );
     c.reads(40, 500, &ALL, equal, no_rate);
     out.push(c);
 
@@ -453,26 +461,14 @@ fn the_traces_show_what_each_case_is_about() {
     // unified leaves a node that stopped answering while its requests are in flight: the
     // four plans made while it is silent (40 ms apart) put it last.
     let case = cases.iter().find(|c| c.name == "stops-answering/unified").unwrap();
-    let silent: Vec<&String> = case
-        .events
-        .iter()
-        .filter(|e| e.contains("\"plan\""))
-        .skip(90)
-        .take(4)
-        .collect();
+    let silent: Vec<&String> = case.events.iter().filter(|e| e.contains("\"plan\"")).skip(90).take(4).collect();
     for e in &silent {
         assert!(e.ends_with("1]}"), "the silent node is last: {e}");
     }
     // In-flight skew: while 12 of ours are at node 0, p2c, wll and peak-ewma never pick it.
     for p in ["p2c", "weighted-least-loaded", "peak-ewma"] {
         let case = cases.iter().find(|c| c.name == format!("in-flight-skew/{p}")).unwrap();
-        let skewed: Vec<&String> = case
-            .events
-            .iter()
-            .filter(|e| e.contains("\"plan\""))
-            .skip(12)
-            .take(8)
-            .collect();
+        let skewed: Vec<&String> = case.events.iter().filter(|e| e.contains("\"plan\"")).skip(12).take(8).collect();
         for e in &skewed {
             assert!(!e.contains("\"expect\": [0,"), "{p}: {e}");
         }

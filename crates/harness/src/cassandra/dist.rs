@@ -191,9 +191,15 @@ pub fn built_on_first_use_after(project: &MavenProject<'_>, required: &[&Path], 
         return Ok(built(&dir));
     }
     for required in required {
-        progress(&format!("installing {} with Maven, which {} needs", required.display(), project.what));
+        progress(&format!(
+            "installing {} with Maven, which {} needs",
+            required.display(),
+            project.what
+        ));
         let mut mvn = Command::new("mvn");
-        mvn.args(["-B", "-q", "-DskipTests", "-f"]).arg(required.join("pom.xml")).arg("install");
+        mvn.args(["-B", "-q", "-DskipTests", "-f"])
+            .arg(required.join("pom.xml"))
+            .arg("install");
         run_maven(mvn, &format!("install {}, which {} needs", required.display(), project.what))?;
     }
     progress(&format!("building {} with Maven ({})", project.what, project.dir.display()));

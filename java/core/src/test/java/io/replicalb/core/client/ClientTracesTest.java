@@ -10,7 +10,6 @@ import io.replicalb.core.TraceFile;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -35,8 +34,7 @@ class ClientTracesTest {
             String name = cs.get("name").asText();
             String policyName = cs.get("policy").asText();
             Map<String, String> params = new HashMap<>();
-            for (Iterator<Map.Entry<String, JsonNode>> it = cs.get("params").fields(); it.hasNext(); ) {
-                Map.Entry<String, JsonNode> e = it.next();
+            for (Map.Entry<String, JsonNode> e : cs.get("params").properties()) {
                 params.put(e.getKey(), e.getValue().asText());
             }
             ClientPolicy policy = ClientPolicies.create(policyName, params);
