@@ -8,17 +8,14 @@
 //! rule, regenerate it with
 //! `REPLICA_LB_WRITE_TRACES=1 cargo test --release -p replica-lb-policy --test unified_coordinator_traces`.
 
+mod common;
+
+use common::TraceCase;
 use policy::hwlb::PlanConfig;
 use policy::types::{NodeId, MAX_REPLICAS};
 use policy::unified::coordinator::{coordinator_order, CoordinatorHealth, CoordinatorRule, OrderRequest};
-use std::fmt::Write;
-use std::path::PathBuf;
 
 const NODES: usize = 4;
-
-fn traces_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/unified-coordinator-traces.json")
-}
 
 /// One case being written: the Rust rule's state and the case's JSON events so far.
 struct Case {
@@ -294,22 +291,21 @@ fn cases() -> Vec<Case> {
 }
 
 fn render(cases: &[Case]) -> String {
-    let mut text = String::from(
-        "{\"about\": \"unified's coordinator side: events and the orders the Rust rule gives; the Java plug-in must give the same \
-         (crates/policy/tests/unified_coordinator_traces.rs writes it; times in microseconds)\",\n \"cases\": [\n",
-    );
-    for (i, c) in cases.iter().enumerate() {
-        let _ = write!(
-            text,
-            "  {{\"name\": \"{}\", \"about\": \"{}\", \"events\": [\n    {}\n  ]}}{}\n",
-            c.name,
-            c.about,
-            c.events.join(",\n    "),
-            if i + 1 < cases.len() { "," } else { "" }
-        );
-    }
-    text.push_str(" ]}\n");
-    text
+    let cases: Vec<TraceCase> = cases
+        .iter()
+        .map(|c| TraceCase {
+            name: c.name.to_string(),
+            about: c.about.to_string(),
+            fields: String::new(),
+            events: c.events.clone(),
+        })
+        .collect();
+    common::render(
+        "unified's coordinator side: events and the orders the Rust rule gives; the Java plug-in must give the same \
+         (crates/policy/tests/unified_coordinator_traces.rs writes it; times in microseconds)",
+        "",
+        &cases,
+    )
 }
 
 #[test]
@@ -324,18 +320,7 @@ fn the_traces_file_is_what_the_rust_rule_gives() {
         passed > 10 && passed < plans,
         "the traces pass over in some plans only: {passed} of {plans}"
     );
-    let text = render(&cases);
-    let path = traces_path();
-    if std::env::var_os("REPLICA_LB_WRITE_TRACES").is_some() {
-        std::fs::write(&path, &text).expect("write the traces");
-        return;
-    }
-    let on_disk = std::fs::read_to_string(&path).expect("testdata/unified-coordinator-traces.json exists");
-    assert!(
-        on_disk == text,
-        "the traces differ from the Rust rule's orders; after a deliberate change run \
-         REPLICA_LB_WRITE_TRACES=1 cargo test --release -p replica-lb-policy --test unified_coordinator_traces"
-    );
+    common::write_or_check("unified-coordinator-traces.json", &render(&cases), "unified_coordinator_traces");
 }
 
 #[test]

@@ -272,8 +272,15 @@ pub fn project_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../java/hwlb-snitch")
 }
 
-/// The plug-in's jar, built with Maven on first use (and after its sources change), cached
-/// beside Cassandra's jars. `progress` hears what happens.
+/// The policies' Java core (`java/core`), which the plug-in is built with: its HWLB math is
+/// bundled into the plug-in's one jar.
+pub fn core_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../java/core")
+}
+
+/// The plug-in's jar, built with Maven on first use (and after its sources or the core's
+/// change; the core is installed first), cached beside Cassandra's jars. It holds the core's
+/// classes too, so it is the one jar Cassandra needs. `progress` hears what happens.
 pub fn jar(progress: &mut dyn FnMut(&str)) -> Result<PathBuf, String> {
     let project = dist::MavenProject {
         what: "the replica-lb plug-in for Cassandra",
@@ -282,7 +289,7 @@ pub fn jar(progress: &mut dyn FnMut(&str)) -> Result<PathBuf, String> {
         cache: dist::cache_dir(&dist::version()?).join("plugin"),
         dependencies: false,
     };
-    Ok(dist::built_on_first_use(&project, progress)?.jar)
+    Ok(dist::built_on_first_use_after(&project, &[core_dir().as_path()], progress)?.jar)
 }
 
 #[cfg(test)]

@@ -23,14 +23,21 @@ public interface ClientPolicy {
     /** The largest node id plus one that a policy must accept. */
     int MAX_NODES = 4096;
 
+    /** The most candidates one plan takes (the Rust {@code MAX_REPLICAS}); more is refused. */
+    int MAX_CANDIDATES = 64;
+
     /** The policy's registered name, as in Rust (e.g. {@code unified}). */
     String name();
 
     /**
      * Orders the candidates of one request, best first. {@code candidates[0..count)} are
      * distinct live node ids in topology order (the key's replicas for a token-aware request,
-     * every node otherwise); the policy writes a permutation of them into {@code out[0..count)}
-     * and returns {@code count}.
+     * every node otherwise), at most {@link #MAX_CANDIDATES}; the policy writes a permutation of
+     * them into {@code out[0..count)} (the order a driver tries them in) and returns
+     * {@code count}. {@code out} may not be {@code candidates}.
+     *
+     * @throws IllegalArgumentException when {@code count} exceeds {@link #MAX_CANDIDATES} or
+     *     the arrays' lengths
      */
     int plan(int[] candidates, int count, long nowNs, io.replicalb.core.Rng rng, int[] out);
 

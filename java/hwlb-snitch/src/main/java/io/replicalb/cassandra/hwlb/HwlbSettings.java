@@ -1,5 +1,8 @@
 package io.replicalb.cassandra.hwlb;
 
+import io.replicalb.core.hwlb.HitRateTracker;
+import io.replicalb.core.hwlb.PlanConfig;
+
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;

@@ -1,5 +1,8 @@
 package io.replicalb.cassandra.hwlb;
 
+import io.replicalb.core.hwlb.HitRateTracker;
+import io.replicalb.core.hwlb.RatePublisher;
+
 import java.util.List;
 import java.util.function.Consumer;
 

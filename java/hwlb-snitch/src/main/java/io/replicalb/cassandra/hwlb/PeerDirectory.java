@@ -1,5 +1,8 @@
 package io.replicalb.cassandra.hwlb;
 
+import io.replicalb.core.hwlb.PeerRates;
+import io.replicalb.core.hwlb.PeerState;
+
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;

@@ -1,5 +1,10 @@
 package io.replicalb.cassandra.hwlb;
 
+import io.replicalb.core.hwlb.HwlbPlan;
+import io.replicalb.core.hwlb.PlanConfig;
+import io.replicalb.core.hwlb.StepAside;
+import io.replicalb.core.hwlb.SystematicSampler;
+
 /**
  * A replica set's plan reduced to what the request path needs, with the inputs it was made
  * from: the effective rates (in the set's canonical order), whether HWLB is active, this

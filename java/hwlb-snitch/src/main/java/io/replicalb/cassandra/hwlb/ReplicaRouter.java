@@ -1,5 +1,7 @@
 package io.replicalb.cassandra.hwlb;
 
+import io.replicalb.core.hwlb.PlanConfig;
+
 import java.lang.reflect.Method;
 import java.util.Comparator;
 import java.util.concurrent.ThreadLocalRandom;

@@ -1,5 +1,8 @@
 package io.replicalb.cassandra.hwlb;
 
+import io.replicalb.core.hwlb.HitRateTracker;
+import io.replicalb.core.hwlb.RatePublisher;
+
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;

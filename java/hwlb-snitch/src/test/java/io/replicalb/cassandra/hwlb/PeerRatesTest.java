@@ -1,5 +1,8 @@
 package io.replicalb.cassandra.hwlb;
 
+import io.replicalb.core.hwlb.PeerRates;
+import io.replicalb.core.hwlb.PeerState;
+
 import org.apache.cassandra.locator.InetAddressAndPort;
 import org.junit.jupiter.api.Test;
 

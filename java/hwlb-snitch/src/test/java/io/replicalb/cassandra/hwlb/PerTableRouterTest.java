@@ -1,5 +1,8 @@
 package io.replicalb.cassandra.hwlb;
 
+import io.replicalb.core.hwlb.HwlbPlan;
+import io.replicalb.core.hwlb.PlanConfig;
+
 import java.util.Map;
 
 import org.apache.cassandra.locator.EndpointsForToken;

@@ -1,5 +1,8 @@
 package io.replicalb.cassandra.hwlb;
 
+import io.replicalb.core.hwlb.HwlbPlan;
+import io.replicalb.core.hwlb.PlanConfig;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -1,5 +1,7 @@
 package io.replicalb.cassandra.hwlb;
 
+import io.replicalb.core.hwlb.PlanConfig;
+
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package io.replicalb.cassandra.hwlb;
+package io.replicalb.core.hwlb;
 
 /** Why HWLB is not active for a replica set (then the inner snitch's order applies). */
 public enum StepAside

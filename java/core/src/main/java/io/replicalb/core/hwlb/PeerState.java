@@ -1,4 +1,4 @@
-package io.replicalb.cassandra.hwlb;
+package io.replicalb.core.hwlb;
 
 /** What a coordinator knows of one node's hit rate, as shown in {@code replica_lb_hwlb.peers}. */
 public enum PeerState

@@ -1,4 +1,4 @@
-package io.replicalb.cassandra.hwlb;
+package io.replicalb.core.hwlb;
 
 /**
  * A node's own hit rate (a port of {@code crates/policy/src/hwlb/tracker.rs}).

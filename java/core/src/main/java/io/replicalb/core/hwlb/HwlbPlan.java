@@ -1,4 +1,4 @@
-package io.replicalb.cassandra.hwlb;
+package io.replicalb.core.hwlb;
 
 import java.util.Arrays;
 

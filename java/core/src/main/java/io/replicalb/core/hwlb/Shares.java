@@ -1,4 +1,4 @@
-package io.replicalb.cassandra.hwlb;
+package io.replicalb.core.hwlb;
 
 /**
  * Target shares P_j: every replica should see the same cache misses per second (a port of

@@ -1,4 +1,4 @@
-package io.replicalb.cassandra.hwlb;
+package io.replicalb.core.hwlb;
 
 /**
  * The knobs of the plan computation (Rust's {@code PlanConfig}).

@@ -1,4 +1,4 @@
-package io.replicalb.cassandra.hwlb;
+package io.replicalb.core.hwlb;
 
 /**
  * No set of rows satisfies the redistribution invariants (a port of Rust's

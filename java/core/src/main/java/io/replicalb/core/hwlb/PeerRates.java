@@ -1,4 +1,4 @@
-package io.replicalb.cassandra.hwlb;
+package io.replicalb.core.hwlb;
 
 import java.util.Arrays;
 
@@ -19,7 +19,7 @@ import java.util.Arrays;
  * </ul>
  * In Cassandra a rate is republished only on change, so its age is the time since the peer was
  * last heard alive through gossip (its heartbeat, {@link #heard}), not since its publication.
- * Not thread-safe: {@link PeerDirectory} serialises the writers.
+ * Not thread-safe: its owner serialises the writers (the plug-in's {@code PeerDirectory}, the client policy {@code hwlb-client}'s caller).
  */
 public final class PeerRates
 {
