@@ -236,6 +236,17 @@ fn cases() -> Vec<Case> {
     out.push(c);
 
     let mut c = Case::new(
+        "restarted-coordinator",
+        "coordinator 2 restarted cold (rate 0.2); warm replicas 0 and 1 answer in 2 and 20 ms: at QUORUM replica 1 is not passed over (only the coordinator's own cold replica could take its place), at ONE it is (replica 0 serves)",
+    );
+    c.at(10).rates([Some(0.9), Some(0.88), Some(0.2), Some(0.9)]);
+    c.traffic(0, 60, 2_000).traffic(1, 60, 20_000).at(20);
+    for u in [0.1, 0.5, 0.9] {
+        c.plan(&R, 2, 2, u).plan(&R, 2, 1, u);
+    }
+    out.push(c);
+
+    let mut c = Case::new(
         "comes-back",
         "replica 1 goes down (last, never drawn), comes back: everything known of it forgotten, drawn again at once",
     );
@@ -251,7 +262,7 @@ fn cases() -> Vec<Case> {
 
     let mut c = Case::new(
         "fewer-than-k",
-        "replica 1 silent and replica 2 slow at k = 2: one healthy replica, the passed-over ones after it in the inner order",
+        "replica 1 silent and replica 2 slow at k = 2: replica 2 is kept (without it the read could not be served by replicas as warm), the silent one goes last",
     );
     c.warm().traffic(2, 6, 60_000).send(1, 10).at(400);
     c.plan(&R, 0, 2, 0.5)
@@ -334,10 +345,21 @@ fn the_traces_cover_what_they_claim() {
     // Cold restart: slow and cold, not passed over while cold.
     let cold = find("cold-restart");
     assert!(cold.passed_plans >= 1 && cold.passed_plans < cold.plans);
-    // Fewer than k healthy: the first k include a passed-over replica.
+    // A slow replica the read needs is kept; the silent one goes last.
     assert!(has(
         find("fewer-than-k"),
-        "\"k\": 2, \"u\": 0.5, \"expect\": [0, 1, 2], \"drawn\": false, \"passed_over\": 2"
+        "\"k\": 2, \"u\": 0.5, \"expect\": [0, 2, 1], \"drawn\": false, \"passed_over\": 1"
+    ));
+    // A restarted coordinator at QUORUM keeps the slow warm replica rather than read its own
+    // cold one; at ONE it passes it over.
+    let restarted = find("restarted-coordinator");
+    assert!(has(
+        restarted,
+        "\"k\": 2, \"u\": 0.5, \"expect\": [0, 1, 2], \"drawn\": true, \"passed_over\": 0"
+    ));
+    assert!(has(
+        restarted,
+        "\"k\": 1, \"u\": 0.5, \"expect\": [0, 2, 1], \"drawn\": true, \"passed_over\": 1"
     ));
     // Paused and busy: the last resort still answering comes before the paused one.
     assert!(has(

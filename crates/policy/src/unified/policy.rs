@@ -243,7 +243,7 @@ impl Unified {
         for (slot, &c) in rates.iter_mut().zip(req.candidates) {
             *slot = self.hwlb.effective_rate(c, now_ns);
         }
-        let passed = self.health.passed_over(req.candidates, &rates[..n], req.local, now_ns);
+        let passed = self.health.passed_over(req.candidates, &rates[..n], req.local, req.count, now_ns);
         if passed == 0 {
             return self.hwlb.plan(req, now_ns, rng, out);
         }

@@ -270,40 +270,51 @@ public final class CoordinatorHealth
 
     /**
      * Which of the {@code n} live replicas {@code ids} (with their hit rates, NaN when unknown)
-     * are passed over at {@code nowNs}, as a bit mask over their positions. The coordinator
-     * itself ({@code localId}) never is: its own reads do not go through messaging, so it has no
-     * signals. {@code latency} is scratch space of at least n entries. No allocation.
+     * are passed over at {@code nowNs} for a read of {@code k} replicas, as a bit mask over their
+     * positions. The coordinator itself ({@code localId}) never is: its own reads do not go
+     * through messaging, so it has no signals. Silent and expired replicas are; a slow one only
+     * when it is not cold and at least k of the others that can answer are not colder than it
+     * (passing it over must not force a colder replica into the read). {@code latency} is
+     * scratch space of at least n entries. No allocation.
      */
-    public long passedOver(int[] ids, double[] rates, int n, int localId, long nowNs, double[] latency)
+    public long passedOver(int[] ids, double[] rates, int n, int localId, int k, long nowNs, double[] latency)
     {
         assert n <= 64 && ids.length >= n && rates.length >= n && latency.length >= n;
         double warmest = Double.NEGATIVE_INFINITY;
+        long unable = 0L;
         for (int j = 0; j < n; j++)
         {
             latency[j] = latencyNs(ids[j], nowNs);
             if (!Double.isNaN(rates[j]))
                 warmest = Math.max(warmest, rates[j]);
+            if (ids[j] != localId && (silent(ids[j], nowNs) || expiredRecently(ids[j], nowNs)))
+                unable |= 1L << j;
         }
-        long mask = 0L;
+        long mask = unable;
         for (int j = 0; j < n; j++)
         {
-            if (ids[j] == localId)
+            if (ids[j] == localId || (unable & (1L << j)) != 0)
                 continue;
             boolean cold = !Double.isNaN(rates[j]) && rates[j] < warmest - rule.coldHitRateGap();
-            boolean slow = !cold && slow(j, latency, rates, n);
-            if (slow || silent(ids[j], nowNs) || expiredRecently(ids[j], nowNs))
-            {
+            if (!cold && slow(j, latency, rates, n) && servableWithout(j, unable, rates, n, k))
                 mask |= 1L << j;
-                PASSED_OVER.getAndAdd(of(ids[j]), 1L);
-            }
         }
+        for (int j = 0; j < n; j++)
+            if ((mask & (1L << j)) != 0)
+                PASSED_OVER.getAndAdd(of(ids[j]), 1L);
         return mask;
+    }
+
+    /** Whether replica {@code i} is not colder than replica {@code j} by more than the gap (unknown rates count as not colder). */
+    private boolean notColder(double[] rates, int i, int j)
+    {
+        return Double.isNaN(rates[i]) || Double.isNaN(rates[j]) || rates[i] >= rates[j] - rule.coldHitRateGap();
     }
 
     /**
      * Slow: replica {@code j}'s average well above the fastest other measured one's among those
-     * not colder than it (a rate unknown on either side compares): a warm replica that HWLB loads
-     * while another warms is not passed over for the cold one.
+     * not colder than it: a warm replica that HWLB loads while another warms is not passed over
+     * for the cold one.
      */
     private boolean slow(int j, double[] latency, double[] rates, int n)
     {
@@ -313,10 +324,22 @@ public final class CoordinatorHealth
         double best = Double.POSITIVE_INFINITY;
         for (int i = 0; i < n; i++)
         {
-            boolean notColder = Double.isNaN(rates[i]) || Double.isNaN(rates[j]) || rates[i] >= rates[j] - rule.coldHitRateGap();
-            if (i != j && notColder && !Double.isNaN(latency[i]))
+            if (i != j && notColder(rates, i, j) && !Double.isNaN(latency[i]))
                 best = Math.min(best, latency[i]);
         }
         return best != Double.POSITIVE_INFINITY && mine > rule.slowFactor() * best && mine - best > slowMarginNs;
+    }
+
+    /**
+     * Whether a read of {@code k} replicas can do without replica {@code j} and take none colder
+     * than it: at least k of the others can answer (not in {@code unable}) and are not colder.
+     */
+    private boolean servableWithout(int j, long unable, double[] rates, int n, int k)
+    {
+        int others = 0;
+        for (int i = 0; i < n; i++)
+            if (i != j && (unable & (1L << i)) == 0 && notColder(rates, i, j))
+                others++;
+        return others >= k;
     }
 }

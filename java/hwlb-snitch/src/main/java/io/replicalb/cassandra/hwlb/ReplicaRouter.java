@@ -311,7 +311,7 @@ public final class ReplicaRouter
         long passed = 0L;
         if (mode.policy() == CoordinatorPolicy.UNIFIED && live > 0)
         {
-            passed = health.passedOver(s.cand, s.candRate, live, view.localId, nowNs, s.latency);
+            passed = health.passedOver(s.cand, s.candRate, live, view.localId, k, nowNs, s.latency);
             if (passed != 0L)
             {
                 stripe.count(HwlbCounters.PASSED_OVER);
