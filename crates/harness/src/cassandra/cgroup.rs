@@ -99,6 +99,18 @@ fn read(path: &Path) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
+/// What a group's processes use beside the page cache, bytes, from its `memory.stat`:
+/// anonymous memory (heap, off-heap caches, stacks) and mapped files (the JVM's jars) stay; the
+/// rest of the page cache is what a budget replaces.
+fn own_bytes(stat: &str) -> u64 {
+    let field = |name: &str| -> u64 {
+        stat.lines()
+            .find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse().ok()))
+            .unwrap_or(0)
+    };
+    field("total_rss ") + field("total_mapped_file ")
+}
+
 /// The whole-disk block device (`major:minor`) holding `path`: blkio throttles whole disks, so
 /// a partition maps to its disk.
 pub fn disk_of(path: &Path) -> Result<String, String> {
@@ -172,17 +184,27 @@ impl NodeCgroup {
     /// Returns the new limit in bytes.
     pub fn cap_page_cache(&self, page_cache_mb: u32) -> Result<u64, String> {
         let stat = read(&self.memory.join("memory.stat"))?;
-        let field = |name: &str| -> u64 {
-            stat.lines()
-                .find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse().ok()))
-                .unwrap_or(0)
-        };
-        // Anonymous memory (heap, off-heap caches, stacks) and mapped files (the JVM's jars)
-        // stay; the rest of the page cache is what the budget replaces.
-        let own = field("total_rss ") + field("total_mapped_file ");
-        let limit = own + u64::from(page_cache_mb) * 1024 * 1024;
+        let limit = own_bytes(&stat) + u64::from(page_cache_mb) * 1024 * 1024;
         write(&self.memory.join("memory.limit_in_bytes"), &limit.to_string())?;
         Ok(limit)
+    }
+
+    /// Raises the memory limit to what the group's processes use now, minus their page cache,
+    /// plus `page_cache_mb`, when that is above the limit: the budget follows the JVM's own
+    /// growth (off-heap buffer pools that fill under load, threads), which would otherwise
+    /// squeeze the page cache to nothing and then get the node killed by the kernel's
+    /// out-of-memory killer. Never lowers the limit (a JVM starting again after a restart
+    /// grows into its old one) and leaves an unlimited group alone. Returns the new limit when
+    /// it was raised.
+    pub fn raise_cap(&self, page_cache_mb: u32) -> Result<Option<u64>, String> {
+        let limit: u64 = read(&self.memory.join("memory.limit_in_bytes"))?.trim().parse().unwrap_or(u64::MAX);
+        let stat = read(&self.memory.join("memory.stat"))?;
+        let wanted = own_bytes(&stat) + u64::from(page_cache_mb) * 1024 * 1024;
+        if wanted <= limit {
+            return Ok(None);
+        }
+        write(&self.memory.join("memory.limit_in_bytes"), &wanted.to_string())?;
+        Ok(Some(wanted))
     }
 
     /// Lifts the memory limit.
@@ -282,5 +304,12 @@ mod tests {
             Ok(d) => assert!(d.split(':').count() == 2 && d.split(':').all(|x| x.parse::<u32>().is_ok()), "{d}"),
             Err(e) => assert!(e.contains("not a block device"), "{e}"),
         }
+    }
+
+    #[test]
+    fn own_bytes_are_rss_and_mapped_files_not_the_cache() {
+        let stat = "cache 900\nrss 5\ntotal_cache 1000\ntotal_rss 300\ntotal_rss_huge 0\ntotal_mapped_file 20\n";
+        assert_eq!(own_bytes(stat), 320);
+        assert_eq!(own_bytes(""), 0);
     }
 }

@@ -109,6 +109,17 @@ pub fn set_disk_limits(dir: &Path, node: Option<u32>, on: bool) -> Result<(), St
     Ok(())
 }
 
+/// With disk limits, raises each node's memory limit where its JVM grew past it (see
+/// [`NodeCgroup::raise_cap`]); nothing without. Called every second while a run is measured.
+pub fn follow_jvm_growth(dir: &Path) -> Result<(), String> {
+    let c = CassandraCluster::load(dir)?;
+    let Some(limits) = c.disk else { return Ok(()) };
+    for n in c.nodes.iter().filter(|n| alive(n.pid)) {
+        NodeCgroup::of(dir, n.id).raise_cap(limits.page_cache_mb + CAP_HEADROOM_MB)?;
+    }
+    Ok(())
+}
+
 /// Makes node `id`'s disk `factor` times slower than the cluster's disk limits allow (its
 /// reads per second divided by `factor`; 1 restores them): the real cluster's form of the
 /// simulator's slow disk (`kind = "slow"`, `stage = "disk"`), whose service times are

@@ -26,4 +26,4 @@ pub mod plugin;
 pub mod proxy;
 
 pub use cluster::{disk_reads, down, engine_of, status, up, CassandraCluster, CassandraNode, CassandraUp, Engine, NodeState};
-pub use faults::{nodetool, pause, restart, set_delay, set_disk_factor, set_disk_limits};
+pub use faults::{follow_jvm_growth, nodetool, pause, restart, set_delay, set_disk_factor, set_disk_limits};

@@ -406,6 +406,19 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
         let injector = scope.spawn(|| run_faults(plan, dir, t0, &mut |l| eprintln!("{label}: {l}")));
         let stop = &stop;
         let sampler = source.map(|source| scope.spawn(move || sample(plan.nodes, source, t0, plan.duration_s, stop)));
+        // With disk limits, each node's page-cache budget follows its JVM's growth under load
+        // (a node killed by the kernel for a few MiB of buffer pool would end the run).
+        let label = &label;
+        let keeper = cluster.disk.is_some().then(|| {
+            scope.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    if let Err(e) = cassandra::follow_jvm_growth(dir) {
+                        eprintln!("{label}: page cache budget: {e}");
+                    }
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+            })
+        });
         let mut on_done = |c: &CqlCompletion| {
             let Some(intended_ns) = c.intended.checked_duration_since(t0).map(|d| d.as_nanos() as u64) else {
                 return;
@@ -444,6 +457,9 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
         stop.store(true, Ordering::Relaxed);
         let faults = injector.join().map_err(|_| "the fault thread panicked".to_string());
         let samples = sampler.map(|h| h.join().map_err(|_| "the sampler panicked".to_string()));
+        if let Some(k) = keeper {
+            let _ = k.join();
+        }
         (report, faults, samples)
     });
     // A paused node must not stay paused, whatever happened.
