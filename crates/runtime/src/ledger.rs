@@ -24,6 +24,26 @@ pub(crate) fn prefetch<T: ?Sized>(r: &T) {
     let _ = r;
 }
 
+/// Hints the CPU to fetch the first `bytes` bytes of `*r` (whole cache lines; no effect on
+/// results).
+#[inline(always)]
+pub(crate) fn prefetch_bytes<T>(r: &T, bytes: usize) {
+    let start = (r as *const T).cast::<u8>();
+    let mut offset = 0;
+    while offset < bytes.min(std::mem::size_of::<T>()) {
+        // A reference to the byte `offset` into `*r` (in bounds: `offset < size_of::<T>()`).
+        let p = start.wrapping_add(offset);
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch never dereferences; the address lies within `*r`.
+        unsafe {
+            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>())
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = p;
+        offset += 64;
+    }
+}
+
 /// One planned request's sends. Copy it freely: it is two integers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct DispatchId {
@@ -116,19 +136,22 @@ impl Slot {
     }
 }
 
-/// The ledger: every dispatch still open or with a send still out.
+/// The ledger: every dispatch still open or with a send still out. Laid out in declaration
+/// order (`repr(C)`): the header every send and end reads first, the spill entries (rare)
+/// last.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Ledger {
     slots: Vec<Slot>,
     /// The first free slot, the head of a list threaded through the free slots' `link`
     /// (last freed first, so the slot reused is the one touched last).
     free: u32,
+    outstanding: u64,
+    open: u64,
     /// The nodes of dispatches with more than [`INLINE`] sends, all of them by send position.
     spill: Vec<[NodeId; MAX_REPLICAS]>,
     /// Spill entries not in use.
     spill_free: Vec<u32>,
-    outstanding: u64,
-    open: u64,
 }
 
 impl Default for Ledger {
