@@ -98,8 +98,10 @@ const INLINE: usize = 4;
 const NONE: u32 = u32::MAX;
 
 /// One dispatch, packed into 32 bytes (two to a cache line): with thousands of senders each
-/// send and each end touches its slot cold, so a slot is one line, not three.
+/// send and each end touches its slot cold, so a slot is one line, not three. Aligned to its
+/// size, so that it never straddles two lines.
 #[derive(Clone, Debug)]
+#[repr(align(32))]
 struct Slot {
     gen: u32,
     /// While the slot is free: the next free slot ([`NONE`]: the last). While live: the spill

@@ -51,8 +51,9 @@ const NO_NODE: u16 = u16::MAX;
 
 /// A decider with its policy runtime: one per client, one per coordinator node. Laid out in
 /// declaration order (`repr(C)`): the fields a request reads, then the runtime, whose hot
-/// lines come first, so an upcoming request's requester is one run of cache lines.
-#[repr(C)]
+/// lines come first, so an upcoming request's requester is one run of cache lines (aligned to
+/// a line, so that run starts at a line).
+#[repr(C, align(64))]
 struct Requester {
     /// The time of the pending runtime-timer event (`u64::MAX`: none). A timer event whose
     /// time is not this one is stale (an earlier one replaced it) and does nothing.
@@ -71,6 +72,9 @@ struct Requester {
     rt: Runtime<ReqKey>,
 }
 
+/// A client's arrival process. Aligned to a cache line: every arrival reads it whole (its
+/// lines are prefetched together).
+#[repr(align(64))]
 struct Client {
     zone: u16,
     keys: KeyGen,
