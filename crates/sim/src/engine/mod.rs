@@ -212,8 +212,8 @@ impl<'s> Sim<'s> {
                 disk: sc
                     .node
                     .disk
-                    .map(|(c, d)| Stage::new(if ideal { c * sc.cluster.nodes as u32 } else { c }, d)),
-                cache: sc.node.cache_rows.map(Lru::new),
+                    .map(|(c, d)| Box::new(Stage::new(if ideal { c * sc.cluster.nodes as u32 } else { c }, d))),
+                cache: sc.node.cache_rows.map(|rows| Box::new(Lru::new(rows))),
                 tracker: HitRateTracker::new(sc.feedback.tick_ns, sc.feedback.window_ns, 0),
                 rng,
                 cpu_factor: 1.0,
@@ -404,7 +404,7 @@ impl<'s> Sim<'s> {
                 if let Some(n) = self.nodes.get(node as usize) {
                     let queue = match stage {
                         StageKind::Cpu => Some(&n.cpu.queue),
-                        StageKind::Disk => n.disk.as_ref().map(|d| &d.queue),
+                        StageKind::Disk => n.disk.as_deref().map(|d| &d.queue),
                     };
                     if let Some(&next) = queue.and_then(|q| q.front()) {
                         self.ops.prefetch(next);

@@ -34,7 +34,8 @@ impl Stage {
 }
 
 /// One node. Its fields are laid out in declaration order (`repr(C)`), those an op at the node
-/// reads first: the header, the service-time stream, the stages and the cache fill the first
+/// reads first: the header, the service-time stream, the CPU stage, and the pointers to the
+/// disk stage and the row cache fill the first
 /// [`Node::HOT_LINES`] cache lines (what the engine prefetches for an upcoming op); the
 /// hit-rate tracker, deferred events and gossip state come after. The layout changes no
 /// result.
@@ -65,10 +66,10 @@ pub struct Node {
     pub cpu: Stage,
     /// Slow-down of the disk stage.
     pub disk_factor: f64,
-    /// Disk stage.
-    pub disk: Option<Stage>,
-    /// Row cache.
-    pub cache: Option<Lru>,
+    /// Disk stage (boxed: a pointer in the node's hot lines, its state elsewhere).
+    pub disk: Option<Box<Stage>>,
+    /// Row cache (boxed, as the disk stage).
+    pub cache: Option<Box<Lru>>,
     /// The node's own hit-rate tracker.
     pub tracker: HitRateTracker,
     /// Events that arrived while paused, in order.
@@ -77,13 +78,13 @@ pub struct Node {
     pub gossiped: RatePublisher,
 }
 
-const _: () = assert!(std::mem::offset_of!(Node, cache) + std::mem::size_of::<Option<Lru>>() <= Node::HOT_LINES * 64);
+const _: () = assert!(std::mem::offset_of!(Node, cache) + std::mem::size_of::<Option<Box<Lru>>>() <= Node::HOT_LINES * 64);
 
 impl Node {
     /// The cache lines at the start of a node that an op's arrival, its stages and its reply
-    /// read: the header, the service-time stream, the stages and the row cache's header (see
-    /// [`Self::prefetch_hot`]).
-    pub const HOT_LINES: usize = 5;
+    /// read: the header, the service-time stream, the CPU stage and the pointers to the disk
+    /// stage and the row cache (see [`Self::prefetch_hot`]).
+    pub const HOT_LINES: usize = 3;
 
     /// Hints the CPU to fetch the node's first [`Self::HOT_LINES`] cache lines (the rest, read
     /// with a row cache or on faults, from memory). No effect on results.
@@ -94,6 +95,6 @@ impl Node {
 
     /// Queued plus in-service ops waiting at both stages (excluding those in service).
     pub fn queued(&self) -> u32 {
-        self.cpu.queue.len() as u32 + self.disk.as_ref().map_or(0, |d| d.queue.len() as u32)
+        self.cpu.queue.len() as u32 + self.disk.as_deref().map_or(0, |d| d.queue.len() as u32)
     }
 }
