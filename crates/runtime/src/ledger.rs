@@ -150,10 +150,18 @@ pub struct Ledger {
     free: u32,
     outstanding: u64,
     open: u64,
-    /// The nodes of dispatches with more than [`INLINE`] sends, all of them by send position.
-    spill: Vec<[NodeId; MAX_REPLICAS]>,
-    /// Spill entries not in use.
-    spill_free: Vec<u32>,
+    /// Dispatches with more than [`INLINE`] sends (rare): boxed, so the ledger's header is one
+    /// short run of bytes.
+    spill: Box<Spill>,
+}
+
+/// The nodes of dispatches with more than [`INLINE`] sends.
+#[derive(Clone, Debug, Default)]
+struct Spill {
+    /// All of a dispatch's nodes, by send position.
+    entries: Vec<[NodeId; MAX_REPLICAS]>,
+    /// Entries not in use.
+    free: Vec<u32>,
 }
 
 impl Default for Ledger {
@@ -161,8 +169,7 @@ impl Default for Ledger {
         Ledger {
             slots: Vec::new(),
             free: NONE,
-            spill: Vec::new(),
-            spill_free: Vec::new(),
+            spill: Box::default(),
             outstanding: 0,
             open: 0,
         }
@@ -241,7 +248,7 @@ impl Ledger {
         if slot.link == NONE {
             slot.nodes[pos as usize]
         } else {
-            self.spill[slot.link as usize][pos as usize]
+            self.spill.entries[slot.link as usize][pos as usize]
         }
     }
 
@@ -263,20 +270,20 @@ impl Ledger {
                 // The first send past the inline ones: every node moves to a spill entry.
                 let mut all = [NodeId(0); MAX_REPLICAS];
                 all[..INLINE].copy_from_slice(&s.nodes);
-                let e = match self.spill_free.pop() {
+                let e = match self.spill.free.pop() {
                     Some(e) => {
-                        self.spill[e as usize] = all;
+                        self.spill.entries[e as usize] = all;
                         e
                     }
                     None => {
-                        self.spill.push(all);
-                        (self.spill.len() - 1) as u32
+                        self.spill.entries.push(all);
+                        (self.spill.entries.len() - 1) as u32
                     }
                 };
                 self.slots[id.slot as usize].link = e;
             }
             let e = self.slots[id.slot as usize].link;
-            self.spill[e as usize][pos as usize] = node;
+            self.spill.entries[e as usize][pos as usize] = node;
         }
         let s = &mut self.slots[id.slot as usize];
         s.sent += 1;
@@ -343,7 +350,7 @@ impl Ledger {
         if s.closed && s.open_sends() == 0 {
             s.live = false;
             if s.link != NONE {
-                self.spill_free.push(s.link);
+                self.spill.free.push(s.link);
             }
             s.link = self.free;
             self.free = slot;
@@ -452,7 +459,7 @@ mod tests {
             }
             l.close(id);
             assert_eq!((l.outstanding(), l.live_dispatches()), (0, 0));
-            assert_eq!(l.spill.len(), 1, "round {round}: the spill entry is reused");
+            assert_eq!(l.spill.entries.len(), 1, "round {round}: the spill entry is reused");
         }
         // A reused slot starts inline again.
         let t = l.send_one(NodeId(42));

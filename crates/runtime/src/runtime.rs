@@ -155,7 +155,6 @@ pub struct Runtime<T> {
     ledger: Ledger,
     policy: Box<dyn Policy>,
     rng: Rng,
-    stats: RuntimeStats,
     needs: policy::Needs,
     /// Whether a caller bug (a send ended twice, or one never made) panics at the event that
     /// broke the contract instead of being counted: on wherever debug assertions are (every
@@ -164,6 +163,8 @@ pub struct Runtime<T> {
     local: Option<NodeId>,
     backlog: Backlog<T>,
     plan: Plan,
+    /// Its first four counters are counted on every request (see [`Self::HOT_STATS`]).
+    stats: RuntimeStats,
     probes: Vec<Probe>,
     probe_next: usize,
     /// Nodes seen down (index = node id), to skip when a waiting request is planned again.
@@ -246,9 +247,12 @@ impl<T> Runtime<T> {
     #[inline]
     pub fn prefetch_hot(&self) {
         use crate::ledger::prefetch_bytes;
-        let hot = std::mem::offset_of!(Self, plan) + std::mem::size_of::<Plan>();
-        prefetch_bytes(self, hot);
+        prefetch_bytes(self, std::mem::offset_of!(Self, stats) + Self::HOT_STATS);
     }
+
+    /// Bytes of [`RuntimeStats`] every request writes: `planned`, `sends`, `replies`,
+    /// `feedback_replies` (its first fields).
+    const HOT_STATS: usize = 4 * std::mem::size_of::<u64>();
 
     /// Hints the CPU to fetch what the next [`Self::submit`] writes first (the ledger slot
     /// its dispatch takes): for a caller that knows a request is coming. No effect on results.
