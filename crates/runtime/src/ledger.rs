@@ -31,7 +31,7 @@ pub(crate) fn prefetch_bytes<T>(r: &T, bytes: usize) {
     let start = (r as *const T).cast::<u8>();
     let mut offset = 0;
     while offset < bytes.min(std::mem::size_of::<T>()) {
-        // A reference to the byte `offset` into `*r` (in bounds: `offset < size_of::<T>()`).
+        // The address of byte `offset` of `*r` (in bounds: `offset < size_of::<T>()`).
         let p = start.wrapping_add(offset);
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a prefetch never dereferences; the address lies within `*r`.
