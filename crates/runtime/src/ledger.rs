@@ -24,6 +24,26 @@ pub(crate) fn prefetch<T: ?Sized>(r: &T) {
     let _ = r;
 }
 
+/// Hints the CPU to fetch the first `bytes` bytes of `*r` (whole cache lines; no effect on
+/// results).
+#[inline(always)]
+pub(crate) fn prefetch_bytes<T>(r: &T, bytes: usize) {
+    let start = (r as *const T).cast::<u8>();
+    let mut offset = 0;
+    while offset < bytes.min(std::mem::size_of::<T>()) {
+        // The address of byte `offset` of `*r` (in bounds: `offset < size_of::<T>()`).
+        let p = start.wrapping_add(offset);
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch never dereferences; the address lies within `*r`.
+        unsafe {
+            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>())
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = p;
+        offset += 64;
+    }
+}
+
 /// One planned request's sends. Copy it freely: it is two integers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct DispatchId {
@@ -78,8 +98,10 @@ const INLINE: usize = 4;
 const NONE: u32 = u32::MAX;
 
 /// One dispatch, packed into 32 bytes (two to a cache line): with thousands of senders each
-/// send and each end touches its slot cold, so a slot is one line, not three.
+/// send and each end touches its slot cold, so a slot is one line, not three. Aligned to its
+/// size, so that it never straddles two lines.
 #[derive(Clone, Debug)]
+#[repr(align(32))]
 struct Slot {
     gen: u32,
     /// While the slot is free: the next free slot ([`NONE`]: the last). While live: the spill
@@ -116,19 +138,30 @@ impl Slot {
     }
 }
 
-/// The ledger: every dispatch still open or with a send still out.
+/// The ledger: every dispatch still open or with a send still out. Laid out in declaration
+/// order (`repr(C)`): the header every send and end reads first, the spill entries (rare)
+/// last.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Ledger {
     slots: Vec<Slot>,
     /// The first free slot, the head of a list threaded through the free slots' `link`
     /// (last freed first, so the slot reused is the one touched last).
     free: u32,
-    /// The nodes of dispatches with more than [`INLINE`] sends, all of them by send position.
-    spill: Vec<[NodeId; MAX_REPLICAS]>,
-    /// Spill entries not in use.
-    spill_free: Vec<u32>,
     outstanding: u64,
     open: u64,
+    /// Dispatches with more than [`INLINE`] sends (rare): boxed, so the ledger's header is one
+    /// short run of bytes.
+    spill: Box<Spill>,
+}
+
+/// The nodes of dispatches with more than [`INLINE`] sends.
+#[derive(Clone, Debug, Default)]
+struct Spill {
+    /// All of a dispatch's nodes, by send position.
+    entries: Vec<[NodeId; MAX_REPLICAS]>,
+    /// Entries not in use.
+    free: Vec<u32>,
 }
 
 impl Default for Ledger {
@@ -136,8 +169,7 @@ impl Default for Ledger {
         Ledger {
             slots: Vec::new(),
             free: NONE,
-            spill: Vec::new(),
-            spill_free: Vec::new(),
+            spill: Box::default(),
             outstanding: 0,
             open: 0,
         }
@@ -216,7 +248,7 @@ impl Ledger {
         if slot.link == NONE {
             slot.nodes[pos as usize]
         } else {
-            self.spill[slot.link as usize][pos as usize]
+            self.spill.entries[slot.link as usize][pos as usize]
         }
     }
 
@@ -238,20 +270,20 @@ impl Ledger {
                 // The first send past the inline ones: every node moves to a spill entry.
                 let mut all = [NodeId(0); MAX_REPLICAS];
                 all[..INLINE].copy_from_slice(&s.nodes);
-                let e = match self.spill_free.pop() {
+                let e = match self.spill.free.pop() {
                     Some(e) => {
-                        self.spill[e as usize] = all;
+                        self.spill.entries[e as usize] = all;
                         e
                     }
                     None => {
-                        self.spill.push(all);
-                        (self.spill.len() - 1) as u32
+                        self.spill.entries.push(all);
+                        (self.spill.entries.len() - 1) as u32
                     }
                 };
                 self.slots[id.slot as usize].link = e;
             }
             let e = self.slots[id.slot as usize].link;
-            self.spill[e as usize][pos as usize] = node;
+            self.spill.entries[e as usize][pos as usize] = node;
         }
         let s = &mut self.slots[id.slot as usize];
         s.sent += 1;
@@ -318,7 +350,7 @@ impl Ledger {
         if s.closed && s.open_sends() == 0 {
             s.live = false;
             if s.link != NONE {
-                self.spill_free.push(s.link);
+                self.spill.free.push(s.link);
             }
             s.link = self.free;
             self.free = slot;
@@ -427,7 +459,7 @@ mod tests {
             }
             l.close(id);
             assert_eq!((l.outstanding(), l.live_dispatches()), (0, 0));
-            assert_eq!(l.spill.len(), 1, "round {round}: the spill entry is reused");
+            assert_eq!(l.spill.entries.len(), 1, "round {round}: the spill entry is reused");
         }
         // A reused slot starts inline again.
         let t = l.send_one(NodeId(42));

@@ -273,8 +273,10 @@ const KIND_BITS: u32 = 4;
 const _: () = assert!(KINDS.len() == 1 << KIND_BITS && KINDS[Kind::Tick as usize] as usize == Kind::Tick as usize);
 
 /// One scheduled event, packed into 32 bytes: `key` is the time (high 64 bits), then the
-/// sequence number, then the kind, so entries order by one `u128` comparison.
+/// sequence number, then the kind, so entries order by one `u128` comparison. Aligned to its
+/// size, so that no entry straddles two cache lines.
 #[derive(Clone, Copy, Debug)]
+#[repr(align(32))]
 struct Entry {
     key: u128,
     a: u32,

@@ -41,14 +41,15 @@ pub struct KeySpec {
 pub struct KeyGen {
     spec: KeySpec,
     next_sequential: u64,
-    zipf: Option<Zipf>,
+    /// Boxed: a generator is read on every request, and without Zipfian keys it stays small.
+    zipf: Option<Box<Zipf>>,
 }
 
 impl KeyGen {
     /// The generator of client `client` out of `clients`.
     pub fn new(spec: KeySpec, client: usize, clients: usize) -> Self {
         let zipf = match spec.pattern {
-            KeyPattern::Zipfian { exponent } => Some(Zipf::new(spec.count, exponent)),
+            KeyPattern::Zipfian { exponent } => Some(Box::new(Zipf::new(spec.count, exponent))),
             _ => None,
         };
         KeyGen {

@@ -65,6 +65,16 @@ pub struct Ring {
     tokens: Vec<u64>,
     /// The group of each range.
     range_group: Vec<u32>,
+    /// A bucketed index in front of the tokens: `bucket_start[b]` is the first range whose
+    /// token is at least `b << bucket_shift` (`bucket_start[buckets]` = the number of tokens),
+    /// so a lookup searches only the few tokens of its key's bucket instead of binary-searching
+    /// the whole ring (one or two loads instead of a dozen dependent ones on a large ring).
+    bucket_start: Vec<u32>,
+    /// Right shift from a token to its bucket (64 - log2 of the bucket count).
+    bucket_shift: u32,
+    /// Per bucket, the answer itself when the bucket holds at most one token (always, with one
+    /// evenly spaced token per node): one load per lookup.
+    bucket_answer: Vec<BucketAnswer>,
     /// The distinct replica sets.
     groups: Vec<ReplicaSet>,
     /// The members, sorted by id.
@@ -171,9 +181,15 @@ impl Ring {
             }
             range_group.push(group);
         }
+        let tokens: Vec<u64> = points.iter().map(|p| p.0).collect();
+        let (bucket_start, bucket_shift) = bucket_index(&tokens);
+        let bucket_answer = bucket_answers(&tokens, &range_group, &bucket_start);
         Ring {
-            tokens: points.iter().map(|p| p.0).collect(),
+            tokens,
             range_group,
+            bucket_start,
+            bucket_shift,
+            bucket_answer,
             groups,
             nodes: sorted.iter().map(|m| m.id).collect(),
             members: sorted,
@@ -190,7 +206,24 @@ impl Ring {
         if self.groups.len() <= 1 {
             return 0;
         }
-        let i = self.tokens.partition_point(|&t| t < token) % self.tokens.len();
+        let b = (token >> self.bucket_shift) as usize;
+        let a = self.bucket_answer[b];
+        if a.above == SEARCH {
+            return self.search(b, token);
+        }
+        let group = if token <= a.token { a.below } else { a.above };
+        debug_assert_eq!(group, self.search(b, token));
+        group
+    }
+
+    /// The group of the range of `token`, in bucket `b`, by a search of the bucket's tokens.
+    #[inline]
+    fn search(&self, b: usize, token: u64) -> u32 {
+        // Every token below the bucket's first token value lies before `lo`, every token of a
+        // later bucket at or after `hi`: the first token >= `token` is in `lo..=hi`.
+        let (lo, hi) = (self.bucket_start[b] as usize, self.bucket_start[b + 1] as usize);
+        let i = (lo + self.tokens[lo..hi].partition_point(|&t| t < token)) % self.tokens.len();
+        debug_assert_eq!(i, self.tokens.partition_point(|&t| t < token) % self.tokens.len());
         self.range_group[i]
     }
 
@@ -258,6 +291,86 @@ impl Ring {
     pub fn placement(&self) -> Placement {
         self.placement
     }
+}
+
+/// The most buckets of a ring's index (5 MB of it, with their answers): a ring of more than
+/// half as many tokens has several tokens to some buckets.
+const MAX_BUCKET_BITS: u32 = 18;
+
+/// The bucketed index of sorted `tokens` (see `Ring::bucket_start`): a power of two of buckets,
+/// at least twice the tokens (up to [`MAX_BUCKET_BITS`]), so that a bucket holds about one token
+/// or none with evenly spaced tokens, and few with random ones.
+fn bucket_index(tokens: &[u64]) -> (Vec<u32>, u32) {
+    debug_assert!(tokens.is_sorted());
+    let bits = (usize::BITS - (tokens.len().max(1) * 2 - 1).leading_zeros()).clamp(1, MAX_BUCKET_BITS);
+    let shift = 64 - bits;
+    let buckets = 1usize << bits;
+    let mut start = Vec::with_capacity(buckets + 1);
+    let mut i = 0usize;
+    for b in 0..buckets {
+        let first = (b as u64) << shift;
+        while i < tokens.len() && tokens[i] < first {
+            i += 1;
+        }
+        start.push(i as u32);
+    }
+    start.push(tokens.len() as u32);
+    (start, shift)
+}
+
+/// `BucketAnswer::above` of a bucket with more than one token: search it.
+const SEARCH: u32 = u32::MAX;
+
+/// A lookup's answer for the tokens of one bucket of the ring's index (16 bytes, four to a
+/// cache line).
+#[derive(Clone, Copy, Debug)]
+struct BucketAnswer {
+    /// The bucket's one token (`u64::MAX` when it has none or several).
+    token: u64,
+    /// The group of the key tokens of the bucket up to `token`.
+    below: u32,
+    /// The group of those above it ([`SEARCH`]: the bucket has several tokens).
+    above: u32,
+}
+
+/// Each bucket's [`BucketAnswer`]: with no token, every key token of the bucket belongs to the
+/// range of the next token (the ring wraps); with one, those up to it to its range and the
+/// others to the next one's.
+fn bucket_answers(tokens: &[u64], range_group: &[u32], bucket_start: &[u32]) -> Vec<BucketAnswer> {
+    if tokens.is_empty() {
+        return vec![
+            BucketAnswer {
+                token: u64::MAX,
+                below: 0,
+                above: 0
+            };
+            bucket_start.len() - 1
+        ];
+    }
+    let group = |i: usize| range_group[i % tokens.len()];
+    bucket_start
+        .windows(2)
+        .map(|w| {
+            let (lo, hi) = (w[0] as usize, w[1] as usize);
+            match hi - lo {
+                0 => BucketAnswer {
+                    token: u64::MAX,
+                    below: group(lo),
+                    above: group(lo),
+                },
+                1 => BucketAnswer {
+                    token: tokens[lo],
+                    below: group(lo),
+                    above: group(lo + 1),
+                },
+                _ => BucketAnswer {
+                    token: u64::MAX,
+                    below: SEARCH,
+                    above: SEARCH,
+                },
+            }
+        })
+        .collect()
 }
 
 /// The replicas of the range ending at `points[start]`: walk clockwise taking distinct members
@@ -395,6 +508,18 @@ mod tests {
         let empty = Ring::new(&[], 4, 3, Placement::Ring);
         assert!(empty.replicas_of_key(b"x").0.is_empty());
         assert_eq!(empty.groups(), 0);
+    }
+
+    #[test]
+    fn bucketed_lookup_is_the_binary_search() {
+        for (n, vnodes) in [(1u16, 1u32), (2, 1), (5, 1), (50, 1), (2000, 1), (7, 16), (300, 256)] {
+            let ring = Ring::new(&members(n, 3), vnodes, 3, Placement::Ring);
+            let probes = ring.tokens.iter().flat_map(|&t| [t, t.wrapping_sub(1), t.wrapping_add(1)]);
+            for token in probes.chain((0..20_000u64).map(mix64)).chain([0, u64::MAX]) {
+                let i = ring.tokens.partition_point(|&t| t < token) % ring.tokens.len();
+                assert_eq!(ring.group_of_token(token), if ring.groups() <= 1 { 0 } else { ring.range_group[i] });
+            }
+        }
     }
 
     #[test]

@@ -123,7 +123,7 @@ impl Sim<'_> {
         if self.sc.cluster.routing == Routing::Coordinator && req.coord != NO_NODE {
             let n = &self.nodes[req.coord as usize];
             let feedback = Feedback {
-                hit_rate: n.cache.as_ref().map(|_| n.tracker.hit_rate()),
+                hit_rate: n.cache.as_deref().map(|_| n.tracker.hit_rate()),
                 queue_len: Some(n.queued()),
                 service_time_ns: None,
                 in_flight: Some(n.in_flight),

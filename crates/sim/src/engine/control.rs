@@ -24,7 +24,7 @@ impl Sim<'_> {
         if let Some(t) = now.checked_sub(self.measure_ns) {
             if t >= SECOND_NS {
                 for n in 0..self.nodes.len() {
-                    let q = self.nodes[n].disk.as_ref().map_or(0, |d| d.queue.len() as u32);
+                    let q = self.nodes[n].disk.as_deref().map_or(0, |d| d.queue.len() as u32);
                     self.rec.disk_queue(t - 1, n, q);
                 }
             }
@@ -128,11 +128,11 @@ impl Sim<'_> {
         node.in_flight = 0;
         let mut lost: Vec<u32> = node.cpu.queue.drain(..).collect();
         node.cpu.busy = 0;
-        if let Some(d) = node.disk.as_mut() {
+        if let Some(d) = node.disk.as_deref_mut() {
             lost.extend(d.queue.drain(..));
             d.busy = 0;
         }
-        if let Some(c) = node.cache.as_mut() {
+        if let Some(c) = node.cache.as_deref_mut() {
             c.clear();
         }
         let deferred = std::mem::take(&mut node.deferred);

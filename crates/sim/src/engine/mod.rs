@@ -49,25 +49,32 @@ use workload::faults::{Action, FaultPlan};
 const SECOND_NS: u64 = 1_000_000_000;
 const NO_NODE: u16 = u16::MAX;
 
-/// A decider with its policy runtime: one per client, one per coordinator node.
+/// A decider with its policy runtime: one per client, one per coordinator node. Laid out in
+/// declaration order (`repr(C)`): the fields a request reads, then the runtime, whose hot
+/// lines come first, so an upcoming request's requester is one run of cache lines (aligned to
+/// a line, so that run starts at a line).
+#[repr(C, align(64))]
 struct Requester {
-    rt: Runtime<ReqKey>,
-    zone: u16,
-    /// The node it runs on (coordinators).
-    local: Option<NodeId>,
     /// The time of the pending runtime-timer event (`u64::MAX`: none). A timer event whose
     /// time is not this one is stale (an earlier one replaced it) and does nothing.
     timer_at: u64,
     /// Generation of the node it runs on when built (coordinators).
     gen: u32,
-    /// The seed its runtime started from; a restarted coordinator's new runtime derives its
-    /// seed from it, so no other random stream moves.
-    seed: u64,
+    zone: u16,
     /// A client whose candidates go beyond the key's replicas (`clients.candidates` and a
     /// policy that ranks the whole plan).
     beyond_replicas: bool,
+    /// The node it runs on (coordinators).
+    local: Option<NodeId>,
+    /// The seed its runtime started from; a restarted coordinator's new runtime derives its
+    /// seed from it, so no other random stream moves.
+    seed: u64,
+    rt: Runtime<ReqKey>,
 }
 
+/// A client's arrival process. Aligned to a cache line: every arrival reads it whole (its
+/// lines are prefetched together).
+#[repr(align(64))]
 struct Client {
     zone: u16,
     keys: KeyGen,
@@ -155,7 +162,16 @@ impl<'s> Sim<'s> {
         let n_nodes = topo.nodes;
         let mut master = Rng::seed_from_u64(seed);
         let mut clients = Vec::with_capacity(sc.clients.count);
-        let mut requesters = Vec::new();
+        // Sized once: a growing vector of over-aligned records is copied (not remapped) at each
+        // doubling, and freeing the large old copies raises the allocator's threshold for
+        // mapping blocks, so that the nodes' row-cache indexes would be zeroed in the heap
+        // (resident) instead of mapped lazily: hundreds of MB at 2,000 nodes.
+        let coordinators = if sc.cluster.routing == Routing::Coordinator {
+            topo.nodes
+        } else {
+            0
+        };
+        let mut requesters = Vec::with_capacity(sc.clients.count + coordinators);
         for c in 0..sc.clients.count {
             let rng = master.fork();
             let policy_seed = master.next_u64();
@@ -205,8 +221,8 @@ impl<'s> Sim<'s> {
                 disk: sc
                     .node
                     .disk
-                    .map(|(c, d)| Stage::new(if ideal { c * sc.cluster.nodes as u32 } else { c }, d)),
-                cache: sc.node.cache_rows.map(Lru::new),
+                    .map(|(c, d)| Box::new(Stage::new(if ideal { c * sc.cluster.nodes as u32 } else { c }, d))),
+                cache: sc.node.cache_rows.map(|rows| Box::new(Lru::new(rows))),
                 tracker: HitRateTracker::new(sc.feedback.tick_ns, sc.feedback.window_ns, 0),
                 rng,
                 cpu_factor: 1.0,
@@ -356,7 +372,7 @@ impl<'s> Sim<'s> {
             Event::AtReplica { op, node } | Event::StageDone { op, node, .. } => {
                 self.ops.prefetch(op.index);
                 if let Some(n) = self.nodes.get(node as usize) {
-                    crate::prefetch::lines(n);
+                    n.prefetch_hot();
                 }
             }
             Event::ReplyArrives { op, requester } => {
@@ -397,7 +413,7 @@ impl<'s> Sim<'s> {
                 if let Some(n) = self.nodes.get(node as usize) {
                     let queue = match stage {
                         StageKind::Cpu => Some(&n.cpu.queue),
-                        StageKind::Disk => n.disk.as_ref().map(|d| &d.queue),
+                        StageKind::Disk => n.disk.as_deref().map(|d| &d.queue),
                     };
                     if let Some(&next) = queue.and_then(|q| q.front()) {
                         self.ops.prefetch(next);

@@ -53,7 +53,7 @@ impl Sim<'_> {
     pub(super) fn service_ns(&mut self, n: usize, disk: bool, read: bool) -> u64 {
         let node = &mut self.nodes[n];
         let (dist, factor): (Dist, f64) = if disk {
-            let d = node.disk.as_ref().map(|d| d.service).unwrap_or(node.cpu.service);
+            let d = node.disk.as_deref().map(|d| d.service).unwrap_or(node.cpu.service);
             (d, node.disk_factor * node.fluct_factor)
         } else {
             (node.cpu.service, node.cpu_factor * node.fluct_factor)
@@ -80,7 +80,7 @@ impl Sim<'_> {
     }
 
     pub(super) fn submit_disk(&mut self, n: usize, op_id: u32) {
-        let Some(disk) = self.nodes[n].disk.as_mut() else {
+        let Some(disk) = self.nodes[n].disk.as_deref_mut() else {
             return;
         };
         if disk.busy < disk.concurrency {
@@ -141,7 +141,7 @@ impl Sim<'_> {
             let st = if stage == StageKind::Cpu {
                 &mut node.cpu
             } else {
-                node.disk.as_mut().expect("disk op on a node without disk")
+                node.disk.as_deref_mut().expect("disk op on a node without disk")
             };
             match st.queue.pop_front() {
                 Some(next) => Some(next),
@@ -162,7 +162,7 @@ impl Sim<'_> {
                 }
             }
             (OpKind::Write, _) => {
-                if let Some(c) = self.nodes[n].cache.as_mut() {
+                if let Some(c) = self.nodes[n].cache.as_deref_mut() {
                     if c.contains(op.key) {
                         c.insert(op.key);
                     }
@@ -172,7 +172,7 @@ impl Sim<'_> {
             (OpKind::Read, StageKind::Cpu) => {
                 let kind = if op.local { ReadKind::Local } else { ReadKind::Replica };
                 let node = &mut self.nodes[n];
-                let outcome = match node.cache.as_mut() {
+                let outcome = match node.cache.as_deref_mut() {
                     Some(c) => {
                         if c.get(op.key) {
                             node.tracker.record_hit();
@@ -195,7 +195,7 @@ impl Sim<'_> {
                 }
             }
             (OpKind::Read, StageKind::Disk) => {
-                if let Some(c) = self.nodes[n].cache.as_mut() {
+                if let Some(c) = self.nodes[n].cache.as_deref_mut() {
                     c.insert(op.key);
                 }
                 self.reply(op_id);

@@ -16,8 +16,27 @@ pub struct Topology {
     node_zone: Vec<u16>,
     /// Where keys live: the ring the real cluster's nodes use too.
     ring: Ring,
+    /// Every group's replicas, `rf` per group back to back (group `g` at `g * rf`): the ring's
+    /// replica sets hold room for [`policy::MAX_REPLICAS`] nodes each (130 bytes), this table
+    /// only the `rf` a group has, so the groups of a large cluster stay in cache.
+    flat: Vec<NodeId>,
+    /// Replicas per group (every group has the same number).
+    rf: usize,
     one_way_ns: Vec<u64>,
     zones: usize,
+}
+
+/// The ring's replica sets back to back, and their common size (every group of a ring has
+/// the same number of replicas: as many as the ring's members allow, up to its RF).
+fn flatten(ring: &Ring) -> (Vec<NodeId>, usize) {
+    let rf = if ring.groups() == 0 { 0 } else { ring.replicas(0).len() };
+    let mut flat = Vec::with_capacity(ring.groups() * rf);
+    for g in 0..ring.groups() as u32 {
+        let set = ring.replicas(g).as_slice();
+        assert_eq!(set.len(), rf, "group {g}: every group has the same number of replicas");
+        flat.extend_from_slice(set);
+    }
+    (flat, rf)
 }
 
 impl Topology {
@@ -27,10 +46,14 @@ impl Topology {
         let zones = sc.network.zones;
         if ideal {
             let server = Member { id: NodeId(0), zone: 0 };
+            let ring = Ring::new(&[server], 1, 1, Placement::Ring);
+            let (flat, rf) = flatten(&ring);
             return Topology {
                 nodes: 1,
                 node_zone: vec![EVERYWHERE],
-                ring: Ring::new(&[server], 1, 1, Placement::Ring),
+                ring,
+                flat,
+                rf,
                 one_way_ns: sc.network.one_way_ns.clone(),
                 zones,
             };
@@ -50,10 +73,13 @@ impl Topology {
                 "group {g} could not be filled"
             );
         }
+        let (flat, rf) = flatten(&ring);
         Topology {
             nodes: sc.cluster.nodes,
             node_zone: sc.cluster.node_zone.clone(),
             ring,
+            flat,
+            rf,
             one_way_ns: sc.network.one_way_ns.clone(),
             zones,
         }
@@ -67,7 +93,10 @@ impl Topology {
     /// The replicas of `group`, primary first.
     #[inline]
     pub fn replicas(&self, group: u32) -> &[NodeId] {
-        self.ring.replicas(group).as_slice()
+        let start = group as usize * self.rf;
+        let set = &self.flat[start..start + self.rf];
+        debug_assert_eq!(set, self.ring.replicas(group).as_slice());
+        set
     }
 
     /// The group of key number `key` (its replica set on the ring).
