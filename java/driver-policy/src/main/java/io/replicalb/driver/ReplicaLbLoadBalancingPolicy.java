@@ -1,0 +1,548 @@
+package io.replicalb.driver;
+
+import com.datastax.oss.driver.api.core.config.DriverExecutionProfile;
+import com.datastax.oss.driver.api.core.connection.BusyConnectionException;
+import com.datastax.oss.driver.api.core.connection.ClosedConnectionException;
+import com.datastax.oss.driver.api.core.connection.HeartbeatException;
+import com.datastax.oss.driver.api.core.context.DriverContext;
+import com.datastax.oss.driver.api.core.cql.Statement;
+import com.datastax.oss.driver.api.core.loadbalancing.LoadBalancingPolicy;
+import com.datastax.oss.driver.api.core.loadbalancing.NodeDistance;
+import com.datastax.oss.driver.api.core.metadata.Node;
+import com.datastax.oss.driver.api.core.metadata.NodeState;
+import com.datastax.oss.driver.api.core.servererrors.FunctionFailureException;
+import com.datastax.oss.driver.api.core.servererrors.QueryValidationException;
+import com.datastax.oss.driver.api.core.servererrors.ReadTimeoutException;
+import com.datastax.oss.driver.api.core.servererrors.WriteTimeoutException;
+import com.datastax.oss.driver.api.core.session.Request;
+import com.datastax.oss.driver.api.core.session.Session;
+import com.datastax.oss.driver.api.core.tracker.RequestTracker;
+import com.datastax.oss.driver.internal.core.loadbalancing.BasicLoadBalancingPolicy;
+import com.datastax.oss.driver.internal.core.loadbalancing.helper.MandatoryLocalDcHelper;
+import com.datastax.oss.driver.internal.core.util.collection.QueryPlan;
+import com.datastax.oss.driver.internal.core.util.collection.SimpleQueryPlan;
+import io.replicalb.core.Rng;
+import io.replicalb.core.client.ClientPolicies;
+import io.replicalb.core.client.ClientPolicy;
+import io.replicalb.core.client.Failure;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Queue;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntConsumer;
+
+/**
+ * Any replica-lb client policy ({@code unified}, {@code c3}, {@code hwlb-client},
+ * {@code weighted-least-loaded}, {@code peak-ewma}, {@code p2c}) as a load-balancing policy of
+ * the Apache Cassandra Java driver 4.x. Name it in application.conf:
+ *
+ * <pre>
+ * datastax-java-driver {
+ *   basic.load-balancing-policy {
+ *     class = io.replicalb.driver.ReplicaLbLoadBalancingPolicy
+ *     local-datacenter = dc1
+ *   }
+ *   advanced.replica-lb { policy = unified, params { }, seed = 7 }
+ * }
+ * </pre>
+ *
+ * <p>What it does per request: the candidates are the token's replicas from the driver's token
+ * map (the request's routing keyspace and key or token, as the driver's own policies find
+ * them) that are up and in the local datacenter, or every live local node for a request
+ * without routing information; nodes of other datacenters are ignored, as by the driver's
+ * {@code DefaultLoadBalancingPolicy} (its remote-datacenter failover options still apply once
+ * every local node has been tried). The client policy orders the candidates under a short lock
+ * (the decision and its bookkeeping only), and the plan is that order followed, lazily, by the
+ * other live local nodes. Statements only: the driver's internal plans (control connection,
+ * prepare) are the driver's round-robin.
+ *
+ * <p>Feedback: the policy registers itself as a {@link RequestTracker} (as the driver's
+ * default policy does, through {@link #getRequestTracker()}) and hears every attempt's latency
+ * and outcome. In-flight counts cannot drift: each plan opens a ticket on its first node, an
+ * attempt's end closes the matching ticket, an end without one (a retry, a speculative
+ * execution) counts as a send ended at once, and a ticket whose end never comes (a time-out, a
+ * lost speculative execution, no connection) expires after {@code ticket-ttl} as a time-out
+ * ({@link Tickets}). Node ids are dense, given once per node ({@link NodeTable}); zones are
+ * racks.
+ *
+ * <p>Hit rates ({@code hwlb-client}): once the session is ready (the tracker's
+ * {@link #onSessionReady}) every live local node's {@code replica_lb_hwlb.node.hit_rate} is read
+ * every {@code hit-rate-poll-interval} on the driver's admin executor, off the request path,
+ * and told the policy; nodes without the plug-in's table are skipped quietly (counted).
+ * {@link #recordHitRate} feeds rates from any other source.
+ *
+ * <p>Counters: {@link #counters()}, or {@link #of(Session, String)} to find the policy of a
+ * session's profile.
+ */
+public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy implements RequestTracker {
+    /** Candidates offered the policy per request at most (replication factors are far smaller). */
+    public static final int MAX_CANDIDATES = 64;
+    /** How often open tickets are checked for expiry, ns. */
+    static final long SWEEP_EVERY_NS = 10_000_000;
+    /** Tickets expired per check at most (the rest at the next call). */
+    static final int EXPIRE_BATCH = 64;
+
+    /** One thread's scratch arrays for a plan (no allocation per request). */
+    private static final class Scratch {
+        final int[] candidates = new int[MAX_CANDIDATES];
+        final int[] order = new int[MAX_CANDIDATES];
+    }
+
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
+    private final ReplicaLbSettings settings;
+    private final long epochNs = System.nanoTime();
+    private final AtomicInteger rotation = new AtomicInteger();
+    private volatile NodeTable nodes;
+    private final HitRatePoller poller;
+
+    /** Guards everything below: held only for a decision or a callback's bookkeeping. */
+    private final Object lock = new Object();
+    private final ClientPolicy policy;
+    private final Rng rng;
+    private final Tickets tickets;
+    private long lastNowNs;
+    private long nextSweepNs;
+    private long sweepNowNs;
+    private long picks;
+    private long matched;
+    private long untracked;
+    private long expired;
+    private long overridden;
+    private long unknownNodes;
+    private final IntConsumer onExpired = this::expiredLocked;
+
+    /**
+     * Built by the driver from {@code basic.load-balancing-policy.class} for the execution
+     * profile {@code profileName}; its options are that profile's {@code advanced.replica-lb}.
+     *
+     * @throws IllegalArgumentException with a one-line message naming a bad option or value
+     */
+    public ReplicaLbLoadBalancingPolicy(DriverContext context, String profileName) {
+        super(context, profileName);
+        this.settings = ReplicaLbSettings.of(profile);
+        try {
+            this.policy = ClientPolicies.create(settings.policy(), settings.params());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("datastax-java-driver." + ReplicaLbOption.POLICY.getPath() + ": "
+                    + ReplicaLbSettings.oneLine(e.getMessage()), e);
+        }
+        this.rng = Rng.seedFromU64(settings.seed());
+        this.tickets = new Tickets(settings.ticketTtlNs(), settings.ticketMatchWindowNs(), settings.maxOpenTicketsPerNode());
+        this.nodes = new NodeTable(null, settings.localRack());
+        this.poller = settings.hitRatePollIntervalNs() > 0 ? new HitRatePoller(this, this.context, settings) : null;
+    }
+
+    /** The policy of {@code session}'s execution profile {@code profileName}, if it is one of these. */
+    public static Optional<ReplicaLbLoadBalancingPolicy> of(Session session, String profileName) {
+        LoadBalancingPolicy p = session.getContext().getLoadBalancingPolicy(profileName);
+        return p instanceof ReplicaLbLoadBalancingPolicy r ? Optional.of(r) : Optional.empty();
+    }
+
+    /** The options in force. */
+    public ReplicaLbSettings settings() {
+        return settings;
+    }
+
+    /** The client policy's registered name. */
+    public String policyName() {
+        synchronized (lock) {
+            return policy.name();
+        }
+    }
+
+    /** The local datacenter is required, as for the driver's DefaultLoadBalancingPolicy. */
+    @Override
+    protected Optional<String> discoverLocalDc(Map<UUID, Node> nodes) {
+        return new MandatoryLocalDcHelper(context, profile, logPrefix).discoverLocalDc(nodes);
+    }
+
+    /** Tracks every attempt's end, as the driver's default policy does. */
+    @Override
+    public Optional<RequestTracker> getRequestTracker() {
+        return Optional.of(this);
+    }
+
+    @Override
+    public void init(Map<UUID, Node> nodes, DistanceReporter distanceReporter) {
+        super.init(nodes, distanceReporter);
+        NodeTable table = new NodeTable(getLocalDatacenter(), settings.localRack());
+        for (Node node : nodes.values()) {
+            table.add(node, computeNodeDistance(node) != NodeDistance.IGNORED && node.getState() != NodeState.DOWN);
+        }
+        this.nodes = table;
+        NodeTable.Topology topology = table.topology();
+        long now = nowNs();
+        synchronized (lock) {
+            now = clockLocked(now);
+            policy.onTopology(topology.zoneOfNode(), topology.localZone());
+            for (NodeTable.Entry e : table.entries()) {
+                if (e.local && e.live) {
+                    policy.onNodeUp(e.id, now);
+                }
+            }
+        }
+    }
+
+    @Override
+    public void onAdd(Node node) {
+        super.onAdd(node);
+        addNode(node);
+    }
+
+    /** Gives {@code node} an id (not live yet) and tells the policy the new topology. */
+    private void addNode(Node node) {
+        NodeTable table = nodes;
+        if (table.add(node, false) != null) {
+            NodeTable.Topology topology = table.topology();
+            synchronized (lock) {
+                policy.onTopology(topology.zoneOfNode(), topology.localZone());
+            }
+        }
+    }
+
+    @Override
+    public void onUp(Node node) {
+        super.onUp(node);
+        if (computeNodeDistance(node) == NodeDistance.IGNORED) {
+            return;
+        }
+        NodeTable table = nodes;
+        if (table.get(node) == null) {
+            addNode(node);
+        }
+        NodeTable.Entry e = table.setLive(node, true);
+        if (e != null && e.local) {
+            long now = nowNs();
+            synchronized (lock) {
+                policy.onNodeUp(e.id, clockLocked(now));
+            }
+        }
+    }
+
+    @Override
+    public void onDown(Node node) {
+        super.onDown(node);
+        NodeTable.Entry e = nodes.setLive(node, false);
+        if (e != null && e.local) {
+            long now = nowNs();
+            synchronized (lock) {
+                policy.onNodeDown(e.id, clockLocked(now));
+            }
+        }
+    }
+
+    @Override
+    public void onRemove(Node node) {
+        super.onRemove(node);
+        NodeTable table = nodes;
+        NodeTable.Entry e = table.remove(node);
+        if (e != null) {
+            NodeTable.Topology topology = table.topology();
+            long now = nowNs();
+            synchronized (lock) {
+                now = clockLocked(now);
+                if (e.local) {
+                    policy.onNodeDown(e.id, now);
+                }
+                policy.onTopology(topology.zoneOfNode(), topology.localZone());
+            }
+        }
+    }
+
+    @Override
+    public Queue<Node> newQueryPlan(Request request, Session session) {
+        if (!(request instanceof Statement)) {
+            // The driver's own plans (control connection, prepare on every node): round-robin.
+            return super.newQueryPlan(request, session);
+        }
+        NodeTable table = nodes;
+        Scratch s = SCRATCH.get();
+        int[] cands = s.candidates;
+        int c = 0;
+        for (Node replica : getReplicas(request, session)) {
+            NodeTable.Entry e = table.get(replica);
+            if (e != null && e.local && e.live) {
+                cands[c++] = e.id;
+                if (c == MAX_CANDIDATES) {
+                    break;
+                }
+            }
+        }
+        if (c == 0) {
+            // No routing information, or no replica up here: every live local node.
+            int[] live = table.liveLocal();
+            int n = live.length;
+            c = Math.min(n, MAX_CANDIDATES);
+            int start = n > MAX_CANDIDATES ? Math.floorMod(rotation.getAndAdd(MAX_CANDIDATES), n) : 0;
+            for (int i = 0; i < c; i++) {
+                cands[i] = live[(start + i) % n];
+            }
+            if (c == 0) {
+                return super.newQueryPlan(request, session);
+            }
+        }
+        int[] order = s.order;
+        boolean planned;
+        int first;
+        long now = nowNs();
+        synchronized (lock) {
+            now = clockLocked(now);
+            if (now >= nextSweepNs) {
+                sweepLocked(now);
+            }
+            boolean valid;
+            try {
+                valid = policy.plan(cands, c, now, rng, order) == c && isOrderOf(order, cands, c);
+            } catch (RuntimeException e) {
+                valid = false;
+            }
+            planned = valid;
+            if (valid) {
+                first = order[0];
+            } else {
+                overridden++;
+                first = cands[0];
+            }
+            policy.onSend(first, now);
+            picks++;
+            if (tickets.opened(first, now)) {
+                expired++;
+                policy.onFailure(first, Failure.TIMEOUT, now);
+            }
+        }
+        Node[] head = new Node[c];
+        if (planned) {
+            for (int i = 0; i < c; i++) {
+                head[i] = table.byId(order[i]).node;
+            }
+        } else {
+            head[0] = table.byId(first).node;
+            for (int i = 0, j = 1; i < c; i++) {
+                if (cands[i] != first) {
+                    head[j++] = table.byId(cands[i]).node;
+                }
+            }
+        }
+        return new ReplicaLbQueryPlan(head, this, request);
+    }
+
+    private static boolean contains(int[] a, int n, int x) {
+        for (int i = 0; i < n; i++) {
+            if (a[i] == x) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether {@code order[0..n)} is a permutation of {@code cands[0..n)} (distinct ids). */
+    private static boolean isOrderOf(int[] order, int[] cands, int n) {
+        for (int i = 0; i < n; i++) {
+            if (!contains(cands, n, order[i])) {
+                return false;
+            }
+            for (int j = 0; j < i; j++) {
+                if (order[j] == order[i]) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The rest of a plan after its candidates {@code head}: the other live local nodes,
+     * round-robin, then the driver's remote-datacenter failover (if configured).
+     */
+    Queue<Node> tailPlan(Request request, Node[] head) {
+        Object[] live = getLiveNodes().dc(getLocalDatacenter()).toArray();
+        Object[] rest = new Object[live.length];
+        int n = 0;
+        for (Object node : live) {
+            boolean planned = false;
+            for (Node h : head) {
+                planned |= h == node;
+            }
+            if (!planned) {
+                rest[n++] = node;
+            }
+        }
+        Object[] ordered = new Object[n];
+        int start = n == 0 ? 0 : Math.floorMod(roundRobinAmount.getAndIncrement(), n);
+        for (int i = 0; i < n; i++) {
+            ordered[i] = rest[(start + i) % n];
+        }
+        QueryPlan local = n == 0 ? QueryPlan.EMPTY : new SimpleQueryPlan(ordered);
+        return maybeAddDcFailover(request, local);
+    }
+
+    @Override
+    public void onNodeSuccess(Request request, long latencyNanos, DriverExecutionProfile executionProfile, Node node, String requestLogPrefix) {
+        if (!HitRatePoller.isPoll(request)) {
+            ended(node, latencyNanos, null);
+        }
+    }
+
+    @Override
+    public void onNodeError(
+            Request request, Throwable error, long latencyNanos, DriverExecutionProfile executionProfile, Node node, String requestLogPrefix) {
+        if (!HitRatePoller.isPoll(request)) {
+            ended(node, latencyNanos, failureOf(error));
+        }
+    }
+
+    /**
+     * How an attempt's error counts for the policy (as the Rust adapter's {@code outcome_of}):
+     * null for an answer about the request itself (invalid, unauthorised, a function's failure:
+     * the node is healthy), a time-out for the coordinator's read and write time-outs, a lost
+     * connection for a broken one, an error otherwise (overloaded, unavailable, bootstrapping,
+     * server errors).
+     */
+    public static Failure failureOf(Throwable error) {
+        if (error instanceof QueryValidationException || error instanceof FunctionFailureException) {
+            return null;
+        }
+        if (error instanceof ReadTimeoutException || error instanceof WriteTimeoutException) {
+            return Failure.TIMEOUT;
+        }
+        if (error instanceof ClosedConnectionException || error instanceof HeartbeatException || error instanceof BusyConnectionException) {
+            return Failure.CONNECTION_LOST;
+        }
+        return Failure.ERROR;
+    }
+
+    /** An attempt on {@code node} that took {@code latencyNs} ended: a reply ({@code failure} null) or a failure. */
+    private void ended(Node node, long latencyNs, Failure failure) {
+        NodeTable.Entry e = nodes.get(node);
+        long latency = Math.max(0, latencyNs);
+        long now = nowNs();
+        synchronized (lock) {
+            if (e == null) {
+                unknownNodes++;
+                return;
+            }
+            now = clockLocked(now);
+            if (now >= nextSweepNs) {
+                sweepLocked(now);
+            }
+            if (tickets.take(e.id, now - latency)) {
+                matched++;
+            } else {
+                untracked++;
+                policy.onSend(e.id, now);
+            }
+            if (failure == null) {
+                policy.onReply(e.id, latency, Double.NaN, now);
+            } else {
+                policy.onFailure(e.id, failure, now);
+            }
+        }
+    }
+
+    /**
+     * Tells the policy {@code node}'s cache hit rate in [0, 1], measured off the request path
+     * (the poller does for {@code hwlb-client}; any other source may too). Returns false, doing
+     * nothing, for a rate outside [0, 1] or a node without an id.
+     */
+    public boolean recordHitRate(Node node, double hitRate) {
+        NodeTable.Entry e = nodes.get(node);
+        if (e == null || !(hitRate >= 0.0 && hitRate <= 1.0)) {
+            return false;
+        }
+        long now = nowNs();
+        synchronized (lock) {
+            policy.onHitRate(e.id, hitRate, clockLocked(now));
+        }
+        return true;
+    }
+
+    /** Starts the hit-rate poller on this session (the driver calls it once the session is ready). */
+    @Override
+    public void onSessionReady(Session session) {
+        if (poller != null) {
+            poller.start(session);
+        }
+    }
+
+    /**
+     * Ends the tickets older than the TTL now, rather than at the next call (for a check at
+     * quiescence: every count back to zero).
+     */
+    public void expireNow() {
+        long now = nowNs();
+        synchronized (lock) {
+            now = clockLocked(now);
+            sweepLocked(now);
+            while (nextSweepNs == now) {
+                sweepLocked(now);
+            }
+        }
+    }
+
+    /** What it did so far. */
+    public Counters counters() {
+        long polls = poller == null ? 0 : poller.polls();
+        long missing = poller == null ? 0 : poller.missing();
+        long failed = poller == null ? 0 : poller.failed();
+        synchronized (lock) {
+            return new Counters(picks, matched, untracked, expired, tickets.open(), overridden, unknownNodes + nodes.unmapped(), polls, missing,
+                    failed);
+        }
+    }
+
+    /** Open tickets of {@code node} now (0 for a node without an id). */
+    public int openTickets(Node node) {
+        NodeTable.Entry e = nodes.get(node);
+        if (e == null) {
+            return 0;
+        }
+        synchronized (lock) {
+            return tickets.openFor(e.id);
+        }
+    }
+
+    /** The dense id the policy knows {@code node} by, or -1. */
+    public int nodeId(Node node) {
+        NodeTable.Entry e = nodes.get(node);
+        return e == null ? -1 : e.id;
+    }
+
+    /** The live local nodes, for the poller. */
+    NodeTable table() {
+        return nodes;
+    }
+
+    @Override
+    public void close() {
+        if (poller != null) {
+            poller.stop();
+        }
+        super.close();
+    }
+
+    private long nowNs() {
+        return System.nanoTime() - epochNs;
+    }
+
+    /** A clock that never goes back (threads read it in any order). */
+    private long clockLocked(long now) {
+        if (now > lastNowNs) {
+            lastNowNs = now;
+        }
+        return lastNowNs;
+    }
+
+    private void sweepLocked(long now) {
+        sweepNowNs = now;
+        boolean more = tickets.expire(now, EXPIRE_BATCH, onExpired);
+        nextSweepNs = more ? now : now + SWEEP_EVERY_NS;
+    }
+
+    private void expiredLocked(int node) {
+        expired++;
+        policy.onFailure(node, Failure.TIMEOUT, sweepNowNs);
+    }
+}
