@@ -31,6 +31,7 @@ import java.util.Queue;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.function.IntConsumer;
 
 /**
@@ -116,15 +117,26 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
 
     /**
      * Built by the driver from {@code basic.load-balancing-policy.class} for the execution
-     * profile {@code profileName}; its options are that profile's {@code advanced.replica-lb}.
+     * profile {@code profileName}; its options are that profile's {@code advanced.replica-lb},
+     * the policy the registered one named by {@code advanced.replica-lb.policy}.
      *
      * @throws IllegalArgumentException with a one-line message naming a bad option or value
      */
     public ReplicaLbLoadBalancingPolicy(DriverContext context, String profileName) {
+        this(context, profileName, s -> ClientPolicies.create(s.policy(), s.params()));
+    }
+
+    /**
+     * For a subclass that brings its own policy (one not in the registry, or a test's):
+     * {@code factory} builds it from the checked options.
+     *
+     * @throws IllegalArgumentException with a one-line message naming a bad option or value
+     */
+    protected ReplicaLbLoadBalancingPolicy(DriverContext context, String profileName, Function<ReplicaLbSettings, ClientPolicy> factory) {
         super(context, profileName);
         this.settings = ReplicaLbSettings.of(profile);
         try {
-            this.policy = ClientPolicies.create(settings.policy(), settings.params());
+            this.policy = factory.apply(settings);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("datastax-java-driver." + ReplicaLbOption.POLICY.getPath() + ": "
                     + ReplicaLbSettings.oneLine(e.getMessage()), e);
@@ -508,6 +520,11 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
     public int nodeId(Node node) {
         NodeTable.Entry e = nodes.get(node);
         return e == null ? -1 : e.id;
+    }
+
+    /** The hit-rate poller, or null when polling is off. */
+    HitRatePoller poller() {
+        return poller;
     }
 
     /** The live local nodes, for the poller. */

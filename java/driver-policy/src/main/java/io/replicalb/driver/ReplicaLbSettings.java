@@ -5,6 +5,7 @@ import com.datastax.oss.driver.api.core.config.DriverExecutionProfile;
 import com.datastax.oss.driver.api.core.config.DriverOption;
 import io.replicalb.core.client.ClientPolicies;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Supplier;
@@ -50,14 +51,14 @@ public record ReplicaLbSettings(
 
     /** The options of {@code profile}, checked. */
     public static ReplicaLbSettings of(DriverExecutionProfile profile) {
-        String policy = read(ReplicaLbOption.POLICY, () -> profile.isDefined(ReplicaLbOption.POLICY) ? profile.getString(ReplicaLbOption.POLICY) : null);
+        String policy = read(profile, ReplicaLbOption.POLICY, () -> profile.isDefined(ReplicaLbOption.POLICY) ? profile.getString(ReplicaLbOption.POLICY) : null);
         if (policy == null || policy.isBlank()) {
             throw new IllegalArgumentException(path(ReplicaLbOption.POLICY) + " is not set: name a client policy (registered: "
                     + String.join(", ", ClientPolicies.names()) + ")");
         }
-        Map<String, String> params = new TreeMap<>(read(ReplicaLbOption.PARAMS, () -> profile.getStringMap(ReplicaLbOption.PARAMS, Map.of())));
-        long seed = read(ReplicaLbOption.SEED, () -> profile.getLong(ReplicaLbOption.SEED, 0L));
-        String rack = read(ReplicaLbOption.LOCAL_RACK, () -> profile.getString(ReplicaLbOption.LOCAL_RACK, null));
+        Map<String, String> params = params(profile);
+        long seed = read(profile, ReplicaLbOption.SEED, () -> profile.getLong(ReplicaLbOption.SEED, 0L));
+        String rack = read(profile, ReplicaLbOption.LOCAL_RACK, () -> profile.getString(ReplicaLbOption.LOCAL_RACK, null));
         if (rack != null && rack.isBlank()) {
             throw new IllegalArgumentException(path(ReplicaLbOption.LOCAL_RACK) + " '" + rack + "' is empty: name the client's rack or leave it out");
         }
@@ -67,14 +68,14 @@ public record ReplicaLbSettings(
                     + " ms: must be 0 (off) or within [10 ms, 1 hour]");
         }
         Duration pollTimeout = positive(duration(profile, ReplicaLbOption.HIT_RATE_POLL_TIMEOUT, DEFAULT_HIT_RATE_POLL_TIMEOUT), ReplicaLbOption.HIT_RATE_POLL_TIMEOUT);
-        Duration requestTimeout = read(DefaultDriverOption.REQUEST_TIMEOUT, () -> profile.getDuration(DefaultDriverOption.REQUEST_TIMEOUT, Duration.ofSeconds(2)));
+        Duration requestTimeout = read(profile, DefaultDriverOption.REQUEST_TIMEOUT, () -> profile.getDuration(DefaultDriverOption.REQUEST_TIMEOUT, Duration.ofSeconds(2)));
         Duration ttl = positive(duration(profile, ReplicaLbOption.TICKET_TTL, requestTimeout.plus(TICKET_TTL_MARGIN)), ReplicaLbOption.TICKET_TTL);
         Duration window = duration(profile, ReplicaLbOption.TICKET_MATCH_WINDOW, DEFAULT_TICKET_MATCH_WINDOW);
         if (window.isNegative() || window.compareTo(ttl) > 0) {
             throw new IllegalArgumentException(path(ReplicaLbOption.TICKET_MATCH_WINDOW) + " " + window.toMillis()
                     + " ms: must be within [0, ticket-ttl " + ttl.toMillis() + " ms]");
         }
-        int maxOpen = read(ReplicaLbOption.MAX_OPEN_TICKETS_PER_NODE,
+        int maxOpen = read(profile, ReplicaLbOption.MAX_OPEN_TICKETS_PER_NODE,
                 () -> profile.getInt(ReplicaLbOption.MAX_OPEN_TICKETS_PER_NODE, DEFAULT_MAX_OPEN_TICKETS_PER_NODE));
         if (maxOpen < 1 || maxOpen > 1 << 20) {
             throw new IllegalArgumentException(path(ReplicaLbOption.MAX_OPEN_TICKETS_PER_NODE) + " " + maxOpen + ": must be within [1, 1048576]");
@@ -87,17 +88,60 @@ public record ReplicaLbSettings(
         return "datastax-java-driver." + option.getPath();
     }
 
-    /** Reads one option; the driver's own error (wrong type, ...) becomes one line naming it. */
-    private static <T> T read(DriverOption option, Supplier<T> get) {
+    /**
+     * Reads one option; the driver's own error (a wrong type, ...) becomes one line naming the
+     * option and the value.
+     */
+    private static <T> T read(DriverExecutionProfile profile, DriverOption option, Supplier<T> get) {
         try {
             return get.get();
         } catch (RuntimeException e) {
-            throw new IllegalArgumentException(path(option) + ": " + oneLine(e.getMessage()), e);
+            Object raw = raw(profile, option.getPath());
+            String value = raw == null ? "" : " '" + raw + "'";
+            throw new IllegalArgumentException(path(option) + value + ": " + oneLine(e.getMessage()), e);
         }
     }
 
+    /** The value at {@code path} as written, or null. */
+    private static Object raw(DriverExecutionProfile profile, String path) {
+        try {
+            for (Map.Entry<String, Object> e : profile.entrySet()) {
+                if (e.getKey().equals(path)) {
+                    return e.getValue();
+                }
+            }
+        } catch (RuntimeException e) {
+            // Only for the message.
+        }
+        return null;
+    }
+
+    /**
+     * {@code params}: every entry under it, its value as text whatever its type (the driver's
+     * own string-map reader drops numbers and switches).
+     */
+    private static Map<String, String> params(DriverExecutionProfile profile) {
+        String prefix = ReplicaLbOption.PARAMS.getPath();
+        Map<String, String> out = new TreeMap<>();
+        for (Map.Entry<String, Object> e : read(profile, ReplicaLbOption.PARAMS, profile::entrySet)) {
+            String key = e.getKey();
+            if (key.equals(prefix)) {
+                throw new IllegalArgumentException(path(ReplicaLbOption.PARAMS) + " '" + e.getValue()
+                        + "': must be a map of parameters, e.g. params { concurrency_weight = 4 }");
+            }
+            if (key.startsWith(prefix + ".")) {
+                String name = key.substring(prefix.length() + 1);
+                if (e.getValue() instanceof Map || e.getValue() instanceof List || name.contains(".")) {
+                    throw new IllegalArgumentException(path(ReplicaLbOption.PARAMS) + "." + name + ": must be a plain value (a number, true/false or a word)");
+                }
+                out.put(name, String.valueOf(e.getValue()));
+            }
+        }
+        return out;
+    }
+
     private static Duration duration(DriverExecutionProfile profile, DriverOption option, Duration dflt) {
-        return read(option, () -> profile.getDuration(option, dflt));
+        return read(profile, option, () -> profile.getDuration(option, dflt));
     }
 
     private static Duration positive(Duration d, DriverOption option) {
