@@ -31,6 +31,7 @@ import java.util.Queue;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import java.util.function.IntConsumer;
 
@@ -85,6 +86,10 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
     /** Tickets expired per check at most (the rest at the next call). */
     static final int EXPIRE_BATCH = 64;
 
+    /** Outcome codes of a queued end: a reply, or a {@link Failure} by its ordinal plus one. */
+    private static final int REPLY = 0;
+    private static final Failure[] FAILURES = Failure.values();
+
     /** One thread's scratch arrays for a plan (no allocation per request). */
     private static final class Scratch {
         final int[] candidates = new int[MAX_CANDIDATES];
@@ -99,8 +104,11 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
     private volatile NodeTable nodes;
     private final HitRatePoller poller;
 
+    /** Attempt ends that found the lock taken (applied by its next holder first). */
+    private final PendingEnds pending = new PendingEnds();
+    private final PendingEnds.Sink applyEnd = this::endLocked;
     /** Guards everything below: held only for a decision or a callback's bookkeeping. */
-    private final Object lock = new Object();
+    private final ReentrantLock lock = new ReentrantLock();
     private final ClientPolicy policy;
     private final Rng rng;
     private final Tickets tickets;
@@ -160,8 +168,11 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
 
     /** The client policy's registered name. */
     public String policyName() {
-        synchronized (lock) {
+        lockAndDrain();
+        try {
             return policy.name();
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -187,7 +198,8 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         this.nodes = table;
         NodeTable.Topology topology = table.topology();
         long now = nowNs();
-        synchronized (lock) {
+        lockAndDrain();
+        try {
             now = clockLocked(now);
             policy.onTopology(topology.zoneOfNode(), topology.localZone());
             for (NodeTable.Entry e : table.entries()) {
@@ -195,6 +207,8 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
                     policy.onNodeUp(e.id, now);
                 }
             }
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -209,8 +223,11 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         NodeTable table = nodes;
         if (table.add(node, false) != null) {
             NodeTable.Topology topology = table.topology();
-            synchronized (lock) {
+            lockAndDrain();
+            try {
                 policy.onTopology(topology.zoneOfNode(), topology.localZone());
+            } finally {
+                lock.unlock();
             }
         }
     }
@@ -228,8 +245,11 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         NodeTable.Entry e = table.setLive(node, true);
         if (e != null && e.local) {
             long now = nowNs();
-            synchronized (lock) {
+            lockAndDrain();
+            try {
                 policy.onNodeUp(e.id, clockLocked(now));
+            } finally {
+                lock.unlock();
             }
         }
     }
@@ -240,8 +260,11 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         NodeTable.Entry e = nodes.setLive(node, false);
         if (e != null && e.local) {
             long now = nowNs();
-            synchronized (lock) {
+            lockAndDrain();
+            try {
                 policy.onNodeDown(e.id, clockLocked(now));
+            } finally {
+                lock.unlock();
             }
         }
     }
@@ -254,12 +277,15 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         if (e != null) {
             NodeTable.Topology topology = table.topology();
             long now = nowNs();
-            synchronized (lock) {
+            lockAndDrain();
+            try {
                 now = clockLocked(now);
                 if (e.local) {
                     policy.onNodeDown(e.id, now);
                 }
                 policy.onTopology(topology.zoneOfNode(), topology.localZone());
+            } finally {
+                lock.unlock();
             }
         }
     }
@@ -300,7 +326,8 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         boolean planned;
         int first;
         long now = nowNs();
-        synchronized (lock) {
+        lockAndDrain();
+        try {
             now = clockLocked(now);
             if (now >= nextSweepNs) {
                 sweepLocked(now);
@@ -324,6 +351,8 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
                 expired++;
                 policy.onFailure(first, Failure.TIMEOUT, now);
             }
+        } finally {
+            lock.unlock();
         }
         Node[] head = new Node[c];
         if (planned) {
@@ -426,32 +455,59 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         return Failure.ERROR;
     }
 
-    /** An attempt on {@code node} that took {@code latencyNs} ended: a reply ({@code failure} null) or a failure. */
+    /**
+     * An attempt on {@code node} that took {@code latencyNs} ended: a reply ({@code failure}
+     * null) or a failure. Applied now if the lock is free, else queued for the lock's next
+     * holder ({@link PendingEnds}): an end never waits for a plan.
+     */
     private void ended(Node node, long latencyNs, Failure failure) {
         NodeTable.Entry e = nodes.get(node);
+        int outcome = failure == null ? REPLY : failure.ordinal() + 1;
         long latency = Math.max(0, latencyNs);
         long now = nowNs();
-        synchronized (lock) {
-            if (e == null) {
-                unknownNodes++;
+        if (e == null) {
+            lock.lock();
+        } else if (!lock.tryLock()) {
+            if (pending.offer(e.id, outcome, latency, now)) {
                 return;
             }
-            now = clockLocked(now);
-            if (now >= nextSweepNs) {
-                sweepLocked(now);
-            }
-            if (tickets.take(e.id, now - latency)) {
-                matched++;
-            } else {
-                untracked++;
-                policy.onSend(e.id, now);
-            }
-            if (failure == null) {
-                policy.onReply(e.id, latency, Double.NaN, now);
-            } else {
-                policy.onFailure(e.id, failure, now);
-            }
+            lock.lock();
         }
+        try {
+            pending.drain(applyEnd);
+            if (e == null) {
+                unknownNodes++;
+            } else {
+                endLocked(e.id, outcome, latency, now);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Applies one end (the lock held): it closes its ticket, or counts as a send ended at once. */
+    private void endLocked(int node, int outcome, long latency, long seenNs) {
+        long now = clockLocked(seenNs);
+        if (now >= nextSweepNs) {
+            sweepLocked(now);
+        }
+        if (tickets.take(node, now - latency)) {
+            matched++;
+        } else {
+            untracked++;
+            policy.onSend(node, now);
+        }
+        if (outcome == REPLY) {
+            policy.onReply(node, latency, Double.NaN, now);
+        } else {
+            policy.onFailure(node, FAILURES[outcome - 1], now);
+        }
+    }
+
+    /** The lock, and every queued end applied. */
+    private void lockAndDrain() {
+        lock.lock();
+        pending.drain(applyEnd);
     }
 
     /**
@@ -465,8 +521,11 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
             return false;
         }
         long now = nowNs();
-        synchronized (lock) {
+        lockAndDrain();
+        try {
             policy.onHitRate(e.id, hitRate, clockLocked(now));
+        } finally {
+            lock.unlock();
         }
         return true;
     }
@@ -485,12 +544,15 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
      */
     public void expireNow() {
         long now = nowNs();
-        synchronized (lock) {
+        lockAndDrain();
+        try {
             now = clockLocked(now);
             sweepLocked(now);
             while (nextSweepNs == now) {
                 sweepLocked(now);
             }
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -499,9 +561,12 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         long polls = poller == null ? 0 : poller.polls();
         long missing = poller == null ? 0 : poller.missing();
         long failed = poller == null ? 0 : poller.failed();
-        synchronized (lock) {
+        lockAndDrain();
+        try {
             return new Counters(picks, matched, untracked, expired, tickets.open(), overridden, unknownNodes + nodes.unmapped(), polls, missing,
                     failed);
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -511,8 +576,11 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         if (e == null) {
             return 0;
         }
-        synchronized (lock) {
+        lockAndDrain();
+        try {
             return tickets.openFor(e.id);
+        } finally {
+            lock.unlock();
         }
     }
 
