@@ -105,6 +105,10 @@ pub struct MavenProject<'a> {
     /// Whether its runtime dependencies are copied too, into `lib/` beside the jar (for a
     /// program started with `java -cp JAR:LIB/*`; a plug-in gets its own from its host).
     pub dependencies: bool,
+    /// Maven projects of the repository it depends on, installed into the local Maven
+    /// repository first (`install`, tests skipped), in this order; their sources are part of
+    /// its cache key, so an edit to one rebuilds it.
+    pub requires: Vec<PathBuf>,
 }
 
 /// A built project, from the cache.
@@ -118,6 +122,11 @@ pub struct Built {
 
 /// A hash of a project's sources (pom and src/main), so an edited project is rebuilt.
 pub fn sources_hash(project: &Path) -> Result<String, String> {
+    sources_hash_of(&[project])
+}
+
+/// A hash of several projects' sources (each one's pom and src/main, in this order).
+pub fn sources_hash_of(projects: &[&Path]) -> Result<String, String> {
     fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
         let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
         for e in entries {
@@ -130,16 +139,27 @@ pub fn sources_hash(project: &Path) -> Result<String, String> {
         }
         Ok(())
     }
-    let mut files = vec![project.join("pom.xml")];
-    walk(&project.join("src/main"), &mut files)?;
-    files.sort();
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for f in &files {
-        let rel = f.strip_prefix(project).unwrap_or(f);
-        let bytes = std::fs::read(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
-        for b in rel.as_os_str().as_encoded_bytes().iter().chain(&[0u8]).chain(&bytes) {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
+    for (i, project) in projects.iter().enumerate() {
+        let mut files = vec![project.join("pom.xml")];
+        walk(&project.join("src/main"), &mut files)?;
+        files.sort();
+        // Each required project's files under its place in the list (the same relative paths
+        // in two projects hash apart); the first's as they always were.
+        let tag = if i == 0 { String::new() } else { i.to_string() };
+        for f in &files {
+            let rel = f.strip_prefix(project).unwrap_or(f);
+            let bytes = std::fs::read(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+            for b in tag
+                .as_bytes()
+                .iter()
+                .chain(rel.as_os_str().as_encoded_bytes())
+                .chain(&[0u8])
+                .chain(&bytes)
+            {
+                h ^= u64::from(*b);
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
         }
     }
     Ok(format!("{h:016x}"))
@@ -154,7 +174,9 @@ pub fn built_on_first_use(project: &MavenProject<'_>, progress: &mut dyn FnMut(&
     if !pom.exists() {
         return Err(format!("the sources of {} are missing: {}", project.what, project.dir.display()));
     }
-    let dir = project.cache.join(sources_hash(&project.dir)?);
+    let mut all: Vec<&Path> = vec![&project.dir];
+    all.extend(project.requires.iter().map(PathBuf::as_path));
+    let dir = project.cache.join(sources_hash_of(&all)?);
     let jar_name = format!("{}.jar", project.artifact);
     let built = |dir: &Path| Built {
         jar: dir.join(&jar_name),
@@ -182,8 +204,14 @@ pub fn built_on_first_use(project: &MavenProject<'_>, progress: &mut dyn FnMut(&
     Ok(built(&dir))
 }
 
-/// Runs the Maven build of `project` and copies its jar (and dependencies) into `out`.
+/// Runs the Maven build of `project` (after installing the projects it requires) and copies
+/// its jar (and dependencies) into `out`.
 fn build_into(project: &MavenProject<'_>, pom: &Path, out: &Path, jar_name: &str) -> Result<(), String> {
+    for dep in &project.requires {
+        let mut mvn = Command::new("mvn");
+        mvn.args(["-B", "-q", "-DskipTests", "-f"]).arg(dep.join("pom.xml")).arg("install");
+        run_maven(mvn, &format!("install {} (needed by {})", dep.display(), project.what))?;
+    }
     let mut mvn = Command::new("mvn");
     mvn.args(["-B", "-q", "-DskipTests", "-f"]).arg(pom).arg("package");
     if project.dependencies {
@@ -204,4 +232,33 @@ fn build_into(project: &MavenProject<'_>, pom: &Path, out: &Path, jar_name: &str
     let to = out.join(jar_name);
     std::fs::copy(&jar, &to).map_err(|e| format!("cannot copy {} to {}: {e}", jar.display(), to.display()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_key_covers_every_required_project() {
+        let root = std::env::temp_dir().join(format!("replica-lb-dist-hash-{}", std::process::id()));
+        let make = |name: &str, body: &str| {
+            let dir = root.join(name);
+            std::fs::create_dir_all(dir.join("src/main/java")).unwrap();
+            std::fs::write(dir.join("pom.xml"), format!("<project>{name}</project>")).unwrap();
+            std::fs::write(dir.join("src/main/java/A.java"), body).unwrap();
+            dir
+        };
+        let (runner, core) = (make("runner", "class A {}"), make("core", "class A {}"));
+        let alone = sources_hash(&runner).unwrap();
+        assert_eq!(sources_hash_of(&[&runner]).unwrap(), alone, "one project hashes as before");
+        let with = sources_hash_of(&[&runner, &core]).unwrap();
+        assert_ne!(with, alone);
+        std::fs::write(core.join("src/main/java/A.java"), "class A { int x; }").unwrap();
+        assert_ne!(
+            sources_hash_of(&[&runner, &core]).unwrap(),
+            with,
+            "an edit to a required project rebuilds"
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
 }

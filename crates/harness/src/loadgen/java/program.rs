@@ -26,11 +26,22 @@ const STDERR_LINES: usize = 20;
 
 /// The runner's Maven project.
 pub fn project_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../java/driver-runner")
+    java_dir().join("driver-runner")
+}
+
+fn java_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../java")
+}
+
+/// The projects the runner depends on, installed before it is built: the policies in Java
+/// (`java/core`), then the driver's load-balancing policy over them (`java/driver-policy`).
+pub fn required_projects() -> Vec<PathBuf> {
+    vec![java_dir().join("core"), java_dir().join("driver-policy")]
 }
 
 /// The runner's jar and its dependencies, built with Maven on first use (and after its sources
-/// change), cached in `~/.cache/replica-lb/java-driver-runner/`.
+/// or those of [`required_projects`] change; they are installed first), cached in
+/// `~/.cache/replica-lb/java-driver-runner/`.
 pub fn built(progress: &mut dyn FnMut(&str)) -> Result<Built, String> {
     let project = MavenProject {
         what: "the Java driver's runner",
@@ -38,6 +49,7 @@ pub fn built(progress: &mut dyn FnMut(&str)) -> Result<Built, String> {
         artifact: "driver-runner",
         cache: dist::cache_base().join("java-driver-runner"),
         dependencies: true,
+        requires: required_projects(),
     };
     dist::built_on_first_use(&project, progress)
 }

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
 /** The protocol's lines, both ways; the Rust side's tests check the same lines. */
 class ProtocolTest {
     private static final String HELLO =
-            "hello 1 contact_points=127.0.1.1:9042,127.0.1.2:9042 policy=default consistency=QUORUM timeout_ms=2000 keyspace=replica_lb table=kv";
+            "hello 1 contact_points=127.0.1.1:9042,127.0.1.2:9042 policy=default consistency=QUORUM timeout_ms=2000 keyspace=replica_lb table=kv seed=0 hit_rate_poll_ms=0";
 
     @Test
     void requestsParse() throws Exception {
@@ -113,8 +113,8 @@ class ProtocolTest {
             {HELLO.replace("hello 1", "hello 2"), "protocol version 2; this program speaks 1"},
             {HELLO.replace("policy=default", "policy=nonesuch"), "unknown client policy 'nonesuch'"},
             {HELLO + " param.x=1", "the driver's default policy takes no parameters, got x"},
-            {HELLO + " seed=-1", "seed '-1' is not an unsigned 64-bit number"},
-            {HELLO + " hit_rate_poll_ms=5", "hit_rate_poll_ms '5' must be 0 (never)"},
+            {HELLO.replace("seed=0", "seed=-1"), "seed '-1' is not an unsigned 64-bit number"},
+            {HELLO.replace("hit_rate_poll_ms=0", "hit_rate_poll_ms=5"), "hit_rate_poll_ms '5' must be 0 (never)"},
             {HELLO.replace("QUORUM", "EACH"), "consistency 'EACH'"},
             {HELLO.replace("2000", "0"), "timeout_ms '0'"},
             {HELLO.replace("table=kv", "table=kv;drop"), "not a plain CQL name"},
@@ -131,7 +131,7 @@ class ProtocolTest {
 
     @Test
     void theSeedAndPollingAreRead() throws Exception {
-        Settings s = Settings.of((Protocol.Hello) Protocol.parse(HELLO + " seed=18446744073709551615 hit_rate_poll_ms=500"));
+        Settings s = Settings.of((Protocol.Hello) Protocol.parse(HELLO.replace("seed=0 hit_rate_poll_ms=0", "seed=18446744073709551615 hit_rate_poll_ms=500")));
         assertEquals(-1L, s.policy().seed(), "unsigned 64-bit, as the Rust side sends it");
         assertEquals(500, s.policy().hitRatePollMs());
     }
