@@ -25,6 +25,7 @@ import io.replicalb.core.Rng;
 import io.replicalb.core.client.ClientPolicies;
 import io.replicalb.core.client.ClientPolicy;
 import io.replicalb.core.client.Failure;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Queue;
@@ -188,6 +189,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         return Optional.of(this);
     }
 
+    /** The driver's nodes once connected: each gets its id; the policy hears the zones and the live ones. */
     @Override
     public void init(Map<UUID, Node> nodes, DistanceReporter distanceReporter) {
         super.init(nodes, distanceReporter);
@@ -212,6 +214,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         }
     }
 
+    /** A node joined: it gets its id (not live until it is up) and the policy the new topology. */
     @Override
     public void onAdd(Node node) {
         super.onAdd(node);
@@ -232,6 +235,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         }
     }
 
+    /** A node is up: a local one is a candidate again and the policy hears it. */
     @Override
     public void onUp(Node node) {
         super.onUp(node);
@@ -254,6 +258,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         }
     }
 
+    /** A node is down: no longer a candidate, and the policy hears it. */
     @Override
     public void onDown(Node node) {
         super.onDown(node);
@@ -269,6 +274,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         }
     }
 
+    /** A node left: forgotten (its id is not reused); the policy hears it down and the new topology. */
     @Override
     public void onRemove(Node node) {
         super.onRemove(node);
@@ -290,6 +296,11 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         }
     }
 
+    /**
+     * The plan of one request: the candidates in the client policy's order (its first node's
+     * ticket opened), then the other live local nodes; the driver's own for anything but a
+     * statement.
+     */
     @Override
     public Queue<Node> newQueryPlan(Request request, Session session) {
         if (!(request instanceof Statement)) {
@@ -355,19 +366,33 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
             lock.unlock();
         }
         Node[] head = new Node[c];
+        int n = 0;
         if (planned) {
             for (int i = 0; i < c; i++) {
-                head[i] = table.byId(order[i]).node;
+                n = put(head, n, table.byId(order[i]));
             }
         } else {
-            head[0] = table.byId(first).node;
-            for (int i = 0, j = 1; i < c; i++) {
+            n = put(head, n, table.byId(first));
+            for (int i = 0; i < c; i++) {
                 if (cands[i] != first) {
-                    head[j++] = table.byId(cands[i]).node;
+                    n = put(head, n, table.byId(cands[i]));
                 }
             }
         }
+        if (n < c) {
+            // A candidate was removed from the cluster meanwhile.
+            head = Arrays.copyOf(head, n);
+        }
         return new ReplicaLbQueryPlan(head, this, request);
+    }
+
+    /** Appends {@code e}'s node at {@code head[n]} unless it is gone; returns the new count. */
+    private static int put(Node[] head, int n, NodeTable.Entry e) {
+        if (e == null) {
+            return n;
+        }
+        head[n] = e.node;
+        return n + 1;
     }
 
     private static boolean contains(int[] a, int n, int x) {
@@ -420,6 +445,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         return maybeAddDcFailover(request, local);
     }
 
+    /** An attempt answered: its latency and the reply reach the policy (the poller's reads excepted). */
     @Override
     public void onNodeSuccess(Request request, long latencyNanos, DriverExecutionProfile executionProfile, Node node, String requestLogPrefix) {
         if (!HitRatePoller.isPoll(request)) {
@@ -427,6 +453,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         }
     }
 
+    /** An attempt failed: the failure ({@link #failureOf}) reaches the policy (the poller's reads excepted). */
     @Override
     public void onNodeError(
             Request request, Throwable error, long latencyNanos, DriverExecutionProfile executionProfile, Node node, String requestLogPrefix) {
@@ -600,6 +627,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         return nodes;
     }
 
+    /** Stops the hit-rate poller. */
     @Override
     public void close() {
         if (poller != null) {

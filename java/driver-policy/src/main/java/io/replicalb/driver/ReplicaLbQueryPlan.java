@@ -41,6 +41,7 @@ final class ReplicaLbQueryPlan extends AbstractQueue<Node> {
         this.request = request;
     }
 
+    /** The next node to try, or null at the end; thread-safe. */
     @Override
     public Node poll() {
         int i = (int) NEXT.getAndAdd(this, 1);
@@ -70,17 +71,20 @@ final class ReplicaLbQueryPlan extends AbstractQueue<Node> {
         throw new UnsupportedOperationException("a query plan is read-only");
     }
 
+    /** The next node without taking it. */
     @Override
     public Node peek() {
         int i = (int) NEXT.getVolatile(this);
         return i < head.length ? head[i] : tail().peek();
     }
 
+    /** The nodes not taken yet (a copy). */
     @Override
     public Iterator<Node> iterator() {
         return remaining().iterator();
     }
 
+    /** How many nodes are not taken yet. */
     @Override
     public int size() {
         return remaining().size();

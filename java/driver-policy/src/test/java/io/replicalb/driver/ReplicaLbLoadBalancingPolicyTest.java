@@ -354,6 +354,25 @@ class ReplicaLbLoadBalancingPolicyTest {
     }
 
     @Test
+    void the_driver_builds_it_and_its_request_tracker_reaches_it() {
+        FakeCluster c = FakeCluster.oneDc(3, 1, 3, b -> b
+                .withString(DefaultDriverOption.LOAD_BALANCING_POLICY_CLASS, ConfiguredTestLbPolicy.class.getName())
+                .withString(ReplicaLbOption.POLICY, "test"));
+        this.cluster = c;
+        ConfiguredTestLbPolicy p = (ConfiguredTestLbPolicy) c.context().getLoadBalancingPolicy("default");
+        c.init(p);
+        assertEquals(p, ReplicaLbLoadBalancingPolicy.of(c.session, "default").orElseThrow());
+        Statement<?> r = read("k");
+        Node first = p.newQueryPlan(r, c.session).poll();
+        // The session's tracker, as the driver's request handler calls it.
+        c.context().getRequestTracker().onNodeSuccess(r, 1_000, c.context().getConfig().getDefaultProfile(), first, "t");
+        Counters counters = p.counters();
+        assertEquals(1, counters.matched());
+        assertEquals(0, counters.open());
+        assertEquals(0, p.test.inFlight);
+    }
+
+    @Test
     void the_driver_builds_it_from_its_configuration() {
         // Through the driver's own reflection, as application.conf names it: the registry has
         // no policy called 'nonesuch', and the error names the option and the value.
