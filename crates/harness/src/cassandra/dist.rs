@@ -105,10 +105,6 @@ pub struct MavenProject<'a> {
     /// Whether its runtime dependencies are copied too, into `lib/` beside the jar (for a
     /// program started with `java -cp JAR:LIB/*`; a plug-in gets its own from its host).
     pub dependencies: bool,
-    /// Maven projects of the repository it depends on, installed into the local Maven
-    /// repository first (`install`, tests skipped), in this order; their sources are part of
-    /// its cache key, so an edit to one rebuilds it.
-    pub requires: Vec<PathBuf>,
 }
 
 /// A built project, from the cache.
@@ -125,7 +121,9 @@ pub fn sources_hash(project: &Path) -> Result<String, String> {
     sources_hash_of(&[project])
 }
 
-/// A hash of several projects' sources (each one's pom and src/main, in this order).
+/// A hash of the sources (pom and src/main) of several projects together: a project and the
+/// ones it is built with ([`built_on_first_use_after`]), so editing any of them rebuilds it.
+/// For one project it is [`sources_hash`].
 pub fn sources_hash_of(projects: &[&Path]) -> Result<String, String> {
     fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
         let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
@@ -144,19 +142,13 @@ pub fn sources_hash_of(projects: &[&Path]) -> Result<String, String> {
         let mut files = vec![project.join("pom.xml")];
         walk(&project.join("src/main"), &mut files)?;
         files.sort();
-        // Each required project's files under its place in the list (the same relative paths
-        // in two projects hash apart); the first's as they always were.
-        let tag = if i == 0 { String::new() } else { i.to_string() };
+        // The later projects' names carry their position, so moving a file between two
+        // projects changes the hash.
+        let tag = if i == 0 { Vec::new() } else { format!("{i}/").into_bytes() };
         for f in &files {
             let rel = f.strip_prefix(project).unwrap_or(f);
             let bytes = std::fs::read(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
-            for b in tag
-                .as_bytes()
-                .iter()
-                .chain(rel.as_os_str().as_encoded_bytes())
-                .chain(&[0u8])
-                .chain(&bytes)
-            {
+            for b in tag.iter().chain(rel.as_os_str().as_encoded_bytes()).chain(&[0u8]).chain(&bytes) {
                 h ^= u64::from(*b);
                 h = h.wrapping_mul(0x0100_0000_01b3);
             }
@@ -170,13 +162,26 @@ pub fn sources_hash_of(projects: &[&Path]) -> Result<String, String> {
 /// hash of its sources: a build is copied into a directory of its own and renamed into place
 /// whole, so the cache never holds half a build. `progress` hears what happens.
 pub fn built_on_first_use(project: &MavenProject<'_>, progress: &mut dyn FnMut(&str)) -> Result<Built, String> {
+    built_on_first_use_after(project, &[], progress)
+}
+
+/// [`built_on_first_use`] for a project that depends on other Maven projects of the repository
+/// (`required`, e.g. `java/core`): they are built and installed into the local Maven repository
+/// (`mvn install`, tests skipped) before it, and the cache key covers their sources too
+/// ([`sources_hash_of`]), so an edit to any of them rebuilds the project.
+pub fn built_on_first_use_after(project: &MavenProject<'_>, required: &[&Path], progress: &mut dyn FnMut(&str)) -> Result<Built, String> {
     let pom = project.dir.join("pom.xml");
     if !pom.exists() {
         return Err(format!("the sources of {} are missing: {}", project.what, project.dir.display()));
     }
-    let mut all: Vec<&Path> = vec![&project.dir];
-    all.extend(project.requires.iter().map(PathBuf::as_path));
-    let dir = project.cache.join(sources_hash_of(&all)?);
+    for dir in required {
+        if !dir.join("pom.xml").exists() {
+            return Err(format!("the sources {} needs are missing: {}", project.what, dir.display()));
+        }
+    }
+    let mut projects = vec![project.dir.as_path()];
+    projects.extend_from_slice(required);
+    let dir = project.cache.join(sources_hash_of(&projects)?);
     let jar_name = format!("{}.jar", project.artifact);
     let built = |dir: &Path| Built {
         jar: dir.join(&jar_name),
@@ -184,6 +189,18 @@ pub fn built_on_first_use(project: &MavenProject<'_>, progress: &mut dyn FnMut(&
     };
     if dir.join(&jar_name).exists() {
         return Ok(built(&dir));
+    }
+    for required in required {
+        progress(&format!(
+            "installing {} with Maven, which {} needs",
+            required.display(),
+            project.what
+        ));
+        let mut mvn = Command::new("mvn");
+        mvn.args(["-B", "-q", "-DskipTests", "-f"])
+            .arg(required.join("pom.xml"))
+            .arg("install");
+        run_maven(mvn, &format!("install {}, which {} needs", required.display(), project.what))?;
     }
     progress(&format!("building {} with Maven ({})", project.what, project.dir.display()));
     let tmp = project.cache.join(format!(".build-{}", std::process::id()));
@@ -204,14 +221,8 @@ pub fn built_on_first_use(project: &MavenProject<'_>, progress: &mut dyn FnMut(&
     Ok(built(&dir))
 }
 
-/// Runs the Maven build of `project` (after installing the projects it requires) and copies
-/// its jar (and dependencies) into `out`.
+/// Runs the Maven build of `project` and copies its jar (and dependencies) into `out`.
 fn build_into(project: &MavenProject<'_>, pom: &Path, out: &Path, jar_name: &str) -> Result<(), String> {
-    for dep in &project.requires {
-        let mut mvn = Command::new("mvn");
-        mvn.args(["-B", "-q", "-DskipTests", "-f"]).arg(dep.join("pom.xml")).arg("install");
-        run_maven(mvn, &format!("install {} (needed by {})", dep.display(), project.what))?;
-    }
     let mut mvn = Command::new("mvn");
     mvn.args(["-B", "-q", "-DskipTests", "-f"]).arg(pom).arg("package");
     if project.dependencies {
@@ -238,27 +249,30 @@ fn build_into(project: &MavenProject<'_>, pom: &Path, out: &Path, jar_name: &str
 mod tests {
     use super::*;
 
+    /// A tiny Maven project (a pom and one source) in a fresh directory under the system's
+    /// temporary directory.
+    fn project(root: &Path, name: &str, source: &str) -> PathBuf {
+        let dir = root.join(name);
+        std::fs::create_dir_all(dir.join("src/main/java")).unwrap();
+        std::fs::write(dir.join("pom.xml"), format!("<project>{name}</project>")).unwrap();
+        std::fs::write(dir.join("src/main/java/A.java"), source).unwrap();
+        dir
+    }
+
     #[test]
-    fn the_cache_key_covers_every_required_project() {
-        let root = std::env::temp_dir().join(format!("replica-lb-dist-hash-{}", std::process::id()));
-        let make = |name: &str, body: &str| {
-            let dir = root.join(name);
-            std::fs::create_dir_all(dir.join("src/main/java")).unwrap();
-            std::fs::write(dir.join("pom.xml"), format!("<project>{name}</project>")).unwrap();
-            std::fs::write(dir.join("src/main/java/A.java"), body).unwrap();
-            dir
-        };
-        let (runner, core) = (make("runner", "class A {}"), make("core", "class A {}"));
-        let alone = sources_hash(&runner).unwrap();
-        assert_eq!(sources_hash_of(&[&runner]).unwrap(), alone, "one project hashes as before");
-        let with = sources_hash_of(&[&runner, &core]).unwrap();
-        assert_ne!(with, alone);
-        std::fs::write(core.join("src/main/java/A.java"), "class A { int x; }").unwrap();
-        assert_ne!(
-            sources_hash_of(&[&runner, &core]).unwrap(),
-            with,
-            "an edit to a required project rebuilds"
-        );
+    fn the_hash_covers_the_required_projects_sources() {
+        let root = std::env::temp_dir().join(format!("replica-lb-hash-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
+        let plugin = project(&root, "plugin", "class A {}");
+        let core = project(&root, "core", "class B {}");
+        let alone = sources_hash(&plugin).unwrap();
+        assert_eq!(sources_hash_of(&[&plugin]).unwrap(), alone, "one project: the same key as before");
+        let with_core = sources_hash_of(&[&plugin, &core]).unwrap();
+        assert_ne!(with_core, alone);
+        std::fs::write(core.join("src/main/java/A.java"), "class B { int x; }").unwrap();
+        let edited = sources_hash_of(&[&plugin, &core]).unwrap();
+        assert_ne!(edited, with_core, "an edit to the core changes the plug-in's key");
+        assert_eq!(sources_hash(&plugin).unwrap(), alone);
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -281,7 +281,6 @@ pub fn jar(progress: &mut dyn FnMut(&str)) -> Result<PathBuf, String> {
         artifact: "hwlb-snitch",
         cache: dist::cache_dir(&dist::version()?).join("plugin"),
         dependencies: false,
-        requires: Vec::new(),
     };
     Ok(dist::built_on_first_use(&project, progress)?.jar)
 }

@@ -1,5 +1,5 @@
 //! The Java driver's runner as a program: built with Maven on first use by the same code path
-//! as the plug-in for Cassandra ([`dist::built_on_first_use`], cached by a hash of its
+//! as the plug-in for Cassandra ([`dist::built_on_first_use_after`], cached by a hash of its
 //! sources), started as a child process with `java -cp JAR:LIB/*`, read by a thread of its own
 //! that parses every line as it comes ([`Msg`], timed when it was read), and killed when its
 //! handle is dropped, whatever happened. Its stderr (the driver's warnings) is kept, the last
@@ -49,9 +49,10 @@ pub fn built(progress: &mut dyn FnMut(&str)) -> Result<Built, String> {
         artifact: "driver-runner",
         cache: dist::cache_base().join("java-driver-runner"),
         dependencies: true,
-        requires: required_projects(),
     };
-    dist::built_on_first_use(&project, progress)
+    let required = required_projects();
+    let required: Vec<&Path> = required.iter().map(PathBuf::as_path).collect();
+    dist::built_on_first_use_after(&project, &required, progress)
 }
 
 /// What the reader thread hands on: an event and when its line was read.
