@@ -336,10 +336,11 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         int[] order = s.order;
         boolean planned;
         int first;
-        long now = nowNs();
         lockAndDrain();
         try {
-            now = clockLocked(now);
+            // Read under the lock: the ticket's stamp is never later than the attempt's start
+            // (the driver starts it after this returns), however long this thread waited here.
+            long now = clockLocked(nowNs());
             if (now >= nextSweepNs) {
                 sweepLocked(now);
             }
