@@ -100,12 +100,14 @@ pub struct BenchArgs {
     timeout_ms: u32,
     /// Client-side policy choosing the coordinator (default: uniform among the key's replicas;
     /// through the driver, `driver-default`, the driver's own token-aware DefaultPolicy; with
-    /// `--driver java`, `default`, the Java driver's DefaultLoadBalancingPolicy).
+    /// `--driver java`, `default`, the Java driver's DefaultLoadBalancingPolicy, or any client
+    /// policy through it).
     #[arg(long, value_name = "NAME")]
     client_policy: Option<String>,
     /// On a Cassandra cluster, the driver requests go through: `rust` (the scylla Rust driver,
     /// the default) or `java` (the Apache Cassandra Java driver 4.19 in a child JVM, built
-    /// with Maven on first use; its policies: `default`). The same open loop and JSON report.
+    /// with Maven on first use; its policies: `default` and any client policy with a Java port).
+    /// The same open loop and JSON report.
     #[arg(long, value_name = "rust|java")]
     driver: Option<String>,
     /// A client-policy parameter override, NAME=VALUE (repeatable).

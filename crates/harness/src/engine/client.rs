@@ -56,7 +56,7 @@ impl ClientTarget {
             )),
             ClientTarget::Node(_) => {
                 let name = name.unwrap_or(TOKEN_AWARE_RANDOM);
-                if let Some(own) = ClientChoice::driver_own(name).map_err(EngineError::usage)? {
+                if let Some(own) = ClientChoice::driver_own(name, |_| ParamTable::new()).map_err(EngineError::usage)? {
                     return Err(drivers_own(&own));
                 }
                 let choice = PolicyChoice::new(name, Side::Client, params).map_err(|e| EngineError::usage(e.to_string()))?;

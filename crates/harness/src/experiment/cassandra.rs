@@ -66,10 +66,12 @@ pub fn runs(items: &[String], scenario: &workload::scenario::Scenario) -> Result
     let mut out: Vec<CassandraRun> = Vec::with_capacity(items.len());
     for item in items {
         let item = item.trim();
-        let client_of = |name: &str| ClientChoice::parse(name, params_of(name)).map_err(|e| format!("--policy {item}: {e}"));
+        // A client through the Java driver (`java:NAME`) takes NAME's parameters.
+        let params_of_client = |name: &str| params_of(name.strip_prefix(crate::loadgen::java::JAVA_PREFIX).unwrap_or(name));
+        let client_of = |name: &str| ClientChoice::parse(name, params_of_client(name)).map_err(|e| format!("--policy {item}: {e}"));
         let own = match item.split_once('/') {
             Some(_) => None,
-            None => ClientChoice::driver_own(item).map_err(|e| format!("--policy {item}: {e}"))?,
+            None => ClientChoice::driver_own(item, params_of).map_err(|e| format!("--policy {item}: {e}"))?,
         };
         let (client, coordinator) = match (item.split_once('/'), own) {
             (Some((c, k)), _) => (client_of(c)?, Some(k)),
@@ -113,9 +115,12 @@ pub fn runs(items: &[String], scenario: &workload::scenario::Scenario) -> Result
 }
 
 /// Whether any of `runs` needs the replica-lb plug-in (then the cluster runs it, and its runs
-/// of `dynamic-snitch` hand the read path to Cassandra's own dynamic snitch).
+/// of `dynamic-snitch` hand the read path to Cassandra's own dynamic snitch): a coordinator
+/// policy of the plug-in, or `hwlb-client` through the Java driver, which reads the nodes' hit
+/// rates from the plug-in's table.
 pub fn needs_plugin(runs: &[CassandraRun]) -> bool {
-    runs.iter().any(|r| r.coordinator.needs_plugin())
+    runs.iter()
+        .any(|r| r.coordinator.needs_plugin() || matches!(&r.client, ClientChoice::Java(j) if j.polls_hit_rates()))
 }
 
 /// The node settings a scenario's `[cassandra]` section asks for.
@@ -549,8 +554,8 @@ mod tests {
             ("c3/c3", "'c3' does not run inside Cassandra"),
             ("naive/naive", "naive"),
             ("nonesuch", "nonesuch"),
-            ("java:unified", "allowed: java:default"),
-            ("java:c3/naive", "allowed: java:default"),
+            ("java:hwlb", "allowed: java:default or java:CLIENT-POLICY"),
+            ("java:nonesuch/naive", "allowed: java:default or java:CLIENT-POLICY"),
         ] {
             let e = runs(&[bad.to_string()], &sc).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");

@@ -19,20 +19,24 @@ pub enum ClientChoice {
     /// node cluster, the load generator's own runtime).
     Policy(PolicyChoice),
     /// A policy of the Apache Cassandra Java driver, requests through that driver
-    /// (`java:NAME`, [`super::java`]).
+    /// (`java:NAME`, [`super::java`]): its own default, or a client policy in it.
     Java(JavaPolicy),
 }
 
 impl ClientChoice {
-    /// `name` with `params`: [`DRIVER_DEFAULT`] (which takes no parameters), `java:NAME` (a
-    /// policy of the Java driver, no parameters either) or a registered policy that serves the
-    /// client side. The error is one line naming the value.
+    /// `name` with `params`: [`DRIVER_DEFAULT`] (which takes no parameters), `java:NAME` (the
+    /// Java driver's `default`, which takes none either, or a client policy with `params`
+    /// through the Java driver) or a registered policy that serves the client side. The error
+    /// is one line naming the value.
     pub fn parse(name: &str, params: ParamTable) -> Result<ClientChoice, String> {
-        if let Some(own) = Self::driver_own(name)? {
+        if let Some(java) = name.strip_prefix(JAVA_PREFIX) {
+            return JavaPolicy::parse(java, params).map(ClientChoice::Java);
+        }
+        if name == DRIVER_DEFAULT {
             if !params.is_empty() {
-                return Err(format!("--client-param: {} takes no parameters", own.name()));
+                return Err(format!("--client-param: {DRIVER_DEFAULT} takes no parameters"));
             }
-            return Ok(own);
+            return Ok(ClientChoice::DriverDefault);
         }
         let info = registry::find(name).map_err(|e| e.to_string())?;
         if !info.side.serves(Side::Client) {
@@ -45,28 +49,34 @@ impl ClientChoice {
             .map_err(|e| e.to_string())
     }
 
-    /// A driver's own policy called `name` (the Rust driver's [`DRIVER_DEFAULT`], or the Java
-    /// driver's `java:NAME`), if `name` names one; an error for a `java:` name the Java driver
-    /// does not have here.
-    pub fn driver_own(name: &str) -> Result<Option<ClientChoice>, String> {
+    /// The choice `name` names if it only runs in a driver session (the Rust driver's
+    /// [`DRIVER_DEFAULT`], or anything through the Java driver, `java:NAME`, with
+    /// `params_of` the parameters of a client policy NAME); an error for a `java:` name that
+    /// is not a client policy.
+    pub fn driver_own(name: &str, params_of: impl Fn(&str) -> ParamTable) -> Result<Option<ClientChoice>, String> {
         if let Some(java) = name.strip_prefix(JAVA_PREFIX) {
-            return JavaPolicy::parse(java).map(|p| Some(ClientChoice::Java(p)));
+            return JavaPolicy::parse(java, params_of(java)).map(|p| Some(ClientChoice::Java(p)));
         }
         Ok((name == DRIVER_DEFAULT).then_some(ClientChoice::DriverDefault))
     }
 
     /// Its name, as reports show it.
-    pub fn name(&self) -> &'static str {
+    pub fn name(&self) -> String {
         match self {
-            ClientChoice::DriverDefault => DRIVER_DEFAULT,
-            ClientChoice::Policy(p) => p.name(),
+            ClientChoice::DriverDefault => DRIVER_DEFAULT.to_string(),
+            ClientChoice::Policy(p) => p.name().to_string(),
             ClientChoice::Java(p) => p.name(),
         }
     }
 
-    /// Whether it learns the nodes' hit rates off the request path (`hwlb-client`).
+    /// Whether it learns the nodes' hit rates off the request path (`hwlb-client`, through
+    /// either driver).
     pub fn polls_hit_rates(&self) -> bool {
-        matches!(self, ClientChoice::Policy(p) if p.info().polls_hit_rates)
+        match self {
+            ClientChoice::Policy(p) => p.info().polls_hit_rates,
+            ClientChoice::Java(p) => p.polls_hit_rates(),
+            ClientChoice::DriverDefault => false,
+        }
     }
 
     /// The simulator's client policy that models it: the policy itself, or for a driver's own
@@ -75,7 +85,7 @@ impl ClientChoice {
     pub fn sim_model(&self, params_of: impl Fn(&str) -> ParamTable) -> Result<PolicyChoice, String> {
         let model = match self {
             ClientChoice::DriverDefault => super::client_policy::TOKEN_AWARE_RANDOM,
-            ClientChoice::Java(p) => p.sim_name(),
+            ClientChoice::Java(p) => return p.sim_model(params_of),
             ClientChoice::Policy(p) => return Ok(p.clone()),
         };
         PolicyChoice::new(model, Side::Client, params_of(model)).map_err(|e| e.to_string())
@@ -97,7 +107,7 @@ mod tests {
         assert!(ClientChoice::parse(DRIVER_DEFAULT, p).unwrap_err().contains("takes no parameters"));
         let none = |_: &str| ParamTable::new();
         let c = ClientChoice::parse("c3", ParamTable::new()).unwrap();
-        assert_eq!((c.name(), c.sim_model(none).unwrap().name()), ("c3", "c3"));
+        assert_eq!((c.name().as_str(), c.sim_model(none).unwrap().name()), ("c3", "c3"));
         assert!(!c.polls_hit_rates());
         assert_eq!(ClientChoice::DriverDefault.sim_model(none).unwrap().name(), "random");
         let hw = ClientChoice::parse("hwlb-client", ParamTable::new()).unwrap();
@@ -116,15 +126,36 @@ mod tests {
         let j = ClientChoice::parse("java:default", ParamTable::new()).unwrap();
         assert_eq!(j, ClientChoice::Java(JavaPolicy::Default));
         // Modelled as the Rust driver's default is: token-aware random.
-        assert_eq!((j.name(), j.sim_model(none).unwrap().name()), ("java:default", "random"));
+        assert_eq!(
+            (j.name(), j.sim_model(none).unwrap().name()),
+            ("java:default".to_string(), "random")
+        );
         let mut p = ParamTable::new();
         p.insert("x".into(), policy::ParamValue::Int(1));
         assert!(ClientChoice::parse("java:default", p)
             .unwrap_err()
             .contains("java:default takes no parameters"));
-        for name in ["java:unified", "java:", "java:Default"] {
+        for name in ["java:", "java:Default", "java:hwlb", "java:nonesuch"] {
             let e = ClientChoice::parse(name, ParamTable::new()).unwrap_err();
-            assert!(e.contains("allowed: java:default") && !e.contains('\n'), "{name}: {e}");
+            assert!(
+                e.contains(&format!("{name}: ")) && e.contains("allowed: java:default or java:CLIENT-POLICY") && !e.contains('\n'),
+                "{name}: {e}"
+            );
         }
+        // Any client policy through the Java driver, with its parameters, modelled as itself.
+        let mut p = ParamTable::new();
+        p.insert("concurrency_weight".into(), policy::ParamValue::Float(4.0));
+        let c3 = ClientChoice::parse("java:c3", p).unwrap();
+        assert_eq!((c3.name(), c3.sim_model(none).unwrap().name()), ("java:c3".to_string(), "c3"));
+        let ClientChoice::Java(j) = &c3 else { panic!("{c3:?}") };
+        assert_eq!(j.params(), vec![("concurrency_weight".to_string(), "4".to_string())]);
+        assert!(!c3.polls_hit_rates());
+        assert!(ClientChoice::parse("java:hwlb-client", ParamTable::new())
+            .unwrap()
+            .polls_hit_rates());
+        let mut bad = ParamTable::new();
+        bad.insert("nope".into(), policy::ParamValue::Int(1));
+        let e = ClientChoice::parse("java:c3", bad).unwrap_err();
+        assert!(e.starts_with("java:c3: ") && e.contains("'nope'"), "{e}");
     }
 }

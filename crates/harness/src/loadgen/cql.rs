@@ -195,8 +195,9 @@ pub struct CqlBenchReport {
     pub adapter: Option<AdapterCounters>,
 }
 
-/// The adapter's counters as the report shows them.
-#[derive(Clone, Copy, Debug, Serialize)]
+/// The adapter's counters as the report shows them (the Rust adapter's, or the Java driver's
+/// `ReplicaLbLoadBalancingPolicy`'s: the same names, the same meaning).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct AdapterCounters {
     /// Picks that opened a ticket.
     pub picks: u64,
@@ -208,6 +209,25 @@ pub struct AdapterCounters {
     pub expired: u64,
     /// Tickets still open at the end.
     pub open: u64,
+    /// Picks the policy could not plan, served in candidate order instead.
+    pub overridden: u64,
+    /// Callbacks about nodes beyond the node table's bound, ignored.
+    pub unmapped: u64,
+    /// The Java driver's hit-rate polls (absent for the Rust adapter, whose poller reports
+    /// nothing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hit_rates: Option<HitRatePollCounters>,
+}
+
+/// What the Java driver's hit-rate poller did (`replica_lb_hwlb.node` on every node).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct HitRatePollCounters {
+    /// Rates read and told the policy.
+    pub read: u64,
+    /// Reads of nodes without the plug-in's table.
+    pub missing: u64,
+    /// Reads that failed otherwise.
+    pub failed: u64,
 }
 
 impl From<AdapterStats> for AdapterCounters {
@@ -218,6 +238,9 @@ impl From<AdapterStats> for AdapterCounters {
             untracked: s.untracked,
             expired: s.expired,
             open: s.open,
+            overridden: s.overridden,
+            unmapped: s.unmapped,
+            hit_rates: None,
         }
     }
 }
@@ -360,7 +383,7 @@ fn run(
     hooks: CqlHooks<'_>,
 ) -> Result<CqlBenchReport, String> {
     check_bench_options(opts)?;
-    if let ClientChoice::Java(policy) = target.policy {
+    if let ClientChoice::Java(policy) = &target.policy {
         return super::java::run(target, policy, opts, multi, on_second, hooks);
     }
     let timeout = Duration::from_millis(opts.timeout_ms as u64);

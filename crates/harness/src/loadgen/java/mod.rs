@@ -16,18 +16,23 @@
 //! requests in flight count as errors, the loop stops and the run fails saying why. The JVM is
 //! killed when the run ends, whatever happened. At the end the JVM reports the policy's
 //! counters (none for the driver's own `DefaultLoadBalancingPolicy`).
+//!
+//! `java:default` is the driver's own policy; `java:NAME` any registered client policy, run in
+//! the JVM by `ReplicaLbLoadBalancingPolicy` (`java/driver-policy`) over the policy's Java
+//! port (`java/core`) with the run's parameters and seed; `java:hwlb-client` also reads every
+//! node's hit rate from the replica-lb plug-in's table `replica_lb_hwlb.node`.
 
 pub(crate) mod program;
 pub mod protocol;
 
 use super::choice::DRIVER_DEFAULT;
 use super::client_policy::{Pending, TOKEN_AWARE_RANDOM};
-use super::cql::{AdapterCounters, CqlBenchReport, CqlHooks, CqlTarget, KEYSPACE, TABLE};
+use super::cql::{AdapterCounters, CqlBenchReport, CqlHooks, CqlTarget, HitRatePollCounters, KEYSPACE, TABLE};
 use super::keys::{key_bytes, value_for};
 use super::open_loop::{self, Ctx, MultiKeys, Transport};
 use super::report::{BenchReport, SecondReport};
 use super::{BenchOptions, ClientChoice, MultiMode, MultiOptions, Outcome};
-use policy::ParamTable;
+use policy::{ParamTable, ParamValue, PolicyChoice, Side};
 use program::{Event, Msg, Runner};
 use protocol::Reply;
 use std::collections::{BTreeMap, HashSet, VecDeque};
@@ -46,52 +51,91 @@ pub const READY_TIMEOUT: Duration = Duration::from_secs(120);
 pub const GUARD: Duration = Duration::from_secs(1);
 
 /// A load-balancing policy of the Java driver (`java:NAME`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum JavaPolicy {
     /// The driver's own `DefaultLoadBalancingPolicy` (token-aware, the local datacenter's
     /// replicas shuffled, slow-replica avoidance by in-flight counts and response times), the
     /// local datacenter the cluster's: what a Java application runs.
     Default,
+    /// A registered client policy with its parameters, as the Java port in `java/core` runs it
+    /// inside the driver through `ReplicaLbLoadBalancingPolicy` (`java/driver-policy`). The
+    /// name and parameters are checked here against the Rust registry; the runner refuses a
+    /// policy that has no Java port yet with replica-lb-core's one-line message.
+    Policy(PolicyChoice),
 }
 
+/// The runner's name of [`JavaPolicy::Default`].
+const DEFAULT_NAME: &str = "default";
+
 impl JavaPolicy {
-    /// Every policy implemented.
-    pub const ALL: [JavaPolicy; 1] = [JavaPolicy::Default];
-
-    /// Parses NAME of `java:NAME`; the error lists what is allowed.
-    pub fn parse(name: &str) -> Result<JavaPolicy, String> {
-        Self::ALL.into_iter().find(|p| p.runner_name() == name).ok_or_else(|| {
-            format!(
-                "{JAVA_PREFIX}{name}: not a policy of the Java driver here (yet); allowed: {}",
-                Self::names()
-            )
-        })
+    /// Parses NAME of `java:NAME` with its parameters; the error names the value and what is
+    /// allowed.
+    pub fn parse(name: &str, params: ParamTable) -> Result<JavaPolicy, String> {
+        if name == DEFAULT_NAME {
+            if !params.is_empty() {
+                return Err(format!("--client-param: {JAVA_PREFIX}{DEFAULT_NAME} takes no parameters"));
+            }
+            return Ok(JavaPolicy::Default);
+        }
+        let choice = PolicyChoice::new(name, Side::Client, params)
+            .map_err(|e| format!("{JAVA_PREFIX}{name}: {e} (allowed: {JAVA_PREFIX}{DEFAULT_NAME} or {JAVA_PREFIX}CLIENT-POLICY)"))?;
+        for (k, v) in choice.params() {
+            if let ParamValue::Text(t) = v {
+                if t.is_empty() || t.chars().any(|c| c.is_whitespace()) {
+                    return Err(format!(
+                        "{JAVA_PREFIX}{name}: parameter {k} '{t}' must be one word for the Java driver's runner"
+                    ));
+                }
+            }
+        }
+        Ok(JavaPolicy::Policy(choice))
     }
 
-    /// `java:NAME`, comma-separated.
-    pub fn names() -> String {
-        Self::ALL.map(|p| p.name()).join(", ")
-    }
-
-    /// The runner's name for it.
-    pub fn runner_name(self) -> &'static str {
+    /// The runner's name for it: `default` or the client policy's.
+    pub fn runner_name(&self) -> &'static str {
         match self {
-            JavaPolicy::Default => "default",
+            JavaPolicy::Default => DEFAULT_NAME,
+            JavaPolicy::Policy(p) => p.name(),
         }
     }
 
     /// `java:NAME`, as reports show it.
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> String {
+        format!("{JAVA_PREFIX}{}", self.runner_name())
+    }
+
+    /// The parameters as the runner's `hello` gives them (`NAME`, value as text).
+    pub fn params(&self) -> Vec<(String, String)> {
         match self {
-            JavaPolicy::Default => "java:default",
+            JavaPolicy::Default => Vec::new(),
+            JavaPolicy::Policy(p) => p
+                .params()
+                .iter()
+                .map(|(k, v)| {
+                    let text = match v {
+                        ParamValue::Text(t) => t.clone(),
+                        other => other.to_string(),
+                    };
+                    (k.clone(), text)
+                })
+                .collect(),
         }
     }
 
-    /// The simulator's client policy that models it (the default policy, as the Rust
-    /// driver's, is token-aware `random`).
-    pub fn sim_name(self) -> &'static str {
+    /// Whether it learns the nodes' hit rates off the request path (`hwlb-client`): the
+    /// runner then polls every node's `replica_lb_hwlb.node`, the plug-in's table.
+    pub fn polls_hit_rates(&self) -> bool {
+        matches!(self, JavaPolicy::Policy(p) if p.info().polls_hit_rates)
+    }
+
+    /// The simulator's client policy that models it: the driver's default policy, as the
+    /// Rust driver's, is token-aware `random`; a client policy is itself.
+    pub fn sim_model(&self, params_of: impl Fn(&str) -> ParamTable) -> Result<PolicyChoice, String> {
         match self {
-            JavaPolicy::Default => TOKEN_AWARE_RANDOM,
+            JavaPolicy::Default => {
+                PolicyChoice::new(TOKEN_AWARE_RANDOM, Side::Client, params_of(TOKEN_AWARE_RANDOM)).map_err(|e| e.to_string())
+            }
+            JavaPolicy::Policy(p) => Ok(p.clone()),
         }
     }
 }
@@ -123,7 +167,7 @@ impl Driver {
 pub fn bench_choice(driver: Option<Driver>, name: Option<&str>, params: ParamTable) -> Result<ClientChoice, String> {
     match (driver, name) {
         (Some(Driver::Java), name) => {
-            let name = name.unwrap_or(JavaPolicy::Default.runner_name());
+            let name = name.unwrap_or(DEFAULT_NAME);
             let full = match name.starts_with(JAVA_PREFIX) {
                 true => name.to_string(),
                 false => format!("{JAVA_PREFIX}{name}"),
@@ -140,7 +184,7 @@ pub fn bench_choice(driver: Option<Driver>, name: Option<&str>, params: ParamTab
 /// Runs `bench` (`multi`: multi-key requests) through the Java driver with `policy`.
 pub(super) fn run(
     target: &CqlTarget,
-    policy: JavaPolicy,
+    policy: &JavaPolicy,
     opts: &BenchOptions,
     multi: Option<MultiOptions>,
     on_second: &mut dyn FnMut(&SecondReport),
@@ -161,15 +205,22 @@ fn run_on(
     mut runner: Runner,
     rx: &mpsc::Receiver<Msg>,
     target: &CqlTarget,
-    policy: JavaPolicy,
+    policy: &JavaPolicy,
     opts: &BenchOptions,
     multi: Option<MultiOptions>,
     on_second: &mut dyn FnMut(&SecondReport),
     hooks: CqlHooks<'_>,
 ) -> Result<CqlBenchReport, String> {
+    let hit_rate_poll_ms = match policy.polls_hit_rates() {
+        true => u64::try_from(target.hit_rates.clone().unwrap_or_default().every.as_millis()).unwrap_or(u64::MAX),
+        false => 0,
+    };
     runner.send(&protocol::hello(&protocol::Hello {
         contact_points: &target.contact_points,
         policy: policy.runner_name(),
+        params: &policy.params(),
+        seed: target.seed,
+        hit_rate_poll_ms,
         cl: opts.cl,
         timeout_ms: opts.timeout_ms,
         keyspace: KEYSPACE,
@@ -195,7 +246,7 @@ fn run_on(
         return Err(failure);
     }
     let counters = finish(&mut java.runner, java.timeout)?;
-    let report = BenchReport::new(opts, multi, totals, policy.name().to_string());
+    let report = BenchReport::new(opts, multi, totals, policy.name());
     Ok(CqlBenchReport {
         report,
         transport: "java",
@@ -254,19 +305,15 @@ fn finish(runner: &mut Runner, timeout: Duration) -> Result<Option<AdapterCounte
     stats.ok_or_else(|| "the Java driver's runner said bye without its counters".to_string())
 }
 
-/// The policy's counters as the report shows them: none (the driver's own policy), or the
-/// adapter's five.
+/// The policy's counters as the report shows them: none (the driver's own policy), or every
+/// one of `ReplicaLbLoadBalancingPolicy`'s (`Counters.asMap` in java/driver-policy).
 fn counters(c: &[(String, u64)]) -> Result<Option<AdapterCounters>, String> {
     if c.is_empty() {
         return Ok(None);
     }
-    let mut out = AdapterCounters {
-        picks: 0,
-        matched: 0,
-        untracked: 0,
-        expired: 0,
-        open: 0,
-    };
+    let mut out = AdapterCounters::default();
+    let mut polls = HitRatePollCounters::default();
+    let names = JAVA_COUNTERS.join(", ");
     let mut seen = 0;
     for (name, v) in c {
         let slot = match name.as_str() {
@@ -275,20 +322,43 @@ fn counters(c: &[(String, u64)]) -> Result<Option<AdapterCounters>, String> {
             "untracked" => &mut out.untracked,
             "expired" => &mut out.expired,
             "open" => &mut out.open,
+            "overridden" => &mut out.overridden,
+            "unmapped" => &mut out.unmapped,
+            "hit_rate_polls" => &mut polls.read,
+            "hit_rate_missing" => &mut polls.missing,
+            "hit_rate_failed" => &mut polls.failed,
             other => {
                 return Err(format!(
-                    "the Java driver's runner reported an unknown counter '{other}' (known: picks, matched, untracked, expired, open)"
+                    "the Java driver's runner reported an unknown counter '{other}' (known: {names})"
                 ))
             }
         };
         *slot = *v;
         seen += 1;
     }
-    if seen != 5 {
-        return Err(format!("the Java driver's runner reported {seen} of the 5 counters"));
+    if seen != JAVA_COUNTERS.len() {
+        return Err(format!(
+            "the Java driver's runner reported {seen} of the {} counters ({names})",
+            JAVA_COUNTERS.len()
+        ));
     }
+    out.hit_rates = Some(polls);
     Ok(Some(out))
 }
+
+/// The counters the runner reports for a replica-lb policy, by name.
+const JAVA_COUNTERS: [&str; 10] = [
+    "picks",
+    "matched",
+    "untracked",
+    "expired",
+    "open",
+    "overridden",
+    "unmapped",
+    "hit_rate_polls",
+    "hit_rate_missing",
+    "hit_rate_failed",
+];
 
 /// The Java transport's state for one run.
 struct Java {
@@ -451,13 +521,18 @@ mod tests {
     /// A bench run of 0.5 s against a stand-in runner, the shell `script`; also counts the
     /// ends the hook heard, by outcome (ok, error, time-out).
     fn fake(script: &str) -> (Result<CqlBenchReport, String>, [u64; 3]) {
+        fake_with(script, JavaPolicy::Default)
+    }
+
+    /// [`fake`] with `policy`.
+    fn fake_with(script: &str, policy: JavaPolicy) -> (Result<CqlBenchReport, String>, [u64; 3]) {
         let (tx, rx) = mpsc::channel();
         let mut sh = std::process::Command::new("sh");
         sh.args(["-c", script]);
         let runner = Runner::spawn(sh, tx).unwrap();
         let target = CqlTarget {
             contact_points: vec!["127.0.1.1:9042".parse().unwrap()],
-            policy: ClientChoice::Java(JavaPolicy::Default),
+            policy: ClientChoice::Java(policy.clone()),
             seed: 1,
             replication_factor: 3,
             hit_rates: None,
@@ -474,7 +549,7 @@ mod tests {
             start: None,
             on_done: Some(&mut on_done),
         };
-        let r = run_on(runner, &rx, &target, JavaPolicy::Default, &options(0.5), None, &mut |_| {}, hooks);
+        let r = run_on(runner, &rx, &target, &policy, &options(0.5), None, &mut |_| {}, hooks);
         (r, ends)
     }
 
@@ -506,6 +581,33 @@ mod tests {
         let (r, ends) = fake(&answering("error $id NoNodeAvailableException: none"));
         let r = r.unwrap();
         assert_eq!((r.report.errors, ends[1]), (r.report.requests, r.report.requests));
+    }
+
+    #[test]
+    fn a_client_policy_gets_its_parameters_and_seed_and_reports_its_counters() {
+        let mut p = ParamTable::new();
+        p.insert("concurrency_weight".into(), ParamValue::Int(3));
+        let c3 = JavaPolicy::parse("c3", p).unwrap();
+        // The stand-in checks the hello line, then answers every request from node 1.
+        let script = "read hello; case \"$hello\" in \
+            *' policy=c3 '*' seed=1 hit_rate_poll_ms=0 param.concurrency_weight=3') echo 'ready 1';; \
+            *) echo \"fatal unexpected $hello\"; exit 1;; esac; \
+            while read verb id rest; do case $verb in \
+            end) echo 'stats picks=5 matched=4 untracked=1 expired=1 open=0 overridden=0 unmapped=0 hit_rate_polls=0 hit_rate_missing=2 hit_rate_failed=0'; echo bye; exit 0;; \
+            *) echo \"ok $id 127.0.1.1:9042\";; esac; done";
+        let (r, _) = fake_with(script, c3);
+        let r = r.unwrap();
+        assert_eq!(r.report.client_policy, "java:c3");
+        let a = r.adapter.unwrap();
+        assert_eq!((a.picks, a.matched, a.untracked, a.expired, a.open), (5, 4, 1, 1, 0));
+        assert_eq!(a.hit_rates.map(|h| h.missing), Some(2));
+        // hwlb-client polls the nodes' hit rates (every 500 ms unless the target says).
+        let (r, _) = fake_with(
+            "read hello; case \"$hello\" in *' policy=hwlb-client '*' hit_rate_poll_ms=500'*) echo 'ready 1';; *) echo \"fatal $hello\";; esac; \
+             while read verb id rest; do case $verb in end) echo stats; echo bye; exit 0;; *) echo \"ok $id -\";; esac; done",
+            JavaPolicy::parse("hwlb-client", ParamTable::new()).unwrap(),
+        );
+        assert_eq!(r.unwrap().report.client_policy, "java:hwlb-client");
     }
 
     #[test]
@@ -554,23 +656,34 @@ mod tests {
         assert_eq!(java(Some(Driver::Rust), None), Ok(ClientChoice::DriverDefault));
         let e = java(Some(Driver::Rust), Some("java:default")).unwrap_err();
         assert!(e.contains("give --driver java"), "{e}");
-        let e = java(Some(Driver::Java), Some("c3")).unwrap_err();
-        assert!(e.contains("java:c3") && e.contains("allowed: java:default"), "{e}");
+        // Any client policy through the Java driver, `java:` optional.
+        let c3 = java(Some(Driver::Java), Some("c3")).unwrap();
+        assert_eq!(c3, java(None, Some("java:c3")).unwrap());
+        assert_eq!(c3.name(), "java:c3");
+        let e = java(Some(Driver::Java), Some("hwlb")).unwrap_err();
+        assert!(
+            e.contains("java:hwlb") && e.contains("allowed: java:default or java:CLIENT-POLICY"),
+            "{e}"
+        );
         assert_eq!(Driver::parse("java"), Ok(Driver::Java));
         assert!(Driver::parse("go").unwrap_err().contains("'go' is not one of: rust, java"));
     }
 
     #[test]
-    fn counters_are_none_or_the_adapters_five() {
+    fn counters_are_none_or_every_one_of_the_java_adapters() {
         assert!(counters(&[]).unwrap().is_none());
-        let five: Vec<(String, u64)> = ["picks", "matched", "untracked", "expired", "open"]
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.to_string(), i as u64))
-            .collect();
-        let c = counters(&five).unwrap().unwrap();
-        assert_eq!((c.picks, c.matched, c.open), (0, 1, 4));
-        assert!(counters(&five[..2]).unwrap_err().contains("2 of the 5"));
+        let all: Vec<(String, u64)> = JAVA_COUNTERS.iter().enumerate().map(|(i, n)| (n.to_string(), i as u64)).collect();
+        let c = counters(&all).unwrap().unwrap();
+        assert_eq!((c.picks, c.matched, c.open, c.overridden, c.unmapped), (0, 1, 4, 5, 6));
+        assert_eq!(
+            c.hit_rates,
+            Some(HitRatePollCounters {
+                read: 7,
+                missing: 8,
+                failed: 9
+            })
+        );
+        assert!(counters(&all[..2]).unwrap_err().contains("2 of the 10"));
         let e = counters(&[("speed".into(), 1)]).unwrap_err();
         assert!(e.contains("unknown counter 'speed'"), "{e}");
     }

@@ -1,5 +1,5 @@
 //! The Java driver's runner as a program: built with Maven on first use by the same code path
-//! as the plug-in for Cassandra ([`dist::built_on_first_use`], cached by a hash of its
+//! as the plug-in for Cassandra ([`dist::built_on_first_use_after`], cached by a hash of its
 //! sources), started as a child process with `java -cp JAR:LIB/*`, read by a thread of its own
 //! that parses every line as it comes ([`Msg`], timed when it was read), and killed when its
 //! handle is dropped, whatever happened. Its stderr (the driver's warnings) is kept, the last
@@ -26,11 +26,22 @@ const STDERR_LINES: usize = 20;
 
 /// The runner's Maven project.
 pub fn project_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../java/driver-runner")
+    java_dir().join("driver-runner")
+}
+
+fn java_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../java")
+}
+
+/// The projects the runner depends on, installed before it is built: the policies in Java
+/// (`java/core`), then the driver's load-balancing policy over them (`java/driver-policy`).
+pub fn required_projects() -> Vec<PathBuf> {
+    vec![java_dir().join("core"), java_dir().join("driver-policy")]
 }
 
 /// The runner's jar and its dependencies, built with Maven on first use (and after its sources
-/// change), cached in `~/.cache/replica-lb/java-driver-runner/`.
+/// or those of [`required_projects`] change; they are installed first), cached in
+/// `~/.cache/replica-lb/java-driver-runner/`.
 pub fn built(progress: &mut dyn FnMut(&str)) -> Result<Built, String> {
     let project = MavenProject {
         what: "the Java driver's runner",
@@ -39,7 +50,9 @@ pub fn built(progress: &mut dyn FnMut(&str)) -> Result<Built, String> {
         cache: dist::cache_base().join("java-driver-runner"),
         dependencies: true,
     };
-    dist::built_on_first_use(&project, progress)
+    let required = required_projects();
+    let required: Vec<&Path> = required.iter().map(PathBuf::as_path).collect();
+    dist::built_on_first_use_after(&project, &required, progress)
 }
 
 /// What the reader thread hands on: an event and when its line was read.

@@ -2,7 +2,9 @@
 //! (`java/driver-runner`, `Protocol.java`), version [`VERSION`]: one line of UTF-8 text per
 //! message, fields separated by one space; byte strings in hex.
 //!
-//! To the runner (its stdin): `hello 1 NAME=VALUE ...` once, first (the settings); then
+//! To the runner (its stdin): `hello 1 NAME=VALUE ...` once, first (the settings: contact
+//! points, the policy with its `param.NAME=VALUE`s, seed and hit-rate polling, consistency,
+//! time-out, keyspace and table); then
 //! `r ID KEY` (read), `w ID KEY VALUE` (write), `p ID KEY,KEY,...` (a multi-key read, one
 //! prepared read per key at once), `i ID KEY,KEY,...` (a multi-key read in one `IN` query);
 //! `end` when no more requests come.
@@ -24,8 +26,15 @@ pub const VERSION: u32 = 1;
 pub struct Hello<'a> {
     /// The nodes to connect to first.
     pub contact_points: &'a [SocketAddr],
-    /// The Java driver's client policy, by the runner's name for it (`default`).
+    /// The Java driver's client policy, by the runner's name for it (`default`, or a
+    /// registered client policy's).
     pub policy: &'a str,
+    /// Its parameters (`param.NAME=VALUE`; each value one word).
+    pub params: &'a [(String, String)],
+    /// The seed of its random stream.
+    pub seed: u64,
+    /// How often it reads every node's hit rate, ms (0: never).
+    pub hit_rate_poll_ms: u64,
     /// The consistency level of every request.
     pub cl: ConsistencyLevel,
     /// The request time-out, ms (the driver's `basic.request.timeout`).
@@ -39,15 +48,22 @@ pub struct Hello<'a> {
 /// The `hello` line (with its line break).
 pub fn hello(h: &Hello<'_>) -> String {
     let contacts: Vec<String> = h.contact_points.iter().map(|a| a.to_string()).collect();
-    format!(
-        "hello {VERSION} contact_points={} policy={} consistency={} timeout_ms={} keyspace={} table={}\n",
+    let mut line = format!(
+        "hello {VERSION} contact_points={} policy={} consistency={} timeout_ms={} keyspace={} table={} seed={} hit_rate_poll_ms={}",
         contacts.join(","),
         h.policy,
         h.cl.as_str().to_uppercase(),
         h.timeout_ms,
         h.keyspace,
-        h.table
-    )
+        h.table,
+        h.seed,
+        h.hit_rate_poll_ms
+    );
+    for (name, value) in h.params {
+        let _ = write!(line, " param.{name}={value}");
+    }
+    line.push('\n');
+    line
 }
 
 /// The `end` line.
@@ -214,19 +230,33 @@ mod tests {
     #[test]
     fn requests_are_the_lines_the_runner_parses() {
         let cps: Vec<SocketAddr> = vec!["127.0.1.1:9042".parse().unwrap(), "127.0.1.2:9042".parse().unwrap()];
-        let h = hello(&Hello {
+        let mut h = Hello {
             contact_points: &cps,
             policy: "default",
+            params: &[],
+            seed: 0,
+            hit_rate_poll_ms: 0,
             cl: ConsistencyLevel::Quorum,
             timeout_ms: 2000,
             keyspace: "replica_lb",
             table: "kv",
-        });
+        };
         // The same line as ProtocolTest.HELLO on the Java side.
         assert_eq!(
-            h,
-            "hello 1 contact_points=127.0.1.1:9042,127.0.1.2:9042 policy=default consistency=QUORUM timeout_ms=2000 keyspace=replica_lb table=kv\n"
+            hello(&h),
+            "hello 1 contact_points=127.0.1.1:9042,127.0.1.2:9042 policy=default consistency=QUORUM timeout_ms=2000 keyspace=replica_lb table=kv seed=0 hit_rate_poll_ms=0\n"
         );
+        let params = [
+            ("concurrency_weight".to_string(), "4".to_string()),
+            ("mode".to_string(), "fast".to_string()),
+        ];
+        h.policy = "unified";
+        h.params = &params;
+        h.seed = u64::MAX;
+        h.hit_rate_poll_ms = 500;
+        assert!(hello(&h).ends_with(
+            " policy=unified consistency=QUORUM timeout_ms=2000 keyspace=replica_lb table=kv seed=18446744073709551615 hit_rate_poll_ms=500 param.concurrency_weight=4 param.mode=fast\n"
+        ));
         let mut out = String::new();
         push_read(&mut out, 7, b"42");
         push_write(&mut out, u64::MAX, b"1", &[0x76, 0xff, 0]);

@@ -1,70 +1,82 @@
 package io.replicalb.driver.runner;
 
 import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
+import com.datastax.oss.driver.api.core.config.DriverExecutionProfile;
 import com.datastax.oss.driver.api.core.config.ProgrammaticDriverConfigLoaderBuilder;
 import com.datastax.oss.driver.api.core.session.Session;
-import java.util.Arrays;
+import io.replicalb.core.client.ClientPolicies;
+import io.replicalb.driver.ReplicaLbLoadBalancingPolicy;
+import io.replicalb.driver.ReplicaLbOption;
+import java.time.Duration;
 import java.util.Map;
-import java.util.stream.Collectors;
 
 /**
- * The load-balancing policies the Java driver runs in the load generator, by the name the
- * parent gives ({@code bench --driver java --client-policy NAME}, experiment items
- * {@code java:NAME}). For now the driver's own {@code DefaultLoadBalancingPolicy}, what a Java
- * application runs today; the project's policies come as Java classes later.
+ * The load-balancing policy the Java driver runs in the load generator, by the name the parent
+ * gives ({@code bench --driver java --client-policy NAME}, experiment items {@code java:NAME}):
+ * {@value #DEFAULT}, the driver's own DefaultLoadBalancingPolicy (what a Java application runs
+ * today), or any client policy registered in replica-lb-core through
+ * {@link ReplicaLbLoadBalancingPolicy} (java/driver-policy), configured with the driver's options
+ * as an application would.
+ *
+ * @param policyName {@value #DEFAULT} or a registered client policy's name
+ * @param params the policy's parameters (their Rust names), none for {@value #DEFAULT}
+ * @param seed the seed of the policy's random stream (an unsigned 64-bit value)
+ * @param hitRatePollMs how often each node's hit rate is read off the request path, ms (0: never)
  */
-public enum ClientPolicy {
+public record ClientPolicy(String policyName, Map<String, String> params, long seed, long hitRatePollMs) {
     /**
-     * The driver's DefaultLoadBalancingPolicy: token-aware, the local datacenter's replicas
-     * first, shuffled, with its slow-replica avoidance (in-flight counts and response times).
+     * The name of the driver's DefaultLoadBalancingPolicy: token-aware, the local datacenter's
+     * replicas first, shuffled, with its slow-replica avoidance (in-flight counts and response
+     * times).
      */
-    DEFAULT("default");
+    public static final String DEFAULT = "default";
 
-    private final String policyName;
-
-    ClientPolicy(String name) {
-        this.policyName = name;
-    }
-
-    /** Its name, as the parent gives it. */
-    public String policyName() {
-        return policyName;
-    }
-
-    /** The policy named {@code name}; the message of an unknown one lists the names allowed. */
-    public static ClientPolicy parse(String name) throws Protocol.ProtocolException {
-        for (ClientPolicy p : values()) {
-            if (p.policyName.equals(name)) {
-                return p;
+    /**
+     * The policy {@code name} with {@code params}, checked: a name that is neither
+     * {@value #DEFAULT} nor registered, or a bad parameter, is refused with replica-lb-core's
+     * one-line message.
+     */
+    public static ClientPolicy parse(String name, Map<String, String> params, long seed, long hitRatePollMs) throws Protocol.ProtocolException {
+        if (DEFAULT.equals(name)) {
+            if (!params.isEmpty()) {
+                throw new Protocol.ProtocolException("hello: the driver's default policy takes no parameters, got " + String.join(", ", params.keySet()));
             }
+            return new ClientPolicy(name, Map.of(), seed, hitRatePollMs);
         }
-        throw new Protocol.ProtocolException("the Java driver's client policy '" + name + "' is not implemented; allowed: " + names());
+        try {
+            ClientPolicies.create(name, params);
+        } catch (IllegalArgumentException e) {
+            throw new Protocol.ProtocolException("the Java driver's client policy: " + e.getMessage() + " (or " + DEFAULT + ")");
+        }
+        return new ClientPolicy(name, Map.copyOf(params), seed, hitRatePollMs);
     }
 
-    /** The names, comma-separated. */
-    public static String names() {
-        return Arrays.stream(values()).map(ClientPolicy::policyName).collect(Collectors.joining(", "));
+    /** Whether it is the driver's own DefaultLoadBalancingPolicy. */
+    public boolean isDriverDefault() {
+        return DEFAULT.equals(policyName);
     }
 
     /** Sets the driver's load-balancing options for this policy in datacenter {@code localDc}. */
     void configure(ProgrammaticDriverConfigLoaderBuilder config, String localDc) {
-        switch (this) {
-            case DEFAULT:
-                config.withString(DefaultDriverOption.LOAD_BALANCING_POLICY_CLASS, "DefaultLoadBalancingPolicy")
-                        .withString(DefaultDriverOption.LOAD_BALANCING_LOCAL_DATACENTER, localDc);
-                break;
-            default:
-                throw new AssertionError(this);
+        config.withString(DefaultDriverOption.LOAD_BALANCING_LOCAL_DATACENTER, localDc);
+        if (isDriverDefault()) {
+            config.withString(DefaultDriverOption.LOAD_BALANCING_POLICY_CLASS, "DefaultLoadBalancingPolicy");
+            return;
         }
+        config.withString(DefaultDriverOption.LOAD_BALANCING_POLICY_CLASS, ReplicaLbLoadBalancingPolicy.class.getName())
+                .withString(ReplicaLbOption.POLICY, policyName)
+                .withStringMap(ReplicaLbOption.PARAMS, params)
+                .withLong(ReplicaLbOption.SEED, seed)
+                .withDuration(ReplicaLbOption.HIT_RATE_POLL_INTERVAL, Duration.ofMillis(hitRatePollMs));
     }
 
     /** The policy's counters at the end of a run (none for the driver's own policy). */
     Map<String, Long> counters(Session session) {
-        switch (this) {
-            case DEFAULT:
-                return Map.of();
-            default:
-                throw new AssertionError(this);
-        }
+        return ReplicaLbLoadBalancingPolicy.of(session, DriverExecutionProfile.DEFAULT_NAME)
+                .map(p -> {
+                    p.expireNow();
+                    return p.counters().asMap();
+                })
+                .orElse(Map.of());
     }
 }

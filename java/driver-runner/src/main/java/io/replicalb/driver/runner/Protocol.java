@@ -37,7 +37,7 @@ import java.util.Map;
  *       read or write time-out);
  *   <li>{@code error ID MESSAGE}: it failed otherwise;
  *   <li>{@code stats NAME=COUNT ...}: after {@code end}, the policy's counters (none for the
- *       driver's own policy);
+ *       driver's own policy; ReplicaLbLoadBalancingPolicy's {@code Counters} otherwise);
  *   <li>{@code bye}: the last line;
  *   <li>{@code fatal MESSAGE}: the program cannot go on (then it exits).
  * </ul>

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * What the parent's {@code hello} line sets, checked once: where the cluster is, the client
@@ -12,7 +13,10 @@ import java.util.Set;
  * {@code load} wrote.
  *
  * @param contactPoints the nodes to connect to first ({@code contact_points=HOST:PORT,...})
- * @param policy the load-balancing policy ({@code policy=NAME})
+ * @param policy the load-balancing policy ({@code policy=NAME}), its parameters
+ *     ({@code param.NAME=VALUE}, any number), the seed of its random stream ({@code seed=N},
+ *     unsigned, default 0) and how often it reads the nodes' hit rates
+ *     ({@code hit_rate_poll_ms=N}, default 0: never)
  * @param consistency the consistency level of every request ({@code consistency=QUORUM})
  * @param timeoutMs the request time-out, ms ({@code timeout_ms=N}): the driver's
  *     {@code basic.request.timeout}
@@ -34,7 +38,10 @@ public record Settings(
     static final Set<String> LEVELS = Set.of("ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_ONE", "LOCAL_QUORUM");
 
     private static final Set<String> KNOWN =
-            Set.of("contact_points", "policy", "consistency", "timeout_ms", "keyspace", "table", "local_dc");
+            Set.of("contact_points", "policy", "consistency", "timeout_ms", "keyspace", "table", "local_dc", "seed", "hit_rate_poll_ms");
+
+    /** The prefix of a policy parameter's setting, {@code param.NAME=VALUE}. */
+    static final String PARAM = "param.";
 
     /** The settings of a {@code hello} line; the message of a bad one names it. */
     public static Settings of(Protocol.Hello hello) throws Protocol.ProtocolException {
@@ -43,8 +50,11 @@ public record Settings(
                     + "; this program speaks " + Protocol.VERSION + " (rebuild it from the same checkout)");
         }
         Map<String, String> s = hello.settings();
+        Map<String, String> params = new TreeMap<>();
         for (String name : s.keySet()) {
-            if (!KNOWN.contains(name)) {
+            if (name.startsWith(PARAM) && name.length() > PARAM.length()) {
+                params.put(name.substring(PARAM.length()), s.get(name));
+            } else if (!KNOWN.contains(name)) {
                 throw new Protocol.ProtocolException("hello: unknown setting '" + name + "'");
             }
         }
@@ -52,7 +62,22 @@ public record Settings(
         for (String item : need(s, "contact_points").split(",", -1)) {
             contacts.add(hostPort(item));
         }
-        ClientPolicy policy = ClientPolicy.parse(need(s, "policy"));
+        long seed;
+        try {
+            seed = Long.parseUnsignedLong(s.getOrDefault("seed", "0"));
+        } catch (NumberFormatException e) {
+            throw new Protocol.ProtocolException("hello: seed '" + s.get("seed") + "' is not an unsigned 64-bit number");
+        }
+        long pollMs;
+        try {
+            pollMs = Long.parseLong(s.getOrDefault("hit_rate_poll_ms", "0"));
+        } catch (NumberFormatException e) {
+            pollMs = -1;
+        }
+        if (pollMs != 0 && (pollMs < 10 || pollMs > 3_600_000)) {
+            throw new Protocol.ProtocolException("hello: hit_rate_poll_ms '" + s.get("hit_rate_poll_ms") + "' must be 0 (never) or a number of ms in [10, 3600000]");
+        }
+        ClientPolicy policy = ClientPolicy.parse(need(s, "policy"), params, seed, pollMs);
         String cl = need(s, "consistency");
         if (!LEVELS.contains(cl)) {
             throw new Protocol.ProtocolException("hello: consistency '" + cl + "' is not one of " + String.join(", ", LEVELS));

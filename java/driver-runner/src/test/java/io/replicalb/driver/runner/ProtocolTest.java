@@ -2,11 +2,19 @@ package io.replicalb.driver.runner;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.datastax.oss.driver.api.core.DriverTimeoutException;
+import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
+import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
+import com.datastax.oss.driver.api.core.config.DriverExecutionProfile;
+import com.datastax.oss.driver.api.core.config.ProgrammaticDriverConfigLoaderBuilder;
+import io.replicalb.driver.ReplicaLbLoadBalancingPolicy;
+import io.replicalb.driver.ReplicaLbOption;
+import io.replicalb.driver.ReplicaLbSettings;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.net.InetSocketAddress;
@@ -19,7 +27,7 @@ import org.junit.jupiter.api.Test;
 /** The protocol's lines, both ways; the Rust side's tests check the same lines. */
 class ProtocolTest {
     private static final String HELLO =
-            "hello 1 contact_points=127.0.1.1:9042,127.0.1.2:9042 policy=default consistency=QUORUM timeout_ms=2000 keyspace=replica_lb table=kv";
+            "hello 1 contact_points=127.0.1.1:9042,127.0.1.2:9042 policy=default consistency=QUORUM timeout_ms=2000 keyspace=replica_lb table=kv seed=0 hit_rate_poll_ms=0";
 
     @Test
     void requestsParse() throws Exception {
@@ -95,12 +103,18 @@ class ProtocolTest {
         Settings s = Settings.of((Protocol.Hello) Protocol.parse(HELLO));
         assertEquals(2, s.contactPoints().size());
         assertEquals(new InetSocketAddress("127.0.1.2", 9042), s.contactPoints().get(1));
-        assertEquals(ClientPolicy.DEFAULT, s.policy());
+        assertEquals(ClientPolicy.DEFAULT, s.policy().policyName());
+        assertTrue(s.policy().isDriverDefault());
+        assertEquals(0, s.policy().seed());
+        assertEquals(0, s.policy().hitRatePollMs());
         assertEquals(2000, s.timeoutMs());
         assertEquals(null, s.localDc());
         for (String[] c : new String[][] {
             {HELLO.replace("hello 1", "hello 2"), "protocol version 2; this program speaks 1"},
-            {HELLO.replace("policy=default", "policy=unified"), "'unified' is not implemented; allowed: default"},
+            {HELLO.replace("policy=default", "policy=nonesuch"), "unknown client policy 'nonesuch'"},
+            {HELLO + " param.x=1", "the driver's default policy takes no parameters, got x"},
+            {HELLO.replace("seed=0", "seed=-1"), "seed '-1' is not an unsigned 64-bit number"},
+            {HELLO.replace("hit_rate_poll_ms=0", "hit_rate_poll_ms=5"), "hit_rate_poll_ms '5' must be 0 (never)"},
             {HELLO.replace("QUORUM", "EACH"), "consistency 'EACH'"},
             {HELLO.replace("2000", "0"), "timeout_ms '0'"},
             {HELLO.replace("table=kv", "table=kv;drop"), "not a plain CQL name"},
@@ -116,11 +130,44 @@ class ProtocolTest {
     }
 
     @Test
+    void theSeedAndPollingAreRead() throws Exception {
+        Settings s = Settings.of((Protocol.Hello) Protocol.parse(HELLO.replace("seed=0 hit_rate_poll_ms=0", "seed=18446744073709551615 hit_rate_poll_ms=500")));
+        assertEquals(-1L, s.policy().seed(), "unsigned 64-bit, as the Rust side sends it");
+        assertEquals(500, s.policy().hitRatePollMs());
+    }
+
+    @Test
+    void aReplicaLbPolicyIsConfiguredAsAnApplicationWould() {
+        ClientPolicy p = new ClientPolicy("unified", Map.of("concurrency_weight", "4"), 7, 500);
+        assertFalse(p.isDriverDefault());
+        ProgrammaticDriverConfigLoaderBuilder b = DriverConfigLoader.programmaticBuilder();
+        p.configure(b, "dc1");
+        try (DriverConfigLoader loader = b.build()) {
+            DriverExecutionProfile profile = loader.getInitialConfig().getDefaultProfile();
+            assertEquals(ReplicaLbLoadBalancingPolicy.class.getName(), profile.getString(DefaultDriverOption.LOAD_BALANCING_POLICY_CLASS));
+            assertEquals("dc1", profile.getString(DefaultDriverOption.LOAD_BALANCING_LOCAL_DATACENTER));
+            // Read back by the policy's own option reader.
+            ReplicaLbSettings s = ReplicaLbSettings.of(profile);
+            assertEquals("unified", s.policy());
+            assertEquals(Map.of("concurrency_weight", "4"), s.params());
+            assertEquals(7, s.seed());
+            assertEquals(500_000_000L, s.hitRatePollIntervalNs());
+        }
+        ProgrammaticDriverConfigLoaderBuilder d = DriverConfigLoader.programmaticBuilder();
+        new ClientPolicy(ClientPolicy.DEFAULT, Map.of(), 0, 0).configure(d, "dc2");
+        try (DriverConfigLoader loader = d.build()) {
+            DriverExecutionProfile profile = loader.getInitialConfig().getDefaultProfile();
+            assertEquals("DefaultLoadBalancingPolicy", profile.getString(DefaultDriverOption.LOAD_BALANCING_POLICY_CLASS));
+            assertFalse(profile.isDefined(ReplicaLbOption.POLICY));
+        }
+    }
+
+    @Test
     void aBadFirstLineIsFatalAndTheProgramStops() {
         for (String[] c : new String[][] {
             {"r 1 31\n", "fatal malformed line 'r 1 31': "},
             {"r 1 31", "the first line must be hello"},
-            {HELLO.replace("policy=default", "policy=c3") + "\n", "fatal the Java driver's client policy 'c3' is not implemented"},
+            {HELLO.replace("policy=default", "policy=nonesuch") + "\n", "fatal the Java driver's client policy: unknown client policy 'nonesuch'"},
         }) {
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             int status = Main.run(new ByteArrayInputStream(c[0].getBytes(StandardCharsets.UTF_8)), out);
