@@ -8,7 +8,8 @@
 //! `cluster up --engine cassandra --nodes 3` (Cassandra as shipped), `load`, then the same
 //! open-loop `bench` through the Java driver's own DefaultLoadBalancingPolicy (`--driver java`,
 //! the runner built with Maven on first use) and through the scylla Rust driver's
-//! `driver-default`, side by side. The cluster listens on loopback only and is stopped even
+//! `driver-default`, side by side; then through the Java driver with replica-lb's `unified`
+//! (`ReplicaLbLoadBalancingPolicy`, java/driver-policy). The cluster listens on loopback only and is stopped even
 //! when the test fails; the whole test takes under 3 minutes here once the jars are cached.
 
 use std::path::Path;
@@ -17,7 +18,7 @@ mod common;
 use common::{run_ok as run, ClusterGuard as Cluster};
 
 fn bench(dir: &Path, driver: &str, policy: &str) -> serde_json::Value {
-    let out = dir.join(format!("bench-{driver}.json"));
+    let out = dir.join(format!("bench-{driver}-{policy}.json"));
     let d = dir.to_str().unwrap();
     let stdout = run(&[
         "bench",
@@ -89,6 +90,21 @@ fn bench_through_the_java_driver() {
     }
     let total: u64 = coordinators.values().map(|n| n.as_u64().unwrap()).sum();
     assert_eq!(total, completed);
+
+    // A replica-lb policy inside the Java driver: every read planned by it, every pick's end
+    // matched (in-flight counts that cannot drift), the same coordinators' addresses.
+    let unified = bench(&cluster.0, "java", "unified");
+    eprintln!("java:unified: {unified}");
+    assert_eq!(unified["client_policy"], "java:unified");
+    let completed = unified["completed"].as_u64().unwrap();
+    assert!(completed * 100 >= unified["requests"].as_u64().unwrap() * 99, "{unified}");
+    let a = &unified["adapter"];
+    assert!(a["picks"].as_u64().unwrap() >= completed, "every read planned: {a}");
+    assert_eq!(a["overridden"], 0, "{a}");
+    assert!(a["matched"].as_u64().unwrap() * 100 >= completed * 99, "attempt ends matched: {a}");
+    assert!(a["open"].as_u64().unwrap() <= 5, "tickets left open: {a}");
+    let coordinators = unified["coordinators"].as_object().unwrap();
+    assert!(coordinators.keys().all(|n| n.starts_with("127.0.1.")), "{coordinators:?}");
 
     run(&["cluster", "down", "--dir", &d]);
     cluster.remove();
