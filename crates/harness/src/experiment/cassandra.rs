@@ -416,9 +416,12 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
         let label = &label;
         let keeper = cluster.disk.is_some().then(|| {
             scope.spawn(move || {
+                let mut warned = false;
                 while !stop.load(Ordering::Relaxed) {
                     if let Err(e) = cassandra::follow_jvm_growth(dir) {
-                        eprintln!("{label}: page cache budget: {e}");
+                        if !std::mem::replace(&mut warned, true) {
+                            eprintln!("{label}: page cache budget (said once): {e}");
+                        }
                     }
                     std::thread::sleep(Duration::from_secs(1));
                 }
