@@ -18,7 +18,7 @@ import java.util.Map;
  * so {@code rate_control} must stay false (true is refused, as by the Rust driver); the rate
  * parameters are accepted and checked, as in Rust, and have no effect without it.
  */
-public final class C3 implements ClientPolicy {
+public final class C3 extends OrderingPolicy {
     /** The name it is registered under. */
     public static final String NAME = "c3";
 
@@ -52,6 +52,7 @@ public final class C3 implements ClientPolicy {
 
     /** Built from the Rust parameters; {@code rate_control=true} is refused. */
     public C3(Map<String, String> params) {
+        super(NAME);
         Params p = Params.resolve(NAME, PARAMS, params);
         Params.refuseRateControl(NAME, p, "rate_control");
         ranking = new Ranking(p.real("concurrency_weight"), p.real("queue_exponent"), p.real("ewma_new_weight"));
@@ -59,26 +60,17 @@ public final class C3 implements ClientPolicy {
 
     /** C3 scoring with {@code ranking} (how {@code unified} ranks nodes nothing is known of yet). */
     C3(Ranking ranking) {
+        super(NAME);
         this.ranking = ranking;
     }
 
     @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public int plan(int[] candidates, int count, long nowNs, Rng rng, int[] out) {
-        Order.check(candidates, count, out);
-        if (count == 0) {
-            return 0;
-        }
+    void order(int[] candidates, int count, long nowNs, Rng rng, int[] out) {
         Order.rotation(candidates, count, rng, out);
         for (int i = 0; i < count; i++) {
             scores[i] = score(out[i]);
         }
         Order.selectBest(out, scores, 0, count, 2);
-        return count;
     }
 
     /** The score of {@code node} (lower is better; 0 without feedback). */

@@ -24,7 +24,7 @@ import java.util.Map;
  * background reads, so {@code warmup_reads} must stay 0 (its published default); the other
  * warm-up parameters are accepted and checked, as in Rust, and shape nothing without it.
  */
-public final class HwlbClient implements ClientPolicy {
+public final class HwlbClient extends OrderingPolicy {
     /** The name it is registered under. */
     public static final String NAME = "hwlb-client";
 
@@ -85,6 +85,7 @@ public final class HwlbClient implements ClientPolicy {
 
     /** Built from the Rust parameters; {@code warmup_reads} other than 0 is refused. */
     public HwlbClient(Map<String, String> params) {
+        super(NAME);
         Params p = Params.resolve(NAME, PARAMS, params);
         if (p.real("warmup_reads") != 0.0) {
             throw new IllegalArgumentException("policy '" + NAME + "' parameter 'warmup_reads' = '" + p.real("warmup_reads")
@@ -100,19 +101,10 @@ public final class HwlbClient implements ClientPolicy {
     }
 
     @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public int plan(int[] candidates, int count, long nowNs, Rng rng, int[] out) {
-        Order.check(candidates, count, out);
-        if (count == 0) {
-            return 0;
-        }
+    void order(int[] candidates, int count, long nowNs, Rng rng, int[] out) {
         if (!enabled) {
             Order.firstTwoRandom(candidates, count, rng, out);
-            return count;
+            return;
         }
         int hash = 0;
         for (int i = 0; i < count; i++) {
@@ -120,7 +112,7 @@ public final class HwlbClient implements ClientPolicy {
             if (Double.isNaN(r)) {
                 // A node that reports no rate: HWLB steps aside.
                 Order.firstTwoRandom(candidates, count, rng, out);
-                return count;
+                return;
             }
             rates[i] = r;
             hash = hash * 31 + candidates[i];
@@ -131,7 +123,7 @@ public final class HwlbClient implements ClientPolicy {
         }
         if (!c.active) {
             Order.firstTwoRandom(candidates, count, rng, out);
-            return count;
+            return;
         }
         c.sampler.sample(1, rng.unitDouble(), drawn);
         int first = drawn[0];
@@ -149,7 +141,6 @@ public final class HwlbClient implements ClientPolicy {
                 out[len++] = candidates[j];
             }
         }
-        return count;
     }
 
     @Override

@@ -9,7 +9,7 @@ import java.util.Map;
  * with the fewest of this client's requests in flight first (ties: the first drawn), the
  * others after them. Cheap, and it avoids the herd a full least-outstanding scan causes.
  */
-public final class P2c implements ClientPolicy {
+public final class P2c extends OrderingPolicy {
     /** The name it is registered under. */
     public static final String NAME = "p2c";
 
@@ -21,20 +21,12 @@ public final class P2c implements ClientPolicy {
 
     /** Built from the Rust parameters ({@code choices}, default 2). */
     public P2c(Map<String, String> params) {
+        super(NAME);
         choices = (int) Params.resolve(NAME, PARAMS, params).whole("choices");
     }
 
     @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public int plan(int[] candidates, int count, long nowNs, Rng rng, int[] out) {
-        Order.check(candidates, count, out);
-        if (count == 0) {
-            return 0;
-        }
+    void order(int[] candidates, int count, long nowNs, Rng rng, int[] out) {
         Order.copy(candidates, count, out);
         int d = Math.min(Math.max(choices, 1), count);
         Order.shufflePrefix(out, 0, d, count, rng);
@@ -42,7 +34,6 @@ public final class P2c implements ClientPolicy {
             scores[i] = inFlight[out[i]];
         }
         Order.sortByScore(out, scores, d);
-        return count;
     }
 
     @Override

@@ -10,7 +10,7 @@ import java.util.Map;
  * {@code 1 - exp(-dt / tau)}; reading the estimate decays it toward 0 for the time elapsed.
  * {@code load = cost x (pending + 1)}; a node never measured costs {@code default_rtt_ms}.
  */
-public final class PeakEwma implements ClientPolicy {
+public final class PeakEwma extends OrderingPolicy {
     /** The name it is registered under. */
     public static final String NAME = "peak-ewma";
 
@@ -34,22 +34,14 @@ public final class PeakEwma implements ClientPolicy {
 
     /** Built from the Rust parameters ({@code tau_ms} 10 s, {@code default_rtt_ms} 30 ms). */
     public PeakEwma(Map<String, String> params) {
+        super(NAME);
         Params p = Params.resolve(NAME, PARAMS, params);
         tauNs = p.real("tau_ms") * 1e6;
         defaultRttNs = p.real("default_rtt_ms") * 1e6;
     }
 
     @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public int plan(int[] candidates, int count, long nowNs, Rng rng, int[] out) {
-        Order.check(candidates, count, out);
-        if (count == 0) {
-            return 0;
-        }
+    void order(int[] candidates, int count, long nowNs, Rng rng, int[] out) {
         Order.copy(candidates, count, out);
         int d = Math.min(2, count);
         Order.shufflePrefix(out, 0, d, count, rng);
@@ -57,7 +49,6 @@ public final class PeakEwma implements ClientPolicy {
             scores[i] = load(out[i], nowNs);
         }
         Order.sortByScore(out, scores, d);
-        return count;
     }
 
     /** {@code cost x (pending + 1)} at {@code nowNs}, decaying the stored cost. */

@@ -14,7 +14,7 @@ import java.util.Map;
  * ({@code heat}, {@code warmup_reads}, the passing-over rule's) shape nothing at a client, as in
  * Rust; {@code rate_control} must stay false (a driver cannot hold a request back).
  */
-public final class Unified implements ClientPolicy {
+public final class Unified extends OrderingPolicy {
     /** The name it is registered under. */
     public static final String NAME = "unified";
 
@@ -51,6 +51,7 @@ public final class Unified implements ClientPolicy {
 
     /** Built from the Rust parameters; {@code rate_control=true} is refused. */
     public Unified(Map<String, String> params) {
+        super(NAME);
         Params p = Params.resolve(NAME, PARAMS, params);
         Params.refuseRateControl(NAME, p, "rate_control");
         double n = p.real("untimed_concurrency_weight");
@@ -68,21 +69,12 @@ public final class Unified implements ClientPolicy {
     }
 
     @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public int plan(int[] candidates, int count, long nowNs, Rng rng, int[] out) {
-        Order.check(candidates, count, out);
-        if (count == 0) {
-            return 0;
-        }
+    void order(int[] candidates, int count, long nowNs, Rng rng, int[] out) {
         if (untimed.applies(candidates, count)) {
             untimed.plan(candidates, count, nowNs, rng, out);
-            return count;
+            return;
         }
-        return c3.plan(candidates, count, nowNs, rng, out);
+        c3.order(candidates, count, nowNs, rng, out);
     }
 
     @Override

@@ -17,7 +17,7 @@ import java.util.Map;
  * <p>The candidates of a {@link ClientPolicy} are the key's replicas (or every node), so
  * {@code non_replica_weight} is accepted, as in Rust, but never applies here.
  */
-public final class WeightedLeastLoaded implements ClientPolicy {
+public final class WeightedLeastLoaded extends OrderingPolicy {
     /** The name it is registered under. */
     public static final String NAME = "weighted-least-loaded";
 
@@ -52,6 +52,7 @@ public final class WeightedLeastLoaded implements ClientPolicy {
 
     /** Built from the Rust parameters and defaults. */
     public WeightedLeastLoaded(Map<String, String> params) {
+        super(NAME);
         Params p = Params.resolve(NAME, PARAMS, params);
         double rampMinS = p.real("ramp_min_s");
         double rampMaxS = p.real("ramp_max_s");
@@ -71,16 +72,7 @@ public final class WeightedLeastLoaded implements ClientPolicy {
     }
 
     @Override
-    public String name() {
-        return NAME;
-    }
-
-    @Override
-    public int plan(int[] candidates, int count, long nowNs, Rng rng, int[] out) {
-        Order.check(candidates, count, out);
-        if (count == 0) {
-            return 0;
-        }
+    void order(int[] candidates, int count, long nowNs, Rng rng, int[] out) {
         if (Double.isNaN(rampNs)) {
             rampNs = rampMinNs + rng.unitDouble() * (rampMaxNs - rampMinNs);
         }
@@ -91,7 +83,6 @@ public final class WeightedLeastLoaded implements ClientPolicy {
             scores[i] = score(out[i], nowNs, rng);
         }
         Order.sortByScore(out, scores, m);
-        return count;
     }
 
     /** The score of {@code node} at {@code nowNs} (the starting weight drawn from {@code rng}). */
