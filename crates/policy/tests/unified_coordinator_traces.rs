@@ -61,7 +61,8 @@ impl Case {
 
     fn send(&mut self, node: u16, times: u32) -> &mut Self {
         for _ in 0..times {
-            self.health.sent(NodeId(node));
+            let now = self.now_ns();
+            self.health.sent(NodeId(node), now);
             self.push(format!("\"event\": \"send\", \"node\": {node}"));
         }
         self
@@ -71,6 +72,14 @@ impl Case {
         let now = self.now_ns();
         self.health.replied(NodeId(node), latency_us * 1000, now);
         self.push(format!("\"event\": \"reply\", \"node\": {node}, \"latency_us\": {latency_us}"));
+        self
+    }
+
+    /// `node` answers a probe (alive, but no read latency).
+    fn probe_answer(&mut self, node: u16) -> &mut Self {
+        let now = self.now_ns();
+        self.health.answered(NodeId(node), now);
+        self.push(format!("\"event\": \"probe_answer\", \"node\": {node}"));
         self
     }
 
@@ -195,7 +204,7 @@ fn cases() -> Vec<Case> {
         .plan(&R, 0, 1, 0.9);
     out.push(c);
 
-    let mut c = Case::new("slow", "replica 2 warm but answering in 40 ms against 1 ms: passed over; after two quiet seconds its average restarts and it is tried again, until slow again");
+    let mut c = Case::new("slow", "replica 2 warm but answering in 40 ms against 1 ms: passed over; after two quiet seconds its average ages out and it is tried again, until slow again");
     c.warm().traffic(2, 5, 40_000).at(20);
     for u in [0.1, 0.6] {
         c.plan(&R, 0, 2, u).plan(&R, 0, 1, u);
@@ -206,6 +215,47 @@ fn cases() -> Vec<Case> {
         .plan(&R, 0, 2, 0.6)
         .at(2200)
         .traffic(2, 3, 40_000)
+        .plan(&R, 0, 2, 0.6);
+    out.push(c);
+
+    let mut c = Case::new(
+        "slow-disk-trial",
+        "replica 2's disk turns slow (60 ms against 1 ms): passed over; probes answered every 200 ms keep it alive but do not pull its average down; once the average ages out it is on trial: one read goes to it and it is passed over while that read is out; a slow answer renews the verdict, a fast one (the disk recovered) clears it",
+    );
+    c.warm().traffic(2, 5, 60_000).at(20).plan(&R, 0, 2, 0.6).plan(&R, 0, 1, 0.9);
+    for t in (200..=1800).step_by(200) {
+        c.at(t).traffic(0, 2, 1000).traffic(1, 2, 1000).probe_answer(2);
+    }
+    c.plan(&R, 0, 2, 0.6).plan(&R, 3, 1, 0.9);
+    // Aged out (2 s without a sample), no read out to it: the next read may take it.
+    c.at(2030).traffic(0, 2, 1000).traffic(1, 2, 1000).plan(&R, 0, 2, 0.6);
+    c.plan(&R, 3, 1, 0.1).plan(&R, 3, 1, 0.5).plan(&R, 3, 1, 0.95);
+    // That read went out: on trial, passed over while it is unanswered.
+    c.send(2, 1)
+        .plan(&R, 0, 2, 0.6)
+        .plan(&R, 3, 1, 0.9)
+        .at(2060)
+        .probe_answer(2)
+        .plan(&R, 0, 2, 0.6);
+    // Its answer, slow: the verdict is renewed for another two seconds.
+    c.at(2090).reply(2, 60_000).plan(&R, 0, 2, 0.6);
+    c.at(3000).traffic(0, 2, 1000).traffic(1, 2, 1000).plan(&R, 0, 2, 0.6);
+    // Aged out again; a trial read answered in 1.2 ms (the disk recovered) clears it.
+    c.at(4100).traffic(0, 2, 1000).traffic(1, 2, 1000).send(2, 1).plan(&R, 0, 2, 0.6);
+    c.at(4102).reply(2, 1200).plan(&R, 0, 2, 0.6).plan(&R, 3, 1, 0.95);
+    // A read to it lost (never answered, never expired) holds the trial only for the latency
+    // memory: then a send renews it.
+    c.traffic(2, 5, 60_000)
+        .at(6200)
+        .traffic(0, 2, 1000)
+        .traffic(1, 2, 1000)
+        .send(2, 1)
+        .plan(&R, 0, 2, 0.6);
+    c.at(8300)
+        .traffic(0, 2, 1000)
+        .traffic(1, 2, 1000)
+        .plan(&R, 0, 2, 0.6)
+        .send(2, 1)
         .plan(&R, 0, 2, 0.6);
     out.push(c);
 

@@ -23,7 +23,7 @@
 //!   a reply slower than `stall_ms`, 1000, is a stall, judged by the rules above: it counts as an
 //!   answer but stays out of the average, so the queued replies of a paused replica do not make
 //!   it slow once it answers again)
-//!   is measured (last reply less than `latency_memory_ms`, 2000, ago) and
+//!   is measured (last sample less than `latency_memory_ms`, 2000, ago) and
 //!   above `slow_factor` (3) times the lowest measured average among the other candidates that
 //!   are not colder than it (hit rate not below its own by more than `cold_hit_rate_gap`) *and*
 //!   above it by more than `slow_margin_ms` (5), unless it is **cold**: its hit rate is below
@@ -40,7 +40,17 @@
 //!   the read in its place: at a restarted coordinator, with RF 3 and QUORUM, the two warm
 //!   replicas' latencies under the load HWLB moves onto them often differ threefold, and each
 //!   such verdict made the coordinator read its own cold replica (real restarts: 1.29x to
-//!   1.62x the peers' misses, where `hwlb` alone kept 0.93x to 1.07x).
+//!   1.62x the peers' misses, where `hwlb` alone kept 0.93x to 1.07x);
+//! - **on trial**: its average is no longer measured (no sample for `latency_memory_ms`), the
+//!   last one it had would be slow by the rule above against the candidates measured now, and
+//!   a read sent to it since its last reply is still unanswered (sent less than
+//!   `latency_memory_ms` ago). A slow verdict does not fade by time alone: once its average
+//!   ages out, the replica takes one read, and only that read's answer (a new sample) clears
+//!   or renews the verdict. Letting every read back in the moment the average aged out sent a
+//!   burst of reads to a replica still slow; and a probe's answer (an ECHO round trip in the
+//!   plug-in, [`CoordinatorHealth::answered`]) proves a replica alive but says nothing of its
+//!   disk, so it never feeds the average (on a real slow disk, probes' 1 ms round trips pulled
+//!   the verdict down within seconds, and p99 spiked each time the replica came back).
 //!
 //! **The order** ([`coordinator_order`]). The healthy live replicas (those not passed over) are
 //! the candidates of HWLB's draw, exactly as if the passed-over ones were down: when more than
@@ -111,9 +121,13 @@ struct Signals {
     latency_ewma_ns: f64,
     /// The last reply that fed the average (not a stall).
     last_sample_ns: Option<u64>,
-    /// The last reply of any latency.
+    /// The last reply of any latency, or a probe's answer.
     last_reply_ns: Option<u64>,
     last_expiry_ns: Option<u64>,
+    /// The first read sent since the last read reply (renewed by a send once older than the
+    /// latency memory): the trial of a replica whose slow average aged out. Cleared by a read
+    /// reply, not by a probe's answer.
+    first_unanswered_send_ns: Option<u64>,
 }
 
 /// The per-replica signals of the rule and the rule itself.
@@ -144,21 +158,35 @@ impl CoordinatorHealth {
         &self.rule
     }
 
-    /// `node` was put among the first k of a read.
+    /// `node` was put among the first k of a read, at `now_ns`.
     #[inline]
-    pub fn sent(&mut self, node: NodeId) {
+    pub fn sent(&mut self, node: NodeId, now_ns: u64) {
         let s = self.signals.entry(node);
         s.unanswered = s.unanswered.saturating_add(1);
+        // A send unanswered for latency_memory no longer holds a trial: this one does.
+        let memory = self.rule.latency_memory_ns;
+        if s.first_unanswered_send_ns.is_none_or(|t| now_ns.saturating_sub(t) >= memory) {
+            s.first_unanswered_send_ns = Some(now_ns);
+        }
     }
 
-    /// `node` replied after `latency_ns`, at `now_ns`.
+    /// `node` answered a probe at `now_ns`: it is alive and answering (what a reply tells of
+    /// that), but the round trip of a probe, which touches no disk, is no read latency.
     #[inline]
-    pub fn replied(&mut self, node: NodeId, latency_ns: u64, now_ns: u64) {
-        let (w, memory_ns) = (self.rule.latency_ewma_weight, self.rule.latency_memory_ns);
+    pub fn answered(&mut self, node: NodeId, now_ns: u64) {
         self.replies.responded(node, now_ns);
         let s = self.signals.entry(node);
         s.unanswered = 0;
         s.last_reply_ns = Some(now_ns);
+    }
+
+    /// `node` replied to a read after `latency_ns`, at `now_ns`.
+    #[inline]
+    pub fn replied(&mut self, node: NodeId, latency_ns: u64, now_ns: u64) {
+        let (w, memory_ns) = (self.rule.latency_ewma_weight, self.rule.latency_memory_ns);
+        self.answered(node, now_ns);
+        let s = self.signals.entry(node);
+        s.first_unanswered_send_ns = None;
         if latency_ns > self.rule.stall_ns {
             // A stall: an answer, but not a measure of ordinary slowness.
             return;
@@ -217,6 +245,17 @@ impl CoordinatorHealth {
         (now_ns.saturating_sub(last) < self.rule.latency_memory_ns).then_some(s.latency_ewma_ns)
     }
 
+    /// The last latency average of `node` once it has aged out (no sample for
+    /// `latency_memory_ns`) while a read sent to it since its last reply, less than
+    /// `latency_memory_ns` ago, is unanswered: the average a trial read is judged by.
+    fn on_trial_ns(&self, node: NodeId, now_ns: u64) -> Option<f64> {
+        let s = self.signals.value(node);
+        let memory = self.rule.latency_memory_ns;
+        let aged = now_ns.saturating_sub(s.last_sample_ns?) >= memory;
+        let trial = s.first_unanswered_send_ns.is_some_and(|t| now_ns.saturating_sub(t) < memory);
+        (aged && trial).then_some(s.latency_ewma_ns)
+    }
+
     /// Which of `live` (a read's live replicas, with their hit rates: `None` when unknown) are
     /// passed over at `now_ns` for a read of `k` replicas, as a bit mask over their positions.
     /// The coordinator `local` never is.
@@ -241,7 +280,9 @@ impl CoordinatorHealth {
                 continue;
             }
             let cold = rates[j].is_some_and(|r| r < warmest - self.rule.cold_hit_rate_gap);
-            if !cold && self.slow(j, &latency[..n], rates) && self.servable_without(j, unable, rates, k) {
+            // Measured now, or aged out with its trial read unanswered.
+            let judged = latency[j].or_else(|| self.on_trial_ns(node, now_ns));
+            if !cold && judged.is_some_and(|mine| self.slow(j, mine, &latency[..n], rates)) && self.servable_without(j, unable, rates, k) {
                 mask |= 1 << j;
             }
         }
@@ -257,10 +298,9 @@ impl CoordinatorHealth {
         }
     }
 
-    /// Slow: candidate `j`'s average well above the fastest other measured candidate's among
-    /// those not colder than it.
-    fn slow(&self, j: usize, latency: &[Option<f64>], rates: &[Option<f64>]) -> bool {
-        let Some(mine) = latency[j] else { return false };
+    /// Slow: candidate `j`'s average `mine` well above the fastest other measured candidate's
+    /// among those not colder than it.
+    fn slow(&self, j: usize, mine: f64, latency: &[Option<f64>], rates: &[Option<f64>]) -> bool {
         let best = latency
             .iter()
             .enumerate()
@@ -431,7 +471,7 @@ mod tests {
         let mut h = CoordinatorHealth::new(CoordinatorRule::default());
         let warm = [Some(0.9), Some(0.9), Some(0.9)];
         for _ in 0..10 {
-            h.sent(NodeId(1));
+            h.sent(NodeId(1), 0);
         }
         assert!(h.silent(NodeId(1), 0));
         assert_eq!(order(&h, &[true; 3], &warm, 2, 0.5, 0), vec![0, 2, 1]);
@@ -468,6 +508,45 @@ mod tests {
     }
 
     #[test]
+    fn a_slow_verdict_ends_only_with_a_trial_reads_answer() {
+        let mut h = CoordinatorHealth::new(CoordinatorRule::default());
+        let live = [NodeId(0), NodeId(1), NodeId(2)];
+        let warm = [Some(0.9), Some(0.9), Some(0.9)];
+        let peers_answer = |h: &mut CoordinatorHealth, t: u64| {
+            for node in [NodeId(0), NodeId(1)] {
+                h.sent(node, t);
+                h.replied(node, MS, t);
+            }
+        };
+        for t in 1..5 {
+            peers_answer(&mut h, t * MS);
+            h.sent(NodeId(2), t * MS);
+            h.replied(NodeId(2), 60 * MS, t * MS);
+        }
+        assert_eq!(h.passed_over(&live, &warm, None, 1, 5 * MS), 0b100);
+        // Probes answered in 1 ms keep it alive, not fast.
+        for t in (100..2000).step_by(100) {
+            peers_answer(&mut h, t * MS);
+            h.answered(NodeId(2), t * MS);
+        }
+        assert_eq!(h.passed_over(&live, &warm, None, 1, 1_999 * MS), 0b100);
+        // Aged out: one read may go to it, and while it is out the replica is passed over.
+        peers_answer(&mut h, 2_010 * MS);
+        assert_eq!(h.passed_over(&live, &warm, None, 1, 2_010 * MS), 0);
+        h.sent(NodeId(2), 2_010 * MS);
+        assert_eq!(h.passed_over(&live, &warm, None, 1, 2_011 * MS), 0b100);
+        h.answered(NodeId(2), 2_020 * MS);
+        assert_eq!(
+            h.passed_over(&live, &warm, None, 1, 2_021 * MS),
+            0b100,
+            "a probe's answer ends no trial"
+        );
+        // The trial read answers fast: the verdict is cleared.
+        h.replied(NodeId(2), 2 * MS, 2_030 * MS);
+        assert_eq!(h.passed_over(&live, &warm, None, 1, 2_031 * MS), 0);
+    }
+
+    #[test]
     fn a_slow_warm_replica_stays_when_only_a_colder_one_could_replace_it() {
         let mut h = CoordinatorHealth::new(CoordinatorRule::default());
         for t in 1..5 {
@@ -486,7 +565,7 @@ mod tests {
         assert_eq!(h.passed_over(&live, &warm, Some(NodeId(0)), 2, 5 * MS), 0b010);
         // A silent replica cannot serve: it does not count among the replacements.
         for _ in 0..10 {
-            h.sent(NodeId(2));
+            h.sent(NodeId(2), 0);
         }
         assert!(h.silent(NodeId(2), 500 * MS));
         assert_eq!(h.passed_over(&live, &warm, Some(NodeId(0)), 2, 500 * MS), 0b100);

@@ -313,7 +313,7 @@ impl Policy for Unified {
     }
 
     fn on_send(&mut self, node: NodeId, now_ns: u64) {
-        self.health.sent(node);
+        self.health.sent(node, now_ns);
         self.untimed.sent(node, now_ns);
         self.c3.on_send(node, now_ns);
         self.hwlb.on_send(node, now_ns);

@@ -23,7 +23,13 @@ import java.util.Arrays;
  * measured and above {@code slow_factor} times the fastest other measured candidate's among
  * those not colder than it (hit rate not below its own by more than {@code cold_hit_rate_gap})
  * and above it by more than {@code slow_margin_ms}, unless it is <b>cold</b> (hit rate below
- * the warmest candidate's by more than {@code cold_hit_rate_gap}).</li>
+ * the warmest candidate's by more than {@code cold_hit_rate_gap});</li>
+ * <li><b>on trial</b>: its average aged out (no sample for {@code latency_memory_ms}), the last
+ * one would be slow by the rule above, and a read sent to it since its last reply, less than
+ * {@code latency_memory_ms} ago, is unanswered. A slow verdict does not fade by time alone:
+ * the replica takes one read and that read's answer clears or renews it. A probe's answer
+ * ({@link #answered}) proves the replica alive but, an ECHO touching no disk, never feeds the
+ * average.</li>
  * </ul>
  *
  * <p>Thread safety: the request path reads volatile fields and increments {@code unanswered}
@@ -64,6 +70,12 @@ public final class CoordinatorHealth
         volatile long lastReplyNs;
         volatile boolean expired;
         volatile long lastExpiryNs;
+        /**
+         * The first read sent since the last read reply (renewed by a send once older than the
+         * latency memory), or {@code Long.MIN_VALUE}: the trial of a replica whose slow average
+         * aged out. Cleared by a read reply, not by a probe's answer.
+         */
+        volatile long firstUnansweredSendNs = Long.MIN_VALUE;
         /** The last min_responses reply times, a ring; {@code seen} replies so far. */
         final long[] replyTimes;
         volatile long seen;
@@ -131,27 +143,53 @@ public final class CoordinatorHealth
         return a[id];
     }
 
-    /** Node {@code id} was put among the first k of a read (the request path: one atomic add). */
-    public void sent(int id)
+    /**
+     * Node {@code id} was put among the first k of a read at {@code nowNs} (the request path:
+     * one atomic add, and a write when it starts a trial).
+     */
+    public void sent(int id, long nowNs)
     {
         Signals s = of(id);
         if ((int) UNANSWERED.getAndAdd(s, 1) == Integer.MAX_VALUE)
             s.unanswered = Integer.MAX_VALUE; // saturate, as the Rust rule
+        // A send unanswered for latency_memory no longer holds a trial: this one does.
+        long first = s.firstUnansweredSendNs;
+        if (first == Long.MIN_VALUE || nowNs - first >= latencyMemoryNs)
+            s.firstUnansweredSendNs = nowNs;
     }
 
-    /** Node {@code id} replied after {@code latencyNs}, at {@code nowNs}. */
+    /**
+     * Node {@code id} answered a probe at {@code nowNs}: alive and answering (what a reply tells
+     * of that), but a probe's round trip touches no disk, so it is no read latency.
+     */
+    public void answered(int id, long nowNs)
+    {
+        Signals s = of(id);
+        synchronized (s)
+        {
+            answeredLocked(s, nowNs);
+        }
+    }
+
+    private static void answeredLocked(Signals s, long nowNs)
+    {
+        s.unanswered = 0;
+        s.replies++;
+        long seen = s.seen;
+        s.replyTimes[(int) (seen % s.replyTimes.length)] = nowNs;
+        s.seen = seen + 1;
+        s.lastReplyNs = nowNs;
+        s.replied = true;
+    }
+
+    /** Node {@code id} replied to a read after {@code latencyNs}, at {@code nowNs}. */
     public void replied(int id, long latencyNs, long nowNs)
     {
         Signals s = of(id);
         synchronized (s)
         {
-            s.unanswered = 0;
-            s.replies++;
-            long seen = s.seen;
-            s.replyTimes[(int) (seen % s.replyTimes.length)] = nowNs;
-            s.seen = seen + 1;
-            s.lastReplyNs = nowNs;
-            s.replied = true;
+            answeredLocked(s, nowNs);
+            s.firstUnansweredSendNs = Long.MIN_VALUE;
             // A stall (slower than stall_ms) is an answer, not a measure of ordinary slowness.
             if (latencyNs > stallNs)
                 return;
@@ -198,6 +236,7 @@ public final class CoordinatorHealth
             s.lastReplyNs = 0;
             s.expired = false;
             s.lastExpiryNs = 0;
+            s.firstUnansweredSendNs = Long.MIN_VALUE;
             Arrays.fill(s.replyTimes, 0L);
             s.seen = 0;
             s.resets++;
@@ -261,6 +300,22 @@ public final class CoordinatorHealth
         return s.latencyEwmaNs;
     }
 
+    /**
+     * The last latency average of node {@code id} once it aged out (no sample for
+     * latency_memory) while a read sent to it since its last reply, less than latency_memory
+     * ago, is unanswered: the average a trial read is judged by; NaN otherwise.
+     */
+    private double onTrialNs(int id, long nowNs)
+    {
+        Signals s = of(id);
+        long first = s.firstUnansweredSendNs;
+        if (!s.sampled || first == Long.MIN_VALUE)
+            return Double.NaN;
+        boolean aged = Math.max(0, nowNs - s.lastSampleNs) >= latencyMemoryNs;
+        boolean trial = Math.max(0, nowNs - first) < latencyMemoryNs;
+        return aged && trial ? s.latencyEwmaNs : Double.NaN;
+    }
+
     /** When node {@code id} last replied, ns, or {@code Long.MIN_VALUE} (for the prober). */
     public long lastReplyNs(int id)
     {
@@ -296,7 +351,9 @@ public final class CoordinatorHealth
             if (ids[j] == localId || (unable & (1L << j)) != 0)
                 continue;
             boolean cold = !Double.isNaN(rates[j]) && rates[j] < warmest - rule.coldHitRateGap();
-            if (!cold && slow(j, latency, rates, n) && servableWithout(j, unable, rates, n, k))
+            // Measured now, or aged out with its trial read unanswered.
+            double judged = Double.isNaN(latency[j]) ? onTrialNs(ids[j], nowNs) : latency[j];
+            if (!cold && slow(j, judged, latency, rates, n) && servableWithout(j, unable, rates, n, k))
                 mask |= 1L << j;
         }
         for (int j = 0; j < n; j++)
@@ -312,13 +369,12 @@ public final class CoordinatorHealth
     }
 
     /**
-     * Slow: replica {@code j}'s average well above the fastest other measured one's among those
-     * not colder than it: a warm replica that HWLB loads while another warms is not passed over
-     * for the cold one.
+     * Slow: replica {@code j}'s average {@code mine} (NaN: not measured) well above the fastest
+     * other measured one's among those not colder than it: a warm replica that HWLB loads while
+     * another warms is not passed over for the cold one.
      */
-    private boolean slow(int j, double[] latency, double[] rates, int n)
+    private boolean slow(int j, double mine, double[] latency, double[] rates, int n)
     {
-        double mine = latency[j];
         if (Double.isNaN(mine))
             return false;
         double best = Double.POSITIVE_INFINITY;

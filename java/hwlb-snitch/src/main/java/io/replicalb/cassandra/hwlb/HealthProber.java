@@ -8,8 +8,8 @@ import org.apache.cassandra.locator.InetAddressAndPort;
 /**
  * Off the request path (the {@code hwlb-tick} thread, every {@code probe_interval_ms}): samples
  * the messages pending on the outbound connection to each live peer, and probes a live peer
- * that has not replied for {@code probe_interval_ms} with one ECHO request, its round trip
- * recorded as a reply; a probe unanswered for {@code probe_timeout_ms} is recorded as an
+ * that has not replied for {@code probe_interval_ms} with one ECHO request, its answer
+ * recorded as one ({@link CoordinatorHealth#answered}: alive, but no read latency); a probe unanswered for {@code probe_timeout_ms} is recorded as an
  * expiry. At most one probe per peer is outstanding.
  */
 public final class HealthProber
@@ -89,11 +89,10 @@ public final class HealthProber
             seq = ++probeSeq[id];
         }
         counters.probed();
-        long sentAt = now;
-        transport.probe(peer, () -> answered(id, seq, sentAt));
+        transport.probe(peer, () -> answered(id, seq));
     }
 
-    private void answered(int id, long seq, long sentAtNs)
+    private void answered(int id, long seq)
     {
         long now = clock.getAsLong();
         synchronized (this)
@@ -102,7 +101,7 @@ public final class HealthProber
                 return; // abandoned (already counted as an expiry)
             outstandingNs[id] = Long.MIN_VALUE;
         }
-        health.replied(id, Math.max(0, now - sentAtNs), now);
+        health.answered(id, now);
     }
 
     private void ensure(int id)

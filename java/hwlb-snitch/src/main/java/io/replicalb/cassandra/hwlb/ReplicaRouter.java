@@ -229,9 +229,10 @@ public final class ReplicaRouter
         Scratch s = scratch.get();
         try
         {
-            // The clock is read only where the rule needs it (unified).
-            long nowNs = mode.policy() == CoordinatorPolicy.UNIFIED ? System.nanoTime() : 0L;
-            return order(address, replicas, mode, s, -1, Double.NaN, nowNs, true);
+            // The clock is read, and sends counted, only where the rule needs them (unified).
+            boolean unified = mode.policy() == CoordinatorPolicy.UNIFIED;
+            long nowNs = unified ? System.nanoTime() : 0L;
+            return order(address, replicas, mode, s, -1, Double.NaN, nowNs, unified);
         }
         catch (RuntimeException | AssertionError e)
         {
@@ -335,7 +336,7 @@ public final class ReplicaRouter
         {
             if (mode.enabled())
                 stripe.count(garbled ? HwlbCounters.FALLBACKS : HwlbCounters.STEPPED_ASIDE);
-            return passed == 0L ? innerOrder(address, replicas, s, view, k, countSends) : rankedOrder(address, replicas, s, view, k, countSends);
+            return passed == 0L ? innerOrder(address, replicas, s, view, k, countSends, nowNs) : rankedOrder(address, replicas, s, view, k, countSends, nowNs);
         }
         // Canonical order: by node id (the coordinator's is 0; insertion sort, a handful of replicas).
         int[] cand = s.cand;
@@ -365,7 +366,7 @@ public final class ReplicaRouter
         if (!plan.active())
         {
             stripe.count(garbled ? HwlbCounters.FALLBACKS : HwlbCounters.STEPPED_ASIDE);
-            return passed == 0L ? innerOrder(address, replicas, s, view, k, countSends) : rankedOrder(address, replicas, s, view, k, countSends);
+            return passed == 0L ? innerOrder(address, replicas, s, view, k, countSends, nowNs) : rankedOrder(address, replicas, s, view, k, countSends, nowNs);
         }
         double u = Double.isNaN(unit) ? ThreadLocalRandom.current().nextDouble() : unit;
         long mask = plan.sampler.sampleMask(k, u);
@@ -384,7 +385,7 @@ public final class ReplicaRouter
                 stripe.chosen(id);
                 stripe.firstK(id);
                 if (countSends)
-                    health.sent(id);
+                    health.sent(id, nowNs);
                 if (id == localId)
                     localReads++;
             }
@@ -408,16 +409,16 @@ public final class ReplicaRouter
 
     /** The inner snitch's order, counting its first k live replicas in scope. */
     private <C extends ReplicaCollection<? extends C>> C innerOrder(InetAddressAndPort address, C replicas, Scratch s, PeerView view, int k,
-                                                                    boolean countSends)
+                                                                    boolean countSends, long nowNs)
     {
         C ordered = inner.sortedByProximity(address, replicas);
-        countFirstK(ordered, s, view, k, countSends);
+        countFirstK(ordered, s, view, k, countSends, nowNs);
         return ordered;
     }
 
     /** The inner order with the passed-over replicas last (no draw), counting its first k. */
     private <C extends ReplicaCollection<? extends C>> C rankedOrder(InetAddressAndPort address, C replicas, Scratch s, PeerView view, int k,
-                                                                     boolean countSends)
+                                                                     boolean countSends, long nowNs)
     {
         ChosenFirst cmp = s.comparator;
         cmp.address = address;
@@ -432,11 +433,11 @@ public final class ReplicaRouter
         {
             cmp.address = null;
         }
-        countFirstK(ordered, s, view, k, countSends);
+        countFirstK(ordered, s, view, k, countSends, nowNs);
         return ordered;
     }
 
-    private void countFirstK(ReplicaCollection<?> ordered, Scratch s, PeerView view, int k, boolean countSends)
+    private void countFirstK(ReplicaCollection<?> ordered, Scratch s, PeerView view, int k, boolean countSends, long nowNs)
     {
         HwlbCounters.Stripe stripe = s.stripe;
         int counted = 0;
@@ -454,7 +455,7 @@ public final class ReplicaRouter
             if (s.backAt[pos])
                 health.lastResort(id);
             if (countSends)
-                health.sent(id);
+                health.sent(id, nowNs);
             stripe.count(id == view.localId ? HwlbCounters.LOCAL_READS : HwlbCounters.REMOTE_READS);
         }
         s.clear();

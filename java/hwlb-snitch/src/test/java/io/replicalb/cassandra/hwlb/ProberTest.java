@@ -39,7 +39,7 @@ class ProberTest
     }
 
     @Test
-    void probesQuietPeersRecordsRoundTripsAndTimeOutsAndPendingCounts()
+    void probesQuietPeersRecordsAnswersAndTimeOutsAndPendingCounts()
     {
         long[] now = { 1_000 * MS };
         PeerDirectory d = new PeerDirectory(ep(21), 3_000 * MS, 0.95, now[0]);
@@ -60,10 +60,12 @@ class ProberTest
         assertEquals(1, counters.probes());
         // Pending 12 >= 10 and no replies: silent.
         assertTrue(h.silent(id22, now[0]));
-        // The answer 3 ms later is a reply sample of 3 ms.
+        // The answer 3 ms later is an answer (no longer silent) but no latency sample: an ECHO
+        // touches no disk, so it says nothing of how fast the peer serves reads.
         now[0] += 3 * MS;
         t.answers.get(ep(22)).run();
-        assertEquals(3.0 * MS, h.latencyNs(id22, now[0]));
+        assertEquals(now[0], h.lastReplyNs(id22));
+        assertTrue(Double.isNaN(h.latencyNs(id22, now[0])));
         // One outstanding at most; a probe unanswered for probe_timeout_ms is an expiry.
         now[0] += 300 * MS;
         p.tick();

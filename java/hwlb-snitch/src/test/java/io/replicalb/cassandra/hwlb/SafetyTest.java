@@ -89,12 +89,12 @@ class SafetyTest
         coldRestart(s, false, false);
         int id22 = s.directory().view().id(ep(22));
         for (int i = 0; i < 10; i++)
-            s.health().sent(id22);
+            s.health().sent(id22, System.nanoTime());
         EndpointsForToken rs = replicas(21, 22, 23);
         // The inner order is .21, .23, .22 already; put .23 silent instead to see it move.
         int id23 = s.directory().view().id(ep(23));
         for (int i = 0; i < 10; i++)
-            s.health().sent(id23);
+            s.health().sent(id23, System.nanoTime());
         s.health().replied(id22, 1_000_000, System.nanoTime());
         assertEquals(List.of(ep(21), ep(22), ep(23)), order(s.sortedByProximity(ep(21), rs)));
         assertEquals(1, s.control().getPassedOver());

@@ -126,7 +126,11 @@ class UnifiedTracesTest
                 {
                     case "send":
                         for (int l = 0; l < NODES; l++)
-                            c.snitch[l].health().sent(c.id(l, e.get("node").asInt()));
+                            c.snitch[l].health().sent(c.id(l, e.get("node").asInt()), nowNs);
+                        break;
+                    case "probe_answer":
+                        for (int l = 0; l < NODES; l++)
+                            c.snitch[l].health().answered(c.id(l, e.get("node").asInt()), nowNs);
                         break;
                     case "reply":
                         for (int l = 0; l < NODES; l++)
