@@ -259,6 +259,19 @@ fn cases() -> Vec<Case> {
         .plan(&R, 0, 2, 0.6);
     out.push(c);
 
+    let mut c = Case::new(
+        "slow-local-disk",
+        "coordinator 0's own reads (Cassandra feeds their latency too) take 40 ms against 1 ms: its own replica is passed over like any other, at ONE and at QUORUM; cold (restarted), it keeps its reads",
+    );
+    c.warm().traffic(0, 5, 40_000).at(20);
+    for u in [0.1, 0.6] {
+        c.plan(&R, 0, 1, u).plan(&R, 0, 2, u).plan(&R, 1, 2, u);
+    }
+    c.rates([Some(0.2), Some(0.85), Some(0.82), Some(0.9)])
+        .plan(&R, 0, 1, 0.1)
+        .plan(&R, 0, 2, 0.6);
+    out.push(c);
+
     let mut c = Case::new("cold-restart", "replica 2 restarts with an empty cache (rate 0.1): slow but cold, so never passed over for it; HWLB shrinks its share; once warm (0.85) the same slowness passes it over");
     c.warm().at(10).down(2).plan(&R, 0, 2, 0.3).at(2000).up(2);
     c.rates([Some(0.9), Some(0.88), Some(0.1), Some(0.9)]);

@@ -7,9 +7,14 @@
 //! **The rule.** Only what a Cassandra coordinator sees without a patch feeds it: a send (a
 //! replica put among the first k), a reply with its latency, an expiry (a request that timed
 //! out), the number of messages pending on the outbound connection, a node going down or
-//! coming up (every signal of that node forgotten), and the hit rates HWLB plans with. A live
-//! replica other than the coordinator itself (its own reads do not go through messaging, so a
-//! Cassandra coordinator has no signals of them) is *passed over* when any of these holds:
+//! coming up (every signal of that node forgotten), and the hit rates HWLB plans with. The
+//! coordinator's own reads are in the same feed (Cassandra 5.0's `LocalReadRunnable` adds their
+//! latency, from the request's start, to the latency subscribers under the node's own address),
+//! so the coordinator's own replica is judged slow by the same rule as the others: a
+//! coordinator whose disk turned slow reads the other replicas, as the dynamic snitch does. It
+//! is never judged silent or expired: those rules count sends against replies, and a local read
+//! that Cassandra drops or that takes another path adds no sample. A live replica is *passed
+//! over* when any of these holds (the coordinator's own only when slow):
 //!
 //! - **silent** (the Java driver's rule, [`crate::health`]): busy, that is
 //!   `max(unanswered, pending) >= in_flight_threshold` (10), where `unanswered` counts the
@@ -258,7 +263,7 @@ impl CoordinatorHealth {
 
     /// Which of `live` (a read's live replicas, with their hit rates: `None` when unknown) are
     /// passed over at `now_ns` for a read of `k` replicas, as a bit mask over their positions.
-    /// The coordinator `local` never is.
+    /// The coordinator `local` is judged slow like the others, never silent or expired.
     pub fn passed_over(&self, live: &[NodeId], rates: &[Option<f64>], local: Option<NodeId>, k: usize, now_ns: u64) -> u64 {
         let n = live.len();
         assert!(n <= MAX_REPLICAS && rates.len() == n);
@@ -276,7 +281,7 @@ impl CoordinatorHealth {
         let warmest = rates.iter().flatten().copied().fold(f64::NEG_INFINITY, f64::max);
         let mut mask = unable;
         for (j, &node) in live.iter().enumerate() {
-            if Some(node) == local || unable & (1 << j) != 0 {
+            if unable & (1 << j) != 0 {
                 continue;
             }
             let cold = rates[j].is_some_and(|r| r < warmest - self.rule.cold_hit_rate_gap);
@@ -490,11 +495,38 @@ mod tests {
         let live = [NodeId(0), NodeId(1), NodeId(2)];
         assert_eq!(h.passed_over(&live, &[Some(0.9), Some(0.9), Some(0.9)], None, 1, 5 * MS), 0b100);
         assert_eq!(h.passed_over(&live, &[Some(0.9), Some(0.9), Some(0.2)], None, 1, 5 * MS), 0);
+    }
+
+    #[test]
+    fn the_coordinators_own_replica_is_judged_like_the_others() {
+        // Cassandra feeds the latency of a coordinator's own reads too: a coordinator whose
+        // disk turned slow reads the other replicas.
+        let mut h = CoordinatorHealth::new(CoordinatorRule::default());
+        for t in 1..5 {
+            h.replied(NodeId(0), 50 * MS, t * MS);
+            h.replied(NodeId(1), MS, t * MS);
+            h.replied(NodeId(2), MS, t * MS);
+        }
+        let warm = [Some(0.9), Some(0.9), Some(0.9)];
+        assert_eq!(order(&h, &[true; 3], &warm, 1, 0.5, 5 * MS).last(), Some(&0));
+        assert_eq!(order(&h, &[true; 3], &warm, 2, 0.5, 5 * MS), vec![1, 2, 0]);
+        // Cold (restarted), it keeps its reads: HWLB shrinks its share instead.
+        let live = [NodeId(0), NodeId(1), NodeId(2)];
+        let cold_local = [Some(0.2), Some(0.9), Some(0.9)];
+        assert_eq!(h.passed_over(&live, &cold_local, Some(NodeId(0)), 1, 5 * MS), 0);
+        // Never silent: a local read Cassandra drops adds no sample, so its sends are not
+        // weighed against replies.
+        let mut h = CoordinatorHealth::new(CoordinatorRule::default());
+        for _ in 0..20 {
+            h.sent(NodeId(0), 400 * MS);
+        }
+        assert!(h.silent(NodeId(0), 400 * MS));
         assert_eq!(
-            h.passed_over(&live, &[Some(0.9), Some(0.9), Some(0.9)], Some(NodeId(2)), 1, 5 * MS),
+            h.passed_over(&live, &warm, Some(NodeId(0)), 1, 400 * MS),
             0,
-            "never the coordinator"
+            "silent, but the coordinator"
         );
+        assert_eq!(h.passed_over(&live, &warm, None, 1, 400 * MS), 0b001, "silent, as a peer");
     }
 
     #[test]

@@ -12,7 +12,11 @@ import java.util.Arrays;
  * <p>Signals per node id: sends (a replica put among the first k), replies with their latency
  * and expiries (Cassandra's latency feed, {@link LatencyFeed}, and the probes of
  * {@link HealthProber}), messages pending on the outbound connection, down/up (all forgotten).
- * A live replica other than the coordinator itself is passed over when it is
+ * The coordinator's own reads are in the same feed ({@code LocalReadRunnable} adds their
+ * latency under the node's own address), so its own replica is judged slow by the same rule:
+ * a coordinator whose disk turned slow reads the other replicas, as the dynamic snitch does. It
+ * is never judged silent or expired (those rules weigh sends against replies, and a local read
+ * Cassandra drops adds no sample). A live replica is passed over when it is
  * <ul>
  * <li><b>silent</b>: {@code max(unanswered, pending) >= in_flight_threshold}, where
  * {@code unanswered} counts the sends since its last reply (a reply sets it to 0, so it cannot
@@ -326,8 +330,9 @@ public final class CoordinatorHealth
     /**
      * Which of the {@code n} live replicas {@code ids} (with their hit rates, NaN when unknown)
      * are passed over at {@code nowNs} for a read of {@code k} replicas, as a bit mask over their
-     * positions. The coordinator itself ({@code localId}) never is: its own reads do not go
-     * through messaging, so it has no signals. Silent and expired replicas are; a slow one only
+     * positions. The coordinator's own replica ({@code localId}) is judged slow like the others
+     * (its reads feed the same latency signal), never silent or expired. Silent and expired
+     * replicas are; a slow one only
      * when it is not cold and at least k of the others that can answer are not colder than it
      * (passing it over must not force a colder replica into the read). {@code latency} is
      * scratch space of at least n entries. No allocation.
@@ -348,7 +353,7 @@ public final class CoordinatorHealth
         long mask = unable;
         for (int j = 0; j < n; j++)
         {
-            if (ids[j] == localId || (unable & (1L << j)) != 0)
+            if ((unable & (1L << j)) != 0)
                 continue;
             boolean cold = !Double.isNaN(rates[j]) && rates[j] < warmest - rule.coldHitRateGap();
             // Measured now, or aged out with its trial read unanswered.
