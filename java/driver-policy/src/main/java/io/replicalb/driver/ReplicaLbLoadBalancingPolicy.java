@@ -29,10 +29,11 @@ import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Queue;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.IntConsumer;
 
@@ -61,20 +62,35 @@ import java.util.function.IntConsumer;
  * other live local nodes. Statements only: the driver's internal plans (control connection,
  * prepare) are the driver's round-robin.
  *
+ * <p>Concurrency (the design of the Rust adapter, crates/driver/src/policy.rs): the driver
+ * plans from every application thread and reports ends from its I/O threads at once. The state
+ * is split into {@code shards} (default one per core, {@link ReplicaLbOption#SHARDS}), each a
+ * whole client policy with its own random stream (seed {@code seed + shard * 0x9e3779b97f4a7c15}),
+ * lock, tickets, queue of pending ends and counters, on its own cache lines. A thread always
+ * plans in the same home shard (given on its first call), so a lock is uncontended unless
+ * there are more threads than shards; when its home shard is busy, a free other one is taken,
+ * else it waits for its home. Each shard is thus an independent client of the cluster, with its
+ * own in-flight counts and latency estimates, as separate application instances would be;
+ * {@code shards = 1} gives every request one exact, shared view at the cost of a contended lock.
+ * Node events and hit rates reach every shard; {@link #counters()} sums them.
+ *
  * <p>Feedback: the policy registers itself as a {@link RequestTracker} (as the driver's
  * default policy does, through {@link #getRequestTracker()}) and hears every attempt's latency
- * and outcome. In-flight counts cannot drift: each plan opens a ticket on its first node, an
- * attempt's end closes the matching ticket, an end without one (a retry, a speculative
- * execution) counts as a send ended at once, and a ticket whose end never comes (a time-out, a
- * lost speculative execution, no connection) expires after {@code ticket-ttl} as a time-out
- * ({@link Tickets}). Node ids are dense, given once per node ({@link NodeTable}); zones are
- * racks.
+ * and outcome. In-flight counts cannot drift: each plan opens a ticket on its first node in the
+ * shard that planned it, an attempt's end closes the matching ticket in the shard that holds it
+ * (the ending thread's home shard is looked at first, then the others), an end without one (a
+ * retry, a speculative execution) counts as a send ended at once, and a ticket whose end never
+ * comes (a time-out, a lost speculative execution, no connection) expires after
+ * {@code ticket-ttl} as a time-out ({@link Tickets}). An end never waits for a plan when it
+ * does not have to: a busy shard that is the last place its ticket can be gets the end queued
+ * ({@link PendingEnds}), applied by the shard's next holder before anything else. Node ids are
+ * dense, given once per node and shared by the shards ({@link NodeTable}); zones are racks.
  *
  * <p>Hit rates ({@code hwlb-client}): once the session is ready (the tracker's
  * {@link #onSessionReady}) every live local node's {@code replica_lb_hwlb.node.hit_rate} is read
  * every {@code hit-rate-poll-interval} on the driver's admin executor, off the request path,
- * and told the policy; nodes without the plug-in's table are skipped quietly (counted).
- * {@link #recordHitRate} feeds rates from any other source.
+ * and told every shard's policy; nodes without the plug-in's table are skipped quietly
+ * (counted). {@link #recordHitRate} feeds rates from any other source.
  *
  * <p>Counters: {@link #counters()}, or {@link #of(Session, String)} to find the policy of a
  * session's profile.
@@ -86,15 +102,24 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
     static final long SWEEP_EVERY_NS = 10_000_000;
     /** Tickets expired per check at most (the rest at the next call). */
     static final int EXPIRE_BATCH = 64;
+    /** What each shard adds to the seed of the one before (the Rust adapter's step, 2^64 / phi). */
+    static final long SHARD_SEED_STEP = 0x9e3779b97f4a7c15L;
 
     /** Outcome codes of a queued end: a reply, or a {@link Failure} by its ordinal plus one. */
     private static final int REPLY = 0;
     private static final Failure[] FAILURES = Failure.values();
 
-    /** One thread's scratch arrays for a plan (no allocation per request). */
+    /** The next thread's number (threads are numbered on their first call, in every policy). */
+    private static final AtomicInteger NEXT_THREAD = new AtomicInteger();
+
+    /** One thread's number and scratch arrays (no allocation per request). */
     private static final class Scratch {
         final int[] candidates = new int[MAX_CANDIDATES];
         final int[] order = new int[MAX_CANDIDATES];
+        /** The shards an end found busy. */
+        final int[] busy = new int[ReplicaLbSettings.MAX_SHARDS];
+        /** This thread's number, non-negative: its home shard is this modulo the shard count. */
+        int thread = NEXT_THREAD.getAndIncrement() & Integer.MAX_VALUE;
     }
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
@@ -104,30 +129,17 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
     private final AtomicInteger rotation = new AtomicInteger();
     private volatile NodeTable nodes;
     private final HitRatePoller poller;
-
-    /** Attempt ends that found the lock taken (applied by its next holder first). */
-    private final PendingEnds pending = new PendingEnds();
-    private final PendingEnds.Sink applyEnd = this::endLocked;
-    /** Guards everything below: held only for a decision or a callback's bookkeeping. */
-    private final ReentrantLock lock = new ReentrantLock();
-    private final ClientPolicy policy;
-    private final Rng rng;
-    private final Tickets tickets;
-    private long lastNowNs;
-    private long nextSweepNs;
-    private long sweepNowNs;
-    private long picks;
-    private long matched;
-    private long untracked;
-    private long expired;
-    private long overridden;
-    private long unknownNodes;
-    private final IntConsumer onExpired = this::expiredLocked;
+    /** The independent copies of the policy (at least one). */
+    private final Shard[] shards;
+    /** {@code shards.length - 1} when that is a power of two, else -1 (a modulo then). */
+    private final int shardMask;
+    /** Ends reported on nodes without an id (the table was full). */
+    private final AtomicLong unknownNodes = new AtomicLong();
 
     /**
      * Built by the driver from {@code basic.load-balancing-policy.class} for the execution
      * profile {@code profileName}; its options are that profile's {@code advanced.replica-lb},
-     * the policy the registered one named by {@code advanced.replica-lb.policy}.
+     * each shard's policy the registered one named by {@code advanced.replica-lb.policy}.
      *
      * @throws IllegalArgumentException with a one-line message naming a bad option or value
      */
@@ -137,23 +149,50 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
 
     /**
      * For a subclass that brings its own policy (one not in the registry, or a test's):
-     * {@code factory} builds it from the checked options.
+     * {@code factory} builds one from the checked options for each shard, shard 0 first; every
+     * call must return a new instance (a policy is not thread-safe, and each shard uses its own
+     * under its own lock), unless {@code shards} is 1.
      *
-     * @throws IllegalArgumentException with a one-line message naming a bad option or value
+     * @throws IllegalArgumentException with a one-line message naming a bad option or value, or
+     *     when {@code factory} returned one instance for two shards
      */
     protected ReplicaLbLoadBalancingPolicy(DriverContext context, String profileName, Function<ReplicaLbSettings, ClientPolicy> factory) {
         super(context, profileName);
         this.settings = ReplicaLbSettings.of(profile);
+        int n = settings.shards();
+        this.shards = new Shard[n];
+        for (int i = 0; i < n; i++) {
+            // The shard is allocated before its parts (the policy's state, the lock, the
+            // tickets), so its leading padding keeps them off the previous shard's lines.
+            shards[i] = new Shard(create(factory, i), seedOf(settings.seed(), i), settings);
+        }
+        this.shardMask = Integer.bitCount(n) == 1 ? n - 1 : -1;
+        this.nodes = new NodeTable(null, settings.localRack());
+        this.poller = settings.hitRatePollIntervalNs() > 0 ? new HitRatePoller(this, this.context, settings) : null;
+    }
+
+    /** Shard {@code i}'s policy from {@code factory}, checked to be its own. */
+    private ClientPolicy create(Function<ReplicaLbSettings, ClientPolicy> factory, int i) {
+        ClientPolicy p;
         try {
-            this.policy = factory.apply(settings);
+            p = factory.apply(settings);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("datastax-java-driver." + ReplicaLbOption.POLICY.getPath() + ": "
                     + ReplicaLbSettings.oneLine(e.getMessage()), e);
         }
-        this.rng = Rng.seedFromU64(settings.seed());
-        this.tickets = new Tickets(settings.ticketTtlNs(), settings.ticketMatchWindowNs(), settings.maxOpenTicketsPerNode());
-        this.nodes = new NodeTable(null, settings.localRack());
-        this.poller = settings.hitRatePollIntervalNs() > 0 ? new HitRatePoller(this, this.context, settings) : null;
+        for (int j = 0; j < i; j++) {
+            if (shards[j].policy == p) {
+                throw new IllegalArgumentException("datastax-java-driver." + ReplicaLbOption.SHARDS.getPath() + " " + settings.shards()
+                        + ": the policy factory returned one instance for shards " + j + " and " + i
+                        + "; each shard needs its own (or set shards = 1)");
+            }
+        }
+        return p;
+    }
+
+    /** The seed of shard {@code shard}'s random stream: shard 0 has {@code seed} itself. */
+    static long seedOf(long seed, int shard) {
+        return seed + shard * SHARD_SEED_STEP;
     }
 
     /** The policy of {@code session}'s execution profile {@code profileName}, if it is one of these. */
@@ -167,13 +206,19 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         return settings;
     }
 
+    /** How many shards (independent copies of the client policy) there are. */
+    public int shards() {
+        return shards.length;
+    }
+
     /** The client policy's registered name. */
     public String policyName() {
-        lockAndDrain();
+        Shard s = shards[0];
+        s.lockAndDrain();
         try {
-            return policy.name();
+            return s.policy.name();
         } finally {
-            lock.unlock();
+            s.lock.unlock();
         }
     }
 
@@ -189,7 +234,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         return Optional.of(this);
     }
 
-    /** The driver's nodes once connected: each gets its id; the policy hears the zones and the live ones. */
+    /** The driver's nodes once connected: each gets its id; every shard's policy hears the zones and the live ones. */
     @Override
     public void init(Map<UUID, Node> nodes, DistanceReporter distanceReporter) {
         super.init(nodes, distanceReporter);
@@ -199,43 +244,35 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         }
         this.nodes = table;
         NodeTable.Topology topology = table.topology();
-        long now = nowNs();
-        lockAndDrain();
-        try {
-            now = clockLocked(now);
-            policy.onTopology(topology.zoneOfNode(), topology.localZone());
+        long seen = nowNs();
+        everyShard(s -> {
+            long now = s.clock(seen);
+            s.policy.onTopology(topology.zoneOfNode(), topology.localZone());
             for (NodeTable.Entry e : table.entries()) {
                 if (e.local && e.live) {
-                    policy.onNodeUp(e.id, now);
+                    s.policy.onNodeUp(e.id, now);
                 }
             }
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
-    /** A node joined: it gets its id (not live until it is up) and the policy the new topology. */
+    /** A node joined: it gets its id (not live until it is up) and every shard's policy the new topology. */
     @Override
     public void onAdd(Node node) {
         super.onAdd(node);
         addNode(node);
     }
 
-    /** Gives {@code node} an id (not live yet) and tells the policy the new topology. */
+    /** Gives {@code node} an id (not live yet) and tells every shard's policy the new topology. */
     private void addNode(Node node) {
         NodeTable table = nodes;
         if (table.add(node, false) != null) {
             NodeTable.Topology topology = table.topology();
-            lockAndDrain();
-            try {
-                policy.onTopology(topology.zoneOfNode(), topology.localZone());
-            } finally {
-                lock.unlock();
-            }
+            everyShard(s -> s.policy.onTopology(topology.zoneOfNode(), topology.localZone()));
         }
     }
 
-    /** A node is up: a local one is a candidate again and the policy hears it. */
+    /** A node is up: a local one is a candidate again and every shard's policy hears it. */
     @Override
     public void onUp(Node node) {
         super.onUp(node);
@@ -248,33 +285,23 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         }
         NodeTable.Entry e = table.setLive(node, true);
         if (e != null && e.local) {
-            long now = nowNs();
-            lockAndDrain();
-            try {
-                policy.onNodeUp(e.id, clockLocked(now));
-            } finally {
-                lock.unlock();
-            }
+            long seen = nowNs();
+            everyShard(s -> s.policy.onNodeUp(e.id, s.clock(seen)));
         }
     }
 
-    /** A node is down: no longer a candidate, and the policy hears it. */
+    /** A node is down: no longer a candidate, and every shard's policy hears it. */
     @Override
     public void onDown(Node node) {
         super.onDown(node);
         NodeTable.Entry e = nodes.setLive(node, false);
         if (e != null && e.local) {
-            long now = nowNs();
-            lockAndDrain();
-            try {
-                policy.onNodeDown(e.id, clockLocked(now));
-            } finally {
-                lock.unlock();
-            }
+            long seen = nowNs();
+            everyShard(s -> s.policy.onNodeDown(e.id, s.clock(seen)));
         }
     }
 
-    /** A node left: forgotten (its id is not reused); the policy hears it down and the new topology. */
+    /** A node left: forgotten (its id is not reused); every shard's policy hears it down and the new topology. */
     @Override
     public void onRemove(Node node) {
         super.onRemove(node);
@@ -282,24 +309,20 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         NodeTable.Entry e = table.remove(node);
         if (e != null) {
             NodeTable.Topology topology = table.topology();
-            long now = nowNs();
-            lockAndDrain();
-            try {
-                now = clockLocked(now);
+            long seen = nowNs();
+            everyShard(s -> {
                 if (e.local) {
-                    policy.onNodeDown(e.id, now);
+                    s.policy.onNodeDown(e.id, s.clock(seen));
                 }
-                policy.onTopology(topology.zoneOfNode(), topology.localZone());
-            } finally {
-                lock.unlock();
-            }
+                s.policy.onTopology(topology.zoneOfNode(), topology.localZone());
+            });
         }
     }
 
     /**
      * The plan of one request: the candidates in the client policy's order (its first node's
-     * ticket opened), then the other live local nodes; the driver's own for anything but a
-     * statement.
+     * ticket opened in the shard that decided), then the other live local nodes; the driver's
+     * own for anything but a statement.
      */
     @Override
     public Queue<Node> newQueryPlan(Request request, Session session) {
@@ -308,8 +331,8 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
             return super.newQueryPlan(request, session);
         }
         NodeTable table = nodes;
-        Scratch s = SCRATCH.get();
-        int[] cands = s.candidates;
+        Scratch scratch = SCRATCH.get();
+        int[] cands = scratch.candidates;
         int c = 0;
         for (Node replica : getReplicas(request, session)) {
             NodeTable.Entry e = table.get(replica);
@@ -333,20 +356,18 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
                 return super.newQueryPlan(request, session);
             }
         }
-        int[] order = s.order;
+        int[] order = scratch.order;
         boolean planned;
         int first;
-        lockAndDrain();
+        Shard s = lockForPlan(scratch);
         try {
             // Read under the lock: the ticket's stamp is never later than the attempt's start
             // (the driver starts it after this returns), however long this thread waited here.
-            long now = clockLocked(nowNs());
-            if (now >= nextSweepNs) {
-                sweepLocked(now);
-            }
+            long now = s.clock(nowNs());
+            s.sweep(now);
             boolean valid;
             try {
-                valid = policy.plan(cands, c, now, rng, order) == c && isOrderOf(order, cands, c);
+                valid = s.policy.plan(cands, c, now, s.rng, order) == c && isOrderOf(order, cands, c);
             } catch (RuntimeException e) {
                 valid = false;
             }
@@ -354,17 +375,17 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
             if (valid) {
                 first = order[0];
             } else {
-                overridden++;
+                s.overridden++;
                 first = cands[0];
             }
-            policy.onSend(first, now);
-            picks++;
-            if (tickets.opened(first, now)) {
-                expired++;
-                policy.onFailure(first, Failure.TIMEOUT, now);
+            s.policy.onSend(first, now);
+            s.picks++;
+            if (s.tickets.opened(first, now)) {
+                s.expired++;
+                s.policy.onFailure(first, Failure.TIMEOUT, now);
             }
         } finally {
-            lock.unlock();
+            s.lock.unlock();
         }
         Node[] head = new Node[c];
         int n = 0;
@@ -385,6 +406,39 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
             head = Arrays.copyOf(head, n);
         }
         return new ReplicaLbQueryPlan(head, this, request);
+    }
+
+    /** The home shard of the thread of {@code scratch}. */
+    private int home(Scratch scratch) {
+        int mask = shardMask;
+        return mask >= 0 ? scratch.thread & mask : scratch.thread % shards.length;
+    }
+
+    /** A shard to plan in, locked and its queued ends applied: the home shard, else a free other one, else the home shard when it frees. */
+    private Shard lockForPlan(Scratch scratch) {
+        Shard[] all = shards;
+        int home = home(scratch);
+        Shard s = all[home];
+        if (!s.lock.tryLock()) {
+            s = lockOther(all, home);
+        }
+        s.pending.drain(s.applyEnd);
+        return s;
+    }
+
+    /** The home shard is busy: the first free other one, else the home shard (waiting). */
+    private static Shard lockOther(Shard[] all, int home) {
+        int n = all.length;
+        for (int k = 1; k < n; k++) {
+            int i = home + k;
+            Shard s = all[i < n ? i : i - n];
+            if (s.lock.tryLock()) {
+                return s;
+            }
+        }
+        Shard s = all[home];
+        s.lock.lock();
+        return s;
     }
 
     /** Appends {@code e}'s node at {@code head[n]} unless it is gone; returns the new count. */
@@ -485,76 +539,80 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
 
     /**
      * An attempt on {@code node} that took {@code latencyNs} ended: a reply ({@code failure}
-     * null) or a failure. Applied now if the lock is free, else queued for the lock's next
-     * holder ({@link PendingEnds}): an end never waits for a plan.
+     * null) or a failure. It closes its ticket in the shard that holds it: the ending thread's
+     * home shard is looked at first, then the others (each free one at once; the busy ones
+     * after, waiting for all but the last, which gets the end queued). An end no shard matches
+     * counts, in the home shard, as a send ended at once (untracked).
      */
     private void ended(Node node, long latencyNs, Failure failure) {
         NodeTable.Entry e = nodes.get(node);
+        if (e == null) {
+            unknownNodes.incrementAndGet();
+            return;
+        }
         int outcome = failure == null ? REPLY : failure.ordinal() + 1;
         long latency = Math.max(0, latencyNs);
         long now = nowNs();
-        if (e == null) {
-            lock.lock();
-        } else if (!lock.tryLock()) {
-            if (pending.offer(e.id, outcome, latency, now)) {
-                return;
+        Shard[] all = shards;
+        int n = all.length;
+        if (n == 1) {
+            // One shared view: the ticket is here or nowhere.
+            all[0].deliver(e.id, outcome, latency, now);
+            return;
+        }
+        Scratch scratch = SCRATCH.get();
+        int home = home(scratch);
+        int[] busy = scratch.busy;
+        int b = 0;
+        for (int k = 0; k < n; k++) {
+            int i = home + k < n ? home + k : home + k - n;
+            Shard s = all[i];
+            if (!s.lock.tryLock()) {
+                busy[b++] = i;
+                continue;
             }
-            lock.lock();
-        }
-        try {
-            pending.drain(applyEnd);
-            if (e == null) {
-                unknownNodes++;
-            } else {
-                endLocked(e.id, outcome, latency, now);
+            try {
+                s.pending.drain(s.applyEnd);
+                if (s.matchedLocked(e.id, outcome, latency, now)) {
+                    return;
+                }
+            } finally {
+                s.lock.unlock();
             }
-        } finally {
-            lock.unlock();
         }
-    }
-
-    /** Applies one end (the lock held): it closes its ticket, or counts as a send ended at once. */
-    private void endLocked(int node, int outcome, long latency, long seenNs) {
-        long now = clockLocked(seenNs);
-        if (now >= nextSweepNs) {
-            sweepLocked(now);
+        if (b == 0) {
+            // No shard holds its ticket: untracked, at home.
+            all[home].deliver(e.id, outcome, latency, now);
+            return;
         }
-        if (tickets.take(node, now - latency)) {
-            matched++;
-        } else {
-            untracked++;
-            policy.onSend(node, now);
+        for (int j = 0; j < b - 1; j++) {
+            Shard s = all[busy[j]];
+            s.lock.lock();
+            try {
+                s.pending.drain(s.applyEnd);
+                if (s.matchedLocked(e.id, outcome, latency, now)) {
+                    return;
+                }
+            } finally {
+                s.lock.unlock();
+            }
         }
-        if (outcome == REPLY) {
-            policy.onReply(node, latency, Double.NaN, now);
-        } else {
-            policy.onFailure(node, FAILURES[outcome - 1], now);
-        }
-    }
-
-    /** The lock, and every queued end applied. */
-    private void lockAndDrain() {
-        lock.lock();
-        pending.drain(applyEnd);
+        // The last place its ticket can be: matched there, else untracked there.
+        all[busy[b - 1]].deliver(e.id, outcome, latency, now);
     }
 
     /**
-     * Tells the policy {@code node}'s cache hit rate in [0, 1], measured off the request path
-     * (the poller does for {@code hwlb-client}; any other source may too). Returns false, doing
-     * nothing, for a rate outside [0, 1] or a node without an id.
+     * Tells every shard's policy {@code node}'s cache hit rate in [0, 1], measured off the
+     * request path (the poller does for {@code hwlb-client}; any other source may too).
+     * Returns false, doing nothing, for a rate outside [0, 1] or a node without an id.
      */
     public boolean recordHitRate(Node node, double hitRate) {
         NodeTable.Entry e = nodes.get(node);
         if (e == null || !(hitRate >= 0.0 && hitRate <= 1.0)) {
             return false;
         }
-        long now = nowNs();
-        lockAndDrain();
-        try {
-            policy.onHitRate(e.id, hitRate, clockLocked(now));
-        } finally {
-            lock.unlock();
-        }
+        long seen = nowNs();
+        everyShard(s -> s.policy.onHitRate(e.id, hitRate, s.clock(seen)));
         return true;
     }
 
@@ -567,48 +625,76 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
     }
 
     /**
-     * Ends the tickets older than the TTL now, rather than at the next call (for a check at
-     * quiescence: every count back to zero).
+     * Ends the tickets older than the TTL now, in every shard, rather than at the next call (for
+     * a check at quiescence: every count back to zero).
      */
     public void expireNow() {
-        long now = nowNs();
-        lockAndDrain();
-        try {
-            now = clockLocked(now);
-            sweepLocked(now);
-            while (nextSweepNs == now) {
-                sweepLocked(now);
+        long seen = nowNs();
+        everyShard(s -> {
+            long now = s.clock(seen);
+            s.sweepNow(now);
+            while (s.nextSweepNs == now) {
+                s.sweepNow(now);
             }
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
-    /** What it did so far. */
+    /** What it did so far, summed over the shards (each read under its own lock, one after the other). */
     public Counters counters() {
         long polls = poller == null ? 0 : poller.polls();
         long missing = poller == null ? 0 : poller.missing();
         long failed = poller == null ? 0 : poller.failed();
-        lockAndDrain();
+        long picks = 0;
+        long matched = 0;
+        long untracked = 0;
+        long expired = 0;
+        long open = 0;
+        long overridden = 0;
+        for (int i = 0; i < shards.length; i++) {
+            Counters c = shardCounters(i);
+            picks += c.picks();
+            matched += c.matched();
+            untracked += c.untracked();
+            expired += c.expired();
+            open += c.open();
+            overridden += c.overridden();
+        }
+        return new Counters(picks, matched, untracked, expired, open, overridden, unknownNodes.get() + nodes.unmapped(), polls, missing,
+                failed);
+    }
+
+    /** Shard {@code i}'s own counters (its plans and ends; no hit-rate polls, no unmapped nodes). */
+    Counters shardCounters(int i) {
+        Shard s = shards[i];
+        s.lockAndDrain();
         try {
-            return new Counters(picks, matched, untracked, expired, tickets.open(), overridden, unknownNodes + nodes.unmapped(), polls, missing,
-                    failed);
+            return new Counters(s.picks, s.matched, s.untracked, s.expired, s.tickets.open(), s.overridden, 0, 0, 0, 0);
         } finally {
-            lock.unlock();
+            s.lock.unlock();
         }
     }
 
-    /** Open tickets of {@code node} now (0 for a node without an id). */
+    /** Open tickets of {@code node} now, over the shards (0 for a node without an id). */
     public int openTickets(Node node) {
         NodeTable.Entry e = nodes.get(node);
         if (e == null) {
             return 0;
         }
-        lockAndDrain();
+        int open = 0;
+        for (int i = 0; i < shards.length; i++) {
+            open += openTickets(e.id, i);
+        }
+        return open;
+    }
+
+    /** Open tickets of node id {@code id} in shard {@code i}. */
+    int openTickets(int id, int i) {
+        Shard s = shards[i];
+        s.lockAndDrain();
         try {
-            return tickets.openFor(e.id);
+            return s.tickets.openFor(id);
         } finally {
-            lock.unlock();
+            s.lock.unlock();
         }
     }
 
@@ -628,6 +714,20 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         return nodes;
     }
 
+    /** The calling thread's home shard in this policy. */
+    int homeShard() {
+        return home(SCRATCH.get());
+    }
+
+    /**
+     * Gives the calling thread the number {@code number} (its home shard is {@code number}
+     * modulo the shard count), as if it had been numbered so on its first call: for tests that
+     * place plans and ends on chosen shards.
+     */
+    static void pinThread(int number) {
+        SCRATCH.get().thread = number & Integer.MAX_VALUE;
+    }
+
     /** Stops the hit-rate poller. */
     @Override
     public void close() {
@@ -641,22 +741,143 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         return System.nanoTime() - epochNs;
     }
 
-    /** A clock that never goes back (threads read it in any order). */
-    private long clockLocked(long now) {
-        if (now > lastNowNs) {
-            lastNowNs = now;
+    /** Runs {@code f} on every shard in turn, each locked and its queued ends applied first. */
+    private void everyShard(Consumer<Shard> f) {
+        for (Shard s : shards) {
+            s.lockAndDrain();
+            try {
+                f.accept(s);
+            } finally {
+                s.lock.unlock();
+            }
         }
-        return lastNowNs;
     }
 
-    private void sweepLocked(long now) {
-        sweepNowNs = now;
-        boolean more = tickets.expire(now, EXPIRE_BATCH, onExpired);
-        nextSweepNs = more ? now : now + SWEEP_EVERY_NS;
+    /** 128 bytes before a shard's fields: off the previous shard's cache lines (and their adjacent-line prefetch). */
+    @SuppressWarnings("unused")
+    private abstract static class ShardPadBefore {
+        long p00, p01, p02, p03, p04, p05, p06, p07, p08, p09, p10, p11, p12, p13, p14, p15;
     }
 
-    private void expiredLocked(int node) {
-        expired++;
-        policy.onFailure(node, Failure.TIMEOUT, sweepNowNs);
+    /**
+     * One shard's state: an independent client policy with its random stream, its lock, the
+     * ends waiting for the lock, its tickets and counters. Everything but the lock and the
+     * queue is guarded by the lock, held only for a decision or a callback's bookkeeping.
+     */
+    private abstract static class ShardFields extends ShardPadBefore {
+        /** Guards everything below. */
+        final ReentrantLock lock = new ReentrantLock();
+        /** Attempt ends that found the lock taken (applied by its next holder first). */
+        final PendingEnds pending = new PendingEnds();
+        final ClientPolicy policy;
+        final Rng rng;
+        final Tickets tickets;
+        long lastNowNs;
+        long nextSweepNs;
+        long sweepNowNs;
+        long picks;
+        long matched;
+        long untracked;
+        long expired;
+        long overridden;
+
+        ShardFields(ClientPolicy policy, long seed, ReplicaLbSettings settings) {
+            this.policy = policy;
+            this.rng = Rng.seedFromU64(seed);
+            this.tickets = new Tickets(settings.ticketTtlNs(), settings.ticketMatchWindowNs(), settings.maxOpenTicketsPerNode());
+        }
+    }
+
+    /** A shard with 128 bytes after its fields too. */
+    @SuppressWarnings("unused")
+    private static final class Shard extends ShardFields {
+        long q00, q01, q02, q03, q04, q05, q06, q07, q08, q09, q10, q11, q12, q13, q14, q15;
+        final PendingEnds.Sink applyEnd = this::endLocked;
+        final IntConsumer onExpired = this::expiredLocked;
+
+        Shard(ClientPolicy policy, long seed, ReplicaLbSettings settings) {
+            super(policy, seed, settings);
+        }
+
+        /** The lock, and every queued end applied. */
+        void lockAndDrain() {
+            lock.lock();
+            pending.drain(applyEnd);
+        }
+
+        /**
+         * Applies an end here: at once if the lock is free, else queued for its next holder
+         * ({@link PendingEnds}; an end never waits for a plan), or, the queue full, waiting.
+         */
+        void deliver(int node, int outcome, long latency, long seenNs) {
+            if (!lock.tryLock()) {
+                if (pending.offer(node, outcome, latency, seenNs)) {
+                    return;
+                }
+                lock.lock();
+            }
+            try {
+                pending.drain(applyEnd);
+                endLocked(node, outcome, latency, seenNs);
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Applies one end (the lock held): it closes its ticket here, or counts as a send ended at once. */
+        void endLocked(int node, int outcome, long latency, long seenNs) {
+            if (!matchedLocked(node, outcome, latency, seenNs)) {
+                long now = lastNowNs;
+                untracked++;
+                policy.onSend(node, now);
+                feed(node, outcome, latency, now);
+            }
+        }
+
+        /** Applies one end (the lock held) if its ticket is here; false: none matches here, nothing done. */
+        boolean matchedLocked(int node, int outcome, long latency, long seenNs) {
+            long now = clock(seenNs);
+            sweep(now);
+            if (!tickets.take(node, now - latency)) {
+                return false;
+            }
+            matched++;
+            feed(node, outcome, latency, now);
+            return true;
+        }
+
+        private void feed(int node, int outcome, long latency, long now) {
+            if (outcome == REPLY) {
+                policy.onReply(node, latency, Double.NaN, now);
+            } else {
+                policy.onFailure(node, FAILURES[outcome - 1], now);
+            }
+        }
+
+        /** A clock that never goes back (threads read it in any order). */
+        long clock(long now) {
+            if (now > lastNowNs) {
+                lastNowNs = now;
+            }
+            return lastNowNs;
+        }
+
+        /** Expires old tickets when a check is due. */
+        void sweep(long now) {
+            if (now >= nextSweepNs) {
+                sweepNow(now);
+            }
+        }
+
+        void sweepNow(long now) {
+            sweepNowNs = now;
+            boolean more = tickets.expire(now, EXPIRE_BATCH, onExpired);
+            nextSweepNs = more ? now : now + SWEEP_EVERY_NS;
+        }
+
+        private void expiredLocked(int node) {
+            expired++;
+            policy.onFailure(node, Failure.TIMEOUT, sweepNowNs);
+        }
     }
 }

@@ -26,7 +26,12 @@ public enum ReplicaLbOption implements DriverOption {
     /** How long before an attempt started its plan may have been made to count as that plan's (default 50 ms). */
     TICKET_MATCH_WINDOW("advanced.replica-lb.ticket-match-window"),
     /** Open tickets per node at most (default 4096); beyond it the oldest ends as a time-out. */
-    MAX_OPEN_TICKETS_PER_NODE("advanced.replica-lb.max-open-tickets-per-node");
+    MAX_OPEN_TICKETS_PER_NODE("advanced.replica-lb.max-open-tickets-per-node"),
+    /**
+     * Independent copies of the policy (an integer in [1, 256]; default the number of cores):
+     * threads decide without contending; 1 gives every request one shared view.
+     */
+    SHARDS("advanced.replica-lb.shards");
 
     private final String path;
 

@@ -23,7 +23,9 @@ import java.util.function.Supplier;
  * @param hitRatePollTimeoutNs how long one read may take
  * @param ticketTtlNs how long a ticket stays open when its end is never reported
  * @param ticketMatchWindowNs how long before an attempt's start its plan may have been made
- * @param maxOpenTicketsPerNode open tickets per node at most
+ * @param maxOpenTicketsPerNode open tickets per node (in each shard) at most
+ * @param shards independent copies of the client policy (see {@link ReplicaLbLoadBalancingPolicy}),
+ *     in [1, {@link #MAX_SHARDS}]
  */
 public record ReplicaLbSettings(
         String policy,
@@ -34,7 +36,8 @@ public record ReplicaLbSettings(
         long hitRatePollTimeoutNs,
         long ticketTtlNs,
         long ticketMatchWindowNs,
-        int maxOpenTicketsPerNode) {
+        int maxOpenTicketsPerNode,
+        int shards) {
 
     /** Default {@link ReplicaLbOption#HIT_RATE_POLL_INTERVAL}. */
     public static final Duration DEFAULT_HIT_RATE_POLL_INTERVAL = Duration.ofSeconds(1);
@@ -46,6 +49,8 @@ public record ReplicaLbSettings(
     public static final Duration DEFAULT_TICKET_MATCH_WINDOW = Duration.ofMillis(50);
     /** Default {@link ReplicaLbOption#MAX_OPEN_TICKETS_PER_NODE}. */
     public static final int DEFAULT_MAX_OPEN_TICKETS_PER_NODE = 4096;
+    /** {@link ReplicaLbOption#SHARDS} at most (as the Rust adapter's {@code MAX_SHARDS}). */
+    public static final int MAX_SHARDS = 256;
 
     private static final Duration HOUR = Duration.ofHours(1);
 
@@ -80,8 +85,25 @@ public record ReplicaLbSettings(
         if (maxOpen < 1 || maxOpen > 1 << 20) {
             throw new IllegalArgumentException(path(ReplicaLbOption.MAX_OPEN_TICKETS_PER_NODE) + " " + maxOpen + ": must be within [1, 1048576]");
         }
+        int dfltShards = defaultShards();
+        int shards = read(profile, ReplicaLbOption.SHARDS, () -> profile.getInt(ReplicaLbOption.SHARDS, dfltShards));
+        Object rawShards = raw(profile, ReplicaLbOption.SHARDS.getPath());
+        if (rawShards instanceof Number num && num.doubleValue() != Math.rint(num.doubleValue())) {
+            // The driver's reader would truncate it.
+            throw new IllegalArgumentException(path(ReplicaLbOption.SHARDS) + " '" + rawShards + "': must be a whole number within [1, "
+                    + MAX_SHARDS + "]");
+        }
+        if (shards < 1 || shards > MAX_SHARDS) {
+            throw new IllegalArgumentException(path(ReplicaLbOption.SHARDS) + " " + shards + ": must be within [1, " + MAX_SHARDS
+                    + "] (default: the number of cores, " + dfltShards + "; 1: one shared view)");
+        }
         return new ReplicaLbSettings(policy.strip(), Map.copyOf(params), seed, rack, poll.toNanos(), pollTimeout.toNanos(),
-                ttl.toNanos(), window.toNanos(), maxOpen);
+                ttl.toNanos(), window.toNanos(), maxOpen, shards);
+    }
+
+    /** Default {@link ReplicaLbOption#SHARDS}: one per core the JVM may use, at most {@link #MAX_SHARDS}. */
+    public static int defaultShards() {
+        return Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), MAX_SHARDS));
     }
 
     private static String path(DriverOption option) {

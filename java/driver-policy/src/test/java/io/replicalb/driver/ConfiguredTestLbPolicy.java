@@ -5,7 +5,8 @@ import com.datastax.oss.driver.api.core.context.DriverContext;
 /**
  * The adapter over a {@link TestPolicy} with the constructor the driver calls by reflection
  * (the class named in {@code basic.load-balancing-policy.class}), for the tests that let the
- * driver build and wire the policy itself.
+ * driver build and wire the policy itself. One {@link TestPolicy} for every shard: its options
+ * must say {@code shards = 1}.
  */
 public final class ConfiguredTestLbPolicy extends ReplicaLbLoadBalancingPolicy {
     /** The client policy inside. */

@@ -53,7 +53,7 @@ class HitRatePollerTest {
 
     @Test
     void every_live_local_node_is_read_and_its_rate_told_the_policy() {
-        cluster = FakeCluster.oneDc(4, 1, 3, b -> b.withString(ReplicaLbOption.POLICY, "test"));
+        cluster = FakeCluster.oneDc(4, 1, 3, b -> b.withString(ReplicaLbOption.POLICY, "test").withInt(ReplicaLbOption.SHARDS, 1));
         TestLbPolicy p = cluster.init(new TestLbPolicy(cluster.context(), new TestPolicy()));
         Node good = cluster.nodes.get(0);
         Node noPlugin = cluster.nodes.get(1);
@@ -98,6 +98,7 @@ class HitRatePollerTest {
     void an_interval_of_zero_turns_polling_off() {
         cluster = FakeCluster.oneDc(3, 1, 3, b -> b
                 .withString(ReplicaLbOption.POLICY, "test")
+                .withInt(ReplicaLbOption.SHARDS, 1)
                 .withString(ReplicaLbOption.HIT_RATE_POLL_INTERVAL, "0"));
         TestLbPolicy p = cluster.init(new TestLbPolicy(cluster.context(), new TestPolicy()));
         assertNull(p.poller());

@@ -48,9 +48,14 @@ class ReplicaLbLoadBalancingPolicyTest {
         return c.init(new TestLbPolicy(c.context(), new TestPolicy()));
     }
 
+    /**
+     * The options of these tests: one {@link TestPolicy} behind one shard (one exact, shared
+     * view: the decisions and callbacks these tests assert are a single policy's); the shards
+     * are ShardedPolicyTest's.
+     */
     private static Consumer<ProgrammaticDriverConfigLoaderBuilder> options(Consumer<ProgrammaticDriverConfigLoaderBuilder> more) {
         return b -> {
-            b.withString(ReplicaLbOption.POLICY, "test");
+            b.withString(ReplicaLbOption.POLICY, "test").withInt(ReplicaLbOption.SHARDS, 1);
             more.accept(b);
         };
     }
@@ -357,7 +362,8 @@ class ReplicaLbLoadBalancingPolicyTest {
     void the_driver_builds_it_and_its_request_tracker_reaches_it() {
         FakeCluster c = FakeCluster.oneDc(3, 1, 3, b -> b
                 .withString(DefaultDriverOption.LOAD_BALANCING_POLICY_CLASS, ConfiguredTestLbPolicy.class.getName())
-                .withString(ReplicaLbOption.POLICY, "test"));
+                .withString(ReplicaLbOption.POLICY, "test")
+                .withInt(ReplicaLbOption.SHARDS, 1));
         this.cluster = c;
         ConfiguredTestLbPolicy p = (ConfiguredTestLbPolicy) c.context().getLoadBalancingPolicy("default");
         c.init(p);

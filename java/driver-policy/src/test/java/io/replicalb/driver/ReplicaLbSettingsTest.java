@@ -42,6 +42,7 @@ class ReplicaLbSettingsTest {
                   hit-rate-poll-timeout = 200 milliseconds
                   ticket-match-window = 20 milliseconds
                   max-open-tickets-per-node = 16
+                  shards = 3
                 }
                 """);
         assertEquals("unified", s.policy());
@@ -53,6 +54,7 @@ class ReplicaLbSettingsTest {
         assertEquals(Duration.ofSeconds(4).toNanos(), s.ticketTtlNs(), "the request time-out plus 1 s");
         assertEquals(Duration.ofMillis(20).toNanos(), s.ticketMatchWindowNs());
         assertEquals(16, s.maxOpenTicketsPerNode());
+        assertEquals(3, s.shards());
     }
 
     @Test
@@ -65,6 +67,8 @@ class ReplicaLbSettingsTest {
         // The driver's reference.conf request time-out (2 s) plus 1 s.
         assertEquals(Duration.ofSeconds(3).toNanos(), s.ticketTtlNs());
         assertEquals(4096, s.maxOpenTicketsPerNode());
+        assertEquals(Math.min(Runtime.getRuntime().availableProcessors(), 256), s.shards(), "one shard per core");
+        assertEquals(ReplicaLbSettings.defaultShards(), s.shards());
         assertEquals(0, conf("advanced.replica-lb { policy = p2c, hit-rate-poll-interval = 0 }").hitRatePollIntervalNs(), "0 turns polling off");
     }
 
@@ -82,6 +86,12 @@ class ReplicaLbSettingsTest {
             assertEquals(-5, s.seed());
             assertEquals(Duration.ofMillis(1500).toNanos(), s.ticketTtlNs());
         }
+        try (DriverConfigLoader loader = DriverConfigLoader.programmaticBuilder()
+                .withString(ReplicaLbOption.POLICY, "c3")
+                .withInt(ReplicaLbOption.SHARDS, 1)
+                .build()) {
+            assertEquals(1, ReplicaLbSettings.of(loader.getInitialConfig().getDefaultProfile()).shards());
+        }
     }
 
     @Test
@@ -98,5 +108,11 @@ class ReplicaLbSettingsTest {
         refused("advanced.replica-lb { policy = p2c, ticket-ttl = 1 second, ticket-match-window = 2 seconds }",
                 "ticket-match-window 2000 ms", "ticket-ttl 1000 ms");
         refused("advanced.replica-lb { policy = p2c, max-open-tickets-per-node = 0 }", "max-open-tickets-per-node 0");
+        refused("advanced.replica-lb { policy = p2c, shards = 0 }", "datastax-java-driver.advanced.replica-lb.shards 0: must be within [1, 256]");
+        refused("advanced.replica-lb { policy = p2c, shards = 257 }", "advanced.replica-lb.shards 257: must be within [1, 256]", "number of cores");
+        refused("advanced.replica-lb { policy = p2c, shards = -1 }", "advanced.replica-lb.shards -1: must be within [1, 256]");
+        refused("advanced.replica-lb { policy = p2c, shards = many }", "datastax-java-driver.advanced.replica-lb.shards 'many'");
+        refused("advanced.replica-lb { policy = p2c, shards = 1.5 }", "datastax-java-driver.advanced.replica-lb.shards '1.5'");
+        assertEquals(256, conf("advanced.replica-lb { policy = p2c, shards = 256 }").shards());
     }
 }

@@ -12,8 +12,9 @@ import java.util.List;
  * {@code rank[id]} first; ties in candidate order), remembers the last candidates it was
  * offered, and records every callback as a line ({@code send 3}, {@code reply 3},
  * {@code failure 3 TIMEOUT}, {@code up 2}, {@code down 2}, {@code rate 1 0.5}, {@code topology}).
- * {@code broken} makes it answer a wrong count. The adapter serialises every call, so plain
- * fields do.
+ * {@code broken} makes it answer a wrong count; {@code draws} holds the next number of its
+ * random stream at each plan; {@code beforePlan} (if set) runs at the start of every plan, under
+ * the adapter's lock. The adapter serialises every call, so plain fields do.
  */
 final class TestPolicy implements ClientPolicy {
     final int[] rank = new int[MAX_NODES];
@@ -23,6 +24,8 @@ final class TestPolicy implements ClientPolicy {
     int localZone = -2;
     boolean broken;
     int inFlight;
+    final List<Long> draws = new ArrayList<>();
+    Runnable beforePlan;
 
     @Override
     public String name() {
@@ -31,6 +34,10 @@ final class TestPolicy implements ClientPolicy {
 
     @Override
     public int plan(int[] candidates, int count, long nowNs, Rng rng, int[] out) {
+        if (beforePlan != null) {
+            beforePlan.run();
+        }
+        draws.add(rng.nextLong());
         lastCandidates = Arrays.copyOf(candidates, count);
         Integer[] boxed = new Integer[count];
         for (int i = 0; i < count; i++) {

@@ -10,7 +10,9 @@ import org.openjdk.jmh.runner.options.Options;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 
 /**
- * Runs {@link PlanBench} and writes JMH's JSON: {@code BenchMain OUT.json [POLICY ...]}. The
+ * Runs {@link PlanBench} and writes JMH's JSON: {@code BenchMain OUT.json [--shards=N,...]
+ * [POLICY ...]} ({@code --shards}: the adapter's shard counts to measure; default its own, one
+ * per core). The
  * policies default to {@code default} and every client policy registered in replica-lb-core
  * ({@code adapter-floor}, the adapter's own cost, only when named);
  * a name given that is not registered (yet) is skipped with a line saying so. java/driver-policy/
@@ -51,10 +53,21 @@ public final class BenchMain {
     /** {@code OUT.json [POLICY ...]}. */
     public static void main(String[] args) throws RunnerException {
         if (args.length < 1 || args[0].startsWith("-")) {
-            System.err.println("usage: BenchMain OUT.json [POLICY ...]   (policies: default and the registered client policies)");
+            System.err.println("usage: BenchMain OUT.json [--shards=N,...] [POLICY ...]   (policies: default and the registered client policies)");
             System.exit(2);
         }
-        List<String> names = policies(List.of(args).subList(1, args.length));
+        List<String> rest = new ArrayList<>(List.of(args).subList(1, args.length));
+        String[] shards = {"0"};
+        if (!rest.isEmpty() && rest.get(0).startsWith("--shards=")) {
+            shards = rest.remove(0).substring("--shards=".length()).split(",");
+            for (String n : shards) {
+                if (!n.matches("[0-9]{1,3}") || Integer.parseInt(n) < 1 || Integer.parseInt(n) > 256) {
+                    System.err.println("--shards: '" + n + "' is not a shard count in [1, 256]");
+                    System.exit(2);
+                }
+            }
+        }
+        List<String> names = policies(rest);
         if (names.isEmpty()) {
             System.err.println("no policy to measure");
             System.exit(2);
@@ -62,6 +75,7 @@ public final class BenchMain {
         Options opts = new OptionsBuilder()
                 .include(PlanBench.class.getName() + "\\.")
                 .param("policy", names.toArray(new String[0]))
+                .param("shards", shards)
                 .resultFormat(ResultFormatType.JSON)
                 .result(args[0])
                 .build();

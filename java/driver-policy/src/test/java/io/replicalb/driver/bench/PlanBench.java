@@ -40,7 +40,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * no connection pools, so the default policy reads every in-flight count as 0), keys drawn from
  * 1,024, at 1 and 2 threads. {@code policy} is {@code default} (the driver's
  * DefaultLoadBalancingPolicy, which pays a CAS and a lock per plan) or a registered replica-lb
- * client policy through {@link ReplicaLbLoadBalancingPolicy}. {@link BenchMain} runs it.
+ * client policy through {@link ReplicaLbLoadBalancingPolicy} (with {@code shards} shards: by
+ * default one per core). {@link BenchMain} runs it.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -55,6 +56,13 @@ public class PlanBench {
      */
     @Param({"default"})
     public String policy;
+
+    /**
+     * The adapter's {@code shards} ({@link ReplicaLbOption#SHARDS}); 0: its default, one per
+     * core. Ignored by {@code default}.
+     */
+    @Param({"0"})
+    public int shards;
 
     /** The adapter's own cost: {@link ReplicaLbLoadBalancingPolicy} over {@link InOrder}. */
     public static final String FLOOR = "adapter-floor";
@@ -113,6 +121,9 @@ public class PlanBench {
         cluster = FakeCluster.oneDc(6, 3, 3, b -> {
             if (!dflt) {
                 b.withString(ReplicaLbOption.POLICY, policy).withString(ReplicaLbOption.HIT_RATE_POLL_INTERVAL, "0");
+                if (shards > 0) {
+                    b.withInt(ReplicaLbOption.SHARDS, shards);
+                }
             }
         });
         lbp = dflt ? new DefaultLoadBalancingPolicy(cluster.context(), "default")
