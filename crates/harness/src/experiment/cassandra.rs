@@ -25,7 +25,7 @@ use crate::cassandra::observe::{NodeCounters, Observer, Source};
 use crate::cassandra::plugin::{self, CoordinatorPolicy, PluginSettings};
 use crate::cassandra::{self, cgroup::DiskLimits, config::NodeSettings, CassandraCluster, CassandraUp};
 use crate::launcher::{send_signal, Signal};
-use crate::loadgen::cql::{self, CqlCompletion, CqlHooks, CqlTarget, KEYSPACE};
+use crate::loadgen::cql::{self, CqlCompletion, CqlHooks, CqlTarget, RunStart, KEYSPACE};
 use crate::loadgen::{BenchOptions, LoadOptions, Outcome};
 use metrics::{CacheOutcome, NodeSecond, ReadKind, RealStats, Recorder, RecorderConfig, RunMetrics, RunStats};
 use policy::ParamTable;
@@ -397,7 +397,9 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
         (false, false) => None,
     };
     let index: Vec<_> = cluster.contact_points();
-    let t0 = Instant::now() + Duration::from_millis(200);
+    // The run's time origin: set by the transport once it is ready (the Java driver's JVM
+    // takes seconds to start); the faults and samples wait for it.
+    let start = RunStart::new();
     let stop = AtomicBool::new(false);
     let label = run.label.clone();
     progress(&format!(
@@ -408,12 +410,19 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
         plan.cl.as_str().to_uppercase()
     ));
     let (report, faults, samples) = std::thread::scope(|scope| {
-        let injector = scope.spawn(|| run_faults(plan, dir, t0, &mut |l| eprintln!("{label}: {l}")));
-        let stop = &stop;
-        let sampler = source.map(|source| scope.spawn(move || sample(plan.nodes, source, t0, plan.duration_s, stop)));
+        let (start, stop, label) = (&start, &stop, &label);
+        let injector = scope.spawn(move || match start.wait(stop) {
+            Some(t0) => run_faults(plan, dir, t0, &mut |l| eprintln!("{label}: {l}")),
+            None => Ok(None),
+        });
+        let sampler = source.map(|source| {
+            scope.spawn(move || match start.wait(stop) {
+                Some(t0) => sample(plan.nodes, source, t0, plan.duration_s, stop),
+                None => Ok(Samples::default()),
+            })
+        });
         // With disk limits, each node's page-cache budget follows its JVM's growth under load
         // (a node killed by the kernel for a few MiB of buffer pool would end the run).
-        let label = &label;
         let keeper = cluster.disk.is_some().then(|| {
             scope.spawn(move || {
                 let mut warned = false;
@@ -428,6 +437,7 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
             })
         });
         let mut on_done = |c: &CqlCompletion| {
+            let Some(t0) = start.get() else { return };
             let Some(intended_ns) = c.intended.checked_duration_since(t0).map(|d| d.as_nanos() as u64) else {
                 return;
             };
@@ -448,7 +458,7 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
             }
         };
         let hooks = CqlHooks {
-            start: Some(t0),
+            start: Some(start),
             on_done: Some(&mut on_done),
         };
         let report = cql::bench_with(

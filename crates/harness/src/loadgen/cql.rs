@@ -39,7 +39,8 @@ use scylla::statement::Consistency;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// The keyspace `load` and `bench` use.
@@ -252,10 +253,60 @@ pub type CqlCompletion = Ended<SocketAddr>;
 /// Extras for an experiment driving [`bench_with`].
 #[derive(Default)]
 pub struct CqlHooks<'a> {
-    /// The run's time origin (default: when the run starts).
-    pub start: Option<Instant>,
+    /// Told the run's time origin once the transport is ready (default: the origin is then,
+    /// told to no one).
+    pub start: Option<&'a RunStart>,
     /// Called for every finished request, in the dispatcher thread.
     pub on_done: Option<&'a mut dyn FnMut(&CqlCompletion)>,
+}
+
+/// The moment a run's load starts, set by the transport once it is ready (connected, its
+/// statements prepared, the Java driver's JVM started) and waited for by whatever is timed
+/// from it (an experiment's faults and samples). An open loop timed from before the setup
+/// would send the setup's worth of requests late, all at once: a JVM that took 3 s to start
+/// put p99 near 3 s in every Java driver run.
+#[derive(Debug, Default)]
+pub struct RunStart {
+    at: Mutex<Option<Instant>>,
+    set: Condvar,
+}
+
+impl RunStart {
+    /// Not started yet.
+    pub fn new() -> Self {
+        RunStart::default()
+    }
+
+    /// Starts the run now, or returns when it was started (the first call wins).
+    pub fn start_now(&self) -> Instant {
+        let mut at = self.at.lock().unwrap_or_else(PoisonError::into_inner);
+        let t0 = *at.get_or_insert_with(Instant::now);
+        self.set.notify_all();
+        t0
+    }
+
+    /// When the run started, if it has.
+    pub fn get(&self) -> Option<Instant> {
+        *self.at.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Waits for the start; `None` once `stop` is set first (the run failed before it).
+    pub fn wait(&self, stop: &AtomicBool) -> Option<Instant> {
+        let mut at = self.at.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if let Some(t0) = *at {
+                return Some(t0);
+            }
+            if stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            at = self
+                .set
+                .wait_timeout(at, Duration::from_millis(50))
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
 }
 
 /// Runs the open-loop benchmark through the driver on `rt` (call from outside the runtime).
@@ -409,7 +460,7 @@ fn run(
         value_bytes: opts.value_bytes,
         coordinators: BTreeMap::new(),
     };
-    let start = hooks.start.unwrap_or_else(Instant::now);
+    let start = hooks.start.map_or_else(Instant::now, RunStart::start_now);
     let totals = open_loop::run(&mut cql, opts, multi, start, on_second, hooks.on_done);
     let adapter = cs.adapter.as_ref().map(|a| a.stats());
     let mut report = BenchReport::new(opts, multi, totals, cs.policy.clone());
@@ -486,6 +537,25 @@ impl Transport for Cql<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_start_is_set_once_and_heard_by_its_waiters() {
+        let start = RunStart::new();
+        let stop = AtomicBool::new(false);
+        assert_eq!(start.get(), None);
+        let heard = std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| start.wait(&stop));
+            std::thread::sleep(Duration::from_millis(20));
+            let t0 = start.start_now();
+            assert_eq!(start.start_now(), t0, "the first call wins");
+            (waiter.join().unwrap(), t0)
+        });
+        assert_eq!(heard.0, Some(heard.1));
+        // A run that fails before it starts lets its waiters go.
+        let never = RunStart::new();
+        stop.store(true, Ordering::Relaxed);
+        assert_eq!(never.wait(&stop), None);
+    }
 
     #[test]
     fn contact_points_are_checked() {

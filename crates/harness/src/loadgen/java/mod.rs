@@ -27,7 +27,7 @@ pub mod protocol;
 
 use super::choice::DRIVER_DEFAULT;
 use super::client_policy::{Pending, TOKEN_AWARE_RANDOM};
-use super::cql::{AdapterCounters, CqlBenchReport, CqlHooks, CqlTarget, HitRatePollCounters, KEYSPACE, TABLE};
+use super::cql::{AdapterCounters, CqlBenchReport, CqlHooks, CqlTarget, HitRatePollCounters, RunStart, KEYSPACE, TABLE};
 use super::keys::{key_bytes, value_for};
 use super::open_loop::{self, Ctx, MultiKeys, Transport};
 use super::report::{BenchReport, SecondReport};
@@ -240,7 +240,7 @@ fn run_on(
         coordinators: BTreeMap::new(),
         failure: None,
     };
-    let start = hooks.start.unwrap_or_else(Instant::now);
+    let start = hooks.start.map_or_else(Instant::now, RunStart::start_now);
     let totals = open_loop::run(&mut java, opts, multi, start, on_second, hooks.on_done);
     if let Some(failure) = java.failure.take() {
         return Err(failure);
@@ -538,15 +538,18 @@ mod tests {
             hit_rates: None,
         };
         let mut ends = [0u64; 3];
+        let start = RunStart::new();
         let mut on_done = |e: &super::super::cql::CqlCompletion| {
             ends[match e.outcome {
                 Outcome::Ok => 0,
                 Outcome::Error => 1,
                 Outcome::Timeout => 2,
             }] += 1;
+            let t0 = start.get().expect("requests end only after the run started");
+            assert!(e.intended >= t0, "no request is intended before the start");
         };
         let hooks = CqlHooks {
-            start: None,
+            start: Some(&start),
             on_done: Some(&mut on_done),
         };
         let r = run_on(runner, &rx, &target, &policy, &options(0.5), None, &mut |_| {}, hooks);
@@ -559,6 +562,19 @@ mod tests {
             "read hello; echo 'ready 1 driver=stand-in'; while read verb id rest; do \
              case $verb in end) echo stats; echo bye; exit 0;; *) echo \"{answer}\";; esac; done"
         )
+    }
+
+    #[test]
+    fn the_run_starts_when_the_runner_is_ready_not_before() {
+        // A runner that takes 1.5 s to start: the open loop's clock starts at its `ready`, so
+        // no request waits for the start-up (its latency would otherwise count it).
+        let (r, _) = fake(
+            "sleep 1.5; read hello; echo 'ready 1'; while read verb id rest; do \
+             case $verb in end) echo stats; echo bye; exit 0;; *) echo \"ok $id 127.0.1.1:9042\";; esac; done",
+        );
+        let r = r.unwrap();
+        assert!(r.report.completed > 50, "{}", r.report.completed);
+        assert!(r.report.latency_ms.max < 1000.0, "max latency {} ms", r.report.latency_ms.max);
     }
 
     #[test]
