@@ -196,7 +196,16 @@ pub fn signal_node(dir: &Path, id: u32, signal: Signal) -> Result<(), NodeError>
     if !is_our_node(e.pid, e.config.as_ref()) {
         return Err(NodeError::Failed(format!("node {id} (pid {}) is not running", e.pid)));
     }
-    send_signal(e.pid, signal)
+    send_signal(e.pid, signal)?;
+    if signal == Signal::Stop {
+        // The kernel stops the process asynchronously: a loaded machine can let a thread finish
+        // one more reply after kill(2) returns. Return once it is stopped (bounded).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while process_state(e.pid).is_some_and(|s| s != 'T' && s != 't' && s != 'Z') && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+    Ok(())
 }
 
 /// Whether process `pid` runs (exists and is not a zombie).
