@@ -554,9 +554,9 @@ mod tests {
                 ("c3", "dynamic-snitch", "dynamic-snitch"),
                 ("random", "dynamic-snitch", "dynamic-snitch"),
                 ("c3", "naive", "naive"),
-                // The Java driver's default policy is modelled as the Rust driver's is.
-                ("random", "dynamic-snitch", "dynamic-snitch"),
-                ("random", "naive", "naive"),
+                // The Java driver's default policy is modelled by datastax-default.
+                ("datastax-default", "dynamic-snitch", "dynamic-snitch"),
+                ("datastax-default", "naive", "naive"),
             ]
         );
         assert_eq!(r[6].client, ClientChoice::Java(crate::loadgen::java::JavaPolicy::Default));

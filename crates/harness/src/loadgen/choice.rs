@@ -125,10 +125,10 @@ mod tests {
         let none = |_: &str| ParamTable::new();
         let j = ClientChoice::parse("java:default", ParamTable::new()).unwrap();
         assert_eq!(j, ClientChoice::Java(JavaPolicy::Default));
-        // Modelled as the Rust driver's default is: token-aware random.
+        // Modelled by the project's model of the Java driver's DefaultLoadBalancingPolicy.
         assert_eq!(
             (j.name(), j.sim_model(none).unwrap().name()),
-            ("java:default".to_string(), "random")
+            ("java:default".to_string(), "datastax-default")
         );
         let mut p = ParamTable::new();
         p.insert("x".into(), policy::ParamValue::Int(1));
