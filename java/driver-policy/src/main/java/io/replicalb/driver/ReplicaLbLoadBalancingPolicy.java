@@ -572,8 +572,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
                 continue;
             }
             try {
-                s.pending.drain(s.applyEnd);
-                if (s.matchedLocked(e.id, outcome, latency, now)) {
+                if (s.drainedAndMatchedLocked(e.id, outcome, latency, now)) {
                     return;
                 }
             } finally {
@@ -589,8 +588,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
             Shard s = all[busy[j]];
             s.lock.lock();
             try {
-                s.pending.drain(s.applyEnd);
-                if (s.matchedLocked(e.id, outcome, latency, now)) {
+                if (s.drainedAndMatchedLocked(e.id, outcome, latency, now)) {
                     return;
                 }
             } finally {
@@ -832,6 +830,15 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
                 policy.onSend(node, now);
                 feed(node, outcome, latency, now);
             }
+        }
+
+        /**
+         * With the lock held: applies the ends queued here first, then this end if its ticket
+         * is here; false: none matches here.
+         */
+        boolean drainedAndMatchedLocked(int node, int outcome, long latency, long seenNs) {
+            pending.drain(applyEnd);
+            return matchedLocked(node, outcome, latency, seenNs);
         }
 
         /** Applies one end (the lock held) if its ticket is here; false: none matches here, nothing done. */
