@@ -525,11 +525,14 @@ mod tests {
     /// A bench run of 0.5 s against a stand-in runner, the shell `script`; also counts the
     /// ends the hook heard, by outcome (ok, error, time-out).
     fn fake(script: &str) -> (Result<CqlBenchReport, String>, [u64; 3]) {
-        fake_with(script, JavaPolicy::Default)
+        let (r, ends, _) = fake_with(script, JavaPolicy::Default);
+        (r, ends)
     }
 
-    /// [`fake`] with `policy`.
-    fn fake_with(script: &str, policy: JavaPolicy) -> (Result<CqlBenchReport, String>, [u64; 3]) {
+    /// [`fake`] with `policy`; also how long after the runner was spawned the run's clock
+    /// started ([`RunStart`]), if it did.
+    fn fake_with(script: &str, policy: JavaPolicy) -> (Result<CqlBenchReport, String>, [u64; 3], Option<Duration>) {
+        let spawned = Instant::now();
         let (tx, rx) = mpsc::channel();
         let mut sh = std::process::Command::new("sh");
         sh.args(["-c", script]);
@@ -557,7 +560,8 @@ mod tests {
             on_done: Some(&mut on_done),
         };
         let r = run_on(runner, &rx, &target, &policy, &options(0.5), None, &mut |_| {}, hooks);
-        (r, ends)
+        let started_after = start.get().map(|t0| t0.duration_since(spawned));
+        (r, ends, started_after)
     }
 
     /// Answers `ready`, then every request with `ANSWER` (shell words; `$id` is its id).
@@ -570,11 +574,18 @@ mod tests {
 
     #[test]
     fn the_run_starts_when_the_runner_is_ready_not_before() {
-        // A runner that takes 1.5 s to start: the open loop's clock starts at its `ready`, so
-        // no request waits for the start-up (its latency would otherwise count it).
-        let (r, _) = fake(
+        // A runner that takes 1.5 s to start: the run's clock, which an experiment's faults and
+        // samples wait for, starts at its `ready`, so no request waits for the start-up (its
+        // latency would otherwise count it, as in the first Java runs: p99 near 3 s).
+        let (r, _, started_after) = fake_with(
             "sleep 1.5; read hello; echo 'ready 1'; while read verb id rest; do \
              case $verb in end) echo stats; echo bye; exit 0;; *) echo \"ok $id 127.0.1.1:9042\";; esac; done",
+            JavaPolicy::Default,
+        );
+        let started_after = started_after.expect("the run started");
+        assert!(
+            started_after >= Duration::from_millis(1400),
+            "the clock started {started_after:?} after the spawn"
         );
         let r = r.unwrap();
         assert!(r.report.completed > 50, "{}", r.report.completed);
@@ -615,14 +626,14 @@ mod tests {
             while read verb id rest; do case $verb in \
             end) echo 'stats picks=5 matched=4 untracked=1 expired=1 open=0 overridden=0 unmapped=0 hit_rate_polls=0 hit_rate_missing=2 hit_rate_failed=0'; echo bye; exit 0;; \
             *) echo \"ok $id 127.0.1.1:9042\";; esac; done";
-        let (r, _) = fake_with(script, c3);
+        let (r, _, _) = fake_with(script, c3);
         let r = r.unwrap();
         assert_eq!(r.report.client_policy, "java:c3");
         let a = r.adapter.unwrap();
         assert_eq!((a.picks, a.matched, a.untracked, a.expired, a.open), (5, 4, 1, 1, 0));
         assert_eq!(a.hit_rates.map(|h| h.missing), Some(2));
         // hwlb-client polls the nodes' hit rates (every 500 ms unless the target says).
-        let (r, _) = fake_with(
+        let (r, _, _) = fake_with(
             "read hello; case \"$hello\" in *' policy=hwlb-client '*' hit_rate_poll_ms=500'*) echo 'ready 1';; *) echo \"fatal $hello\";; esac; \
              while read verb id rest; do case $verb in end) echo stats; echo bye; exit 0;; *) echo \"ok $id -\";; esac; done",
             JavaPolicy::parse("hwlb-client", ParamTable::new()).unwrap(),

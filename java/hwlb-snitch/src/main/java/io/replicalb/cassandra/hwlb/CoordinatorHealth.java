@@ -9,9 +9,10 @@ import java.util.Arrays;
  * {@code crates/policy/src/unified/coordinator.rs}; the shared traces
  * {@code testdata/unified-coordinator-traces.json} check both give the same orders).
  *
- * <p>Signals per node id: sends (a replica put among the first k), replies with their latency
- * and expiries (Cassandra's latency feed, {@link LatencyFeed}, and the probes of
- * {@link HealthProber}), messages pending on the outbound connection, down/up (all forgotten).
+ * <p>Signals per node id: sends (a replica put among the first k), read replies with their
+ * latency and expiries (Cassandra's latency feed, {@link LatencyFeed}), probe answers and
+ * unanswered probes ({@link HealthProber}: alive or expired, no latency), messages pending on the
+ * outbound connection, down/up (all forgotten).
  * The coordinator's own reads are in the same feed ({@code LocalReadRunnable} adds their
  * latency under the node's own address), so its own replica is judged slow by the same rule:
  * a coordinator whose disk turned slow reads the other replicas, as the dynamic snitch does. It
