@@ -6,7 +6,7 @@
 //! is known, no await). Everything here is deterministic given its inputs, which is what the
 //! unit and concurrency tests drive.
 
-use crate::inflight::Tickets;
+use crate::inflight::{Owner, Tickets};
 use crate::nodes::{Liveness, NodeKey, NodeTable};
 use policy::{Failure, Feedback, NodeCaps, NodeId, Request, MAX_REPLICAS};
 use runtime::{Immediate, Runtime, RuntimeStats, Ticket};
@@ -146,8 +146,8 @@ impl Core {
     /// node's last reading is older than [`LIVENESS_TTL_NS`], and always for the chosen node
     /// (so a pick never lands on a node known to be down): a chosen node found down ends its
     /// send at once as a lost connection ([`AdapterStats::not_connected`]) and the choice is
-    /// made again without it. Returns the position of the chosen node, which counts as sent,
-    /// or `None` when no node is live.
+    /// made again without it. Returns the position of the chosen node, which counts as sent
+    /// (its ticket held for the task `owner`, [`Owner`]), or `None` when no node is live.
     pub fn pick<'k>(
         &mut self,
         n: usize,
@@ -155,6 +155,7 @@ impl Core {
         mut live: impl FnMut(usize) -> bool,
         token_aware: bool,
         now_ns: u64,
+        owner: Option<Owner>,
     ) -> Option<usize> {
         let now = self.clock(now_ns);
         self.sweep(now);
@@ -252,7 +253,7 @@ impl Core {
             }
             self.stats.picks += 1;
             self.chosen = node;
-            if let Some(evicted) = self.tickets.opened(node, ticket, now) {
+            if let Some(evicted) = self.tickets.opened(node, ticket, now, owner) {
                 self.expire_ticket(evicted, now);
             }
             return Some(at[j] as usize);
@@ -275,23 +276,23 @@ impl Core {
         (node, id.ticket(0))
     }
 
-    /// An attempt on `key` that took `latency_ns` ended at `now_ns` with `outcome`: it ends
-    /// its pick's ticket, or counts as a send ended at once when none matches.
-    pub fn complete(&mut self, key: &NodeKey<'_>, latency_ns: u64, outcome: Outcome, now_ns: u64) {
-        if !self.complete_matched(key, latency_ns, outcome, now_ns) {
+    /// An attempt on `key` that took `latency_ns` ended at `now_ns` with `outcome`, in the task
+    /// `owner`: it ends its pick's ticket, or counts as a send ended at once when none matches.
+    pub fn complete(&mut self, key: &NodeKey<'_>, latency_ns: u64, outcome: Outcome, now_ns: u64, owner: Option<Owner>) {
+        if !self.complete_matched(key, latency_ns, outcome, now_ns, owner) {
             self.complete_untracked(key, latency_ns, outcome, now_ns);
         }
     }
 
     /// Ends the attempt against its pick's ticket; `false` (nothing done) when no ticket of
     /// this core matches (another shard may hold it).
-    pub fn complete_matched(&mut self, key: &NodeKey<'_>, latency_ns: u64, outcome: Outcome, now_ns: u64) -> bool {
+    pub fn complete_matched(&mut self, key: &NodeKey<'_>, latency_ns: u64, outcome: Outcome, now_ns: u64, owner: Option<Owner>) -> bool {
         let now = self.clock(now_ns);
         self.sweep(now);
         let Some(node) = self.nodes.lookup(key) else {
             return false;
         };
-        let Some(ticket) = self.tickets.take(node, now.saturating_sub(latency_ns)) else {
+        let Some(ticket) = self.tickets.take(node, now.saturating_sub(latency_ns), owner) else {
             return false;
         };
         self.stats.matched += 1;
@@ -444,7 +445,7 @@ mod tests {
 
     /// A pick among the three replicas from `first` on, with their liveness now.
     fn pick(c: &mut Core, first: usize, live: [bool; 3], now: u64) -> Option<usize> {
-        c.pick(3, |i| key((first + i) % 6), |i| live[i], true, now)
+        c.pick(3, |i| key((first + i) % 6), |i| live[i], true, now, None)
     }
 
     /// Every policy the driver can serve, driven through the core with replies, failures,
@@ -484,11 +485,11 @@ mod tests {
                     } else {
                         Outcome::Reply
                     };
-                    c.complete(&key(node), at - started, outcome, at);
+                    c.complete(&key(node), at - started, outcome, at, None);
                 }
             }
             for (at, node, started) in out.drain(..) {
-                c.complete(&key(node), at - started, Outcome::Reply, at);
+                c.complete(&key(node), at - started, Outcome::Reply, at, None);
             }
             let s = c.stats();
             assert!(s.open > 0 && s.untracked > 0, "{}: {s:?}", info.name);
@@ -511,7 +512,7 @@ mod tests {
         // Before the TTL it still counts, and steers the next picks away.
         let next = pick(&mut c, 0, [true, true, true], 50 * MS).unwrap();
         assert_ne!(next, 0);
-        c.complete(&key(next), MS, Outcome::Reply, 51 * MS);
+        c.complete(&key(next), MS, Outcome::Reply, 51 * MS, None);
         c.settle(99 * MS);
         assert_eq!(c.in_flight(key(0).host_id), 1);
         c.settle(100 * MS);
@@ -519,7 +520,7 @@ mod tests {
         assert_eq!(c.stats().expired, 1);
         c.check_quiescent().unwrap();
         // A late end of the expired pick is untracked, not a violation.
-        c.complete(&key(0), 150 * MS, Outcome::Reply, 150 * MS);
+        c.complete(&key(0), 150 * MS, Outcome::Reply, 150 * MS, None);
         assert_eq!(c.stats().untracked, 1);
         c.check_quiescent().unwrap();
     }
@@ -541,9 +542,10 @@ mod tests {
                     },
                     true,
                     step,
+                    None,
                 )
                 .unwrap();
-            c.complete(&key(pos), 0, Outcome::Reply, step);
+            c.complete(&key(pos), 0, Outcome::Reply, step, None);
         }
         // Read when first seen, then only when chosen (node 0, chosen first, was just read).
         assert_eq!(reads, [1, 2, 2]);
@@ -560,10 +562,11 @@ mod tests {
                     },
                     true,
                     step,
+                    None,
                 )
                 .unwrap();
             assert_ne!(pos, 0);
-            c.complete(&key(pos), 0, Outcome::Reply, step);
+            c.complete(&key(pos), 0, Outcome::Reply, step, None);
         }
         assert_eq!(reads[0], 1, "read once, when chosen; then known down");
         let s = c.stats();
@@ -575,8 +578,8 @@ mod tests {
         let back = (0..3)
             .map(|k| {
                 let now = 2 * LIVENESS_TTL_NS + k;
-                let pos = c.pick(3, key, |_| true, true, now).unwrap();
-                c.complete(&key(pos), 0, Outcome::Reply, now);
+                let pos = c.pick(3, key, |_| true, true, now, None).unwrap();
+                c.complete(&key(pos), 0, Outcome::Reply, now, None);
                 pos
             })
             .collect::<Vec<_>>();
@@ -592,7 +595,7 @@ mod tests {
         // They come back: the policy hears it, and picks work.
         assert!(pick(&mut c, 0, [true; 3], MS).is_some());
         // An end for a node never seen is mapped, counted untracked.
-        c.complete(&key(5), MS, Outcome::Reply, 2 * MS);
+        c.complete(&key(5), MS, Outcome::Reply, 2 * MS, None);
         assert_eq!(c.stats().untracked, 1);
     }
 }

@@ -8,7 +8,15 @@
 //! given back in the callbacks would leak in those cases and drift up for ever; and retries
 //! (to the same node or the plan's next ones) end attempts that `pick` never counted.
 //!
-//! The rule here: every pick opens a ticket (a runtime send) stamped with the pick time. An
+//! The rule here: every pick opens a ticket (a runtime send) stamped with the pick time and the
+//! async task it ran in ([`Owner`]). The driver runs a request's plan and reports its attempts'
+//! ends inside the request's own task, so an end made in a task that holds an open ticket of
+//! the node ends that ticket: an exact pairing, whatever the clocks say. Matching by time alone
+//! lost tickets whenever a thread was descheduled between an attempt's end and its callback
+//! (the attempt then seems to have started later, after newer picks of the node), and a lost
+//! ticket looks like a request stuck at the node until the TTL: the ranking's wait bound then
+//! keeps the node out of that shard's choices for seconds. By time, for ends and tickets
+//! without a task (or an end whose task holds none): an
 //! attempt's end is matched to the node's latest open ticket picked no later than the attempt
 //! started (`now - latency`) and no earlier than [`Tickets::match_window_ns`] before it (else
 //! the first one picked up to 1 ms after it, for clock readings a little apart): the
@@ -23,18 +31,38 @@
 
 use policy::NodeId;
 use runtime::Ticket;
+use rustc_hash::FxHasher;
 use std::collections::VecDeque;
+use std::hash::{Hash, Hasher};
 
 /// How far back from an attempt's start a ticket is searched (entries skipped), at most.
 const MAX_SCAN: usize = 64;
 /// A ticket picked at most this long after an attempt's computed start still matches it.
 const SKEW_NS: u64 = 1_000_000;
 
+/// The async task a pick or an end ran in: a hash of its tokio task id (FxHash of one `u64`
+/// is a bijection, so two live tasks never share an owner).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Owner(pub u64);
+
+impl Owner {
+    /// The running tokio task's owner, `None` outside a task.
+    #[inline]
+    pub fn current() -> Option<Owner> {
+        tokio::task::try_id().map(|id| {
+            let mut h = FxHasher::default();
+            id.hash(&mut h);
+            Owner(h.finish())
+        })
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Open {
     picked_ns: u64,
     ticket: Ticket,
     ended: bool,
+    owner: Option<Owner>,
 }
 
 /// The open tickets of every node, in pick order.
@@ -74,10 +102,10 @@ impl Tickets {
     }
 
     /// Records a pick of `node` at `now_ns` (never earlier than the previous record: the
-    /// caller keeps its clock monotonic). Returns a ticket pushed out by the per-node bound,
-    /// which the caller ends as a time-out.
+    /// caller keeps its clock monotonic) made in the task `owner`. Returns a ticket pushed out
+    /// by the per-node bound, which the caller ends as a time-out.
     #[inline]
-    pub fn opened(&mut self, node: NodeId, ticket: Ticket, now_ns: u64) -> Option<Ticket> {
+    pub fn opened(&mut self, node: NodeId, ticket: Ticket, now_ns: u64, owner: Option<Owner>) -> Option<Ticket> {
         if self.per_node.len() <= node.index() {
             self.per_node.resize_with(node.index() + 1, VecDeque::new);
         }
@@ -96,20 +124,25 @@ impl Tickets {
             picked_ns: now_ns,
             ticket,
             ended: false,
+            owner,
         });
         self.open += 1;
         evicted
     }
 
-    /// The ticket an attempt on `node` that started at `started_ns` ends, if any (see the
-    /// module docs); `None` means an untracked attempt.
+    /// The ticket an attempt on `node` that started at `started_ns` and ended in the task
+    /// `owner` ends, if any (see the module docs); `None` means an untracked attempt.
     #[inline]
-    pub fn take(&mut self, node: NodeId, started_ns: u64) -> Option<Ticket> {
+    pub fn take(&mut self, node: NodeId, started_ns: u64, owner: Option<Owner>) -> Option<Ticket> {
         let q = self.per_node.get_mut(node.index())?;
-        // The common case: the node's latest pick is this attempt's (open, picked before it
-        // started, within the window): no search.
+        // The common case: the node's latest pick is this attempt's (the same task; or, without
+        // one, open and picked before it started, within the window): no search.
         if let Some(last) = q.back() {
-            if !last.ended && last.picked_ns <= started_ns && last.picked_ns >= started_ns.saturating_sub(self.match_window_ns) {
+            let own = match owner {
+                Some(_) => last.owner == owner,
+                None => last.picked_ns <= started_ns && last.picked_ns >= started_ns.saturating_sub(self.match_window_ns),
+            };
+            if !last.ended && own {
                 let ticket = last.ticket;
                 q.pop_back();
                 while q.back().is_some_and(|o| o.ended) {
@@ -119,27 +152,35 @@ impl Tickets {
                 return Some(ticket);
             }
         }
-        self.take_slow(node, started_ns)
+        self.take_slow(node, started_ns, owner)
     }
 
-    fn take_slow(&mut self, node: NodeId, started_ns: u64) -> Option<Ticket> {
+    fn take_slow(&mut self, node: NodeId, started_ns: u64, owner: Option<Owner>) -> Option<Ticket> {
         let q = self.per_node.get_mut(node.index())?;
-        let end = q.partition_point(|o| o.picked_ns <= started_ns);
-        let oldest = started_ns.saturating_sub(self.match_window_ns);
-        // The latest open ticket picked before the attempt started, within the window...
-        let mut found = (0..end)
-            .rev()
-            .take(MAX_SCAN)
-            .take_while(|&i| q[i].picked_ns >= oldest)
-            .find(|&i| !q[i].ended);
+        // This task's latest open ticket of the node, however many picks came since.
+        let mut found = owner.and_then(|o| q.iter().rposition(|x| !x.ended && x.owner == Some(o)));
         if found.is_none() {
-            // ...else the first picked just after it (the caller's clock and the driver's
-            // differ by the few microseconds between a pick and its callback's reading).
-            let latest = started_ns.saturating_add(SKEW_NS);
-            found = (end..q.len())
+            // By time, among the tickets an end of this task may take: any (an end outside a
+            // task) or those picked outside a task (an end whose task holds none, such as a
+            // retry after its first attempt ended the pick's ticket).
+            let takes = |x: &Open| !x.ended && (owner.is_none() || x.owner.is_none());
+            let end = q.partition_point(|o| o.picked_ns <= started_ns);
+            let oldest = started_ns.saturating_sub(self.match_window_ns);
+            // The latest open ticket picked before the attempt started, within the window...
+            found = (0..end)
+                .rev()
                 .take(MAX_SCAN)
-                .take_while(|&i| q[i].picked_ns <= latest)
-                .find(|&i| !q[i].ended);
+                .take_while(|&i| q[i].picked_ns >= oldest)
+                .find(|&i| takes(&q[i]));
+            if found.is_none() {
+                // ...else the first picked just after it (the caller's clock and the driver's
+                // differ by the few microseconds between a pick and its callback's reading).
+                let latest = started_ns.saturating_add(SKEW_NS);
+                found = (end..q.len())
+                    .take(MAX_SCAN)
+                    .take_while(|&i| q[i].picked_ns <= latest)
+                    .find(|&i| takes(&q[i]));
+            }
         }
         let i = found?;
         q[i].ended = true;
@@ -196,7 +237,7 @@ mod tests {
         let id = l.open();
         let ticket = l.send(id, NodeId(node)).unwrap();
         l.close(id);
-        assert!(t.opened(NodeId(node), ticket, now).is_none());
+        assert!(t.opened(NodeId(node), ticket, now, None).is_none());
         ticket
     }
 
@@ -207,11 +248,11 @@ mod tests {
         let a = pick(&mut l, &mut t, 0, 20 * MS);
         let b = pick(&mut l, &mut t, 0, 21 * MS);
         // b's attempt started at 21 ms and ended at 30: it ends b, not the leaked one.
-        assert_eq!(t.take(NodeId(0), 21 * MS), Some(b));
-        assert_eq!(t.take(NodeId(0), 20 * MS), Some(a));
+        assert_eq!(t.take(NodeId(0), 21 * MS, None), Some(b));
+        assert_eq!(t.take(NodeId(0), 20 * MS, None), Some(a));
         assert_eq!(t.open(), 1);
         // A retry started at 500 ms has no ticket in its window: untracked.
-        assert_eq!(t.take(NodeId(0), 500 * MS), None);
+        assert_eq!(t.take(NodeId(0), 500 * MS, None), None);
         // The leaked ticket expires after the TTL, exactly once.
         let mut gone = Vec::new();
         assert!(!t.expire(1_009 * MS, 8, |x| gone.push(x)));
@@ -223,22 +264,78 @@ mod tests {
     }
 
     #[test]
+    fn an_end_in_the_picking_task_ends_that_tasks_ticket_whatever_the_clocks_say() {
+        let (mut l, mut t) = setup();
+        let (task_a, task_b) = (Some(Owner(1)), Some(Owner(2)));
+        let open = |l: &mut Ledger, t: &mut Tickets, at: u64, owner| {
+            let id = l.open();
+            let x = l.send(id, NodeId(0)).unwrap();
+            l.close(id);
+            assert!(t.opened(NodeId(0), x, at, owner).is_none());
+            x
+        };
+        let a = open(&mut l, &mut t, 0, task_a);
+        let b = open(&mut l, &mut t, 10 * MS, task_b);
+        // a's callback ran late: by time its attempt seems to have started at 12 ms, after b's
+        // pick, and would take b, leaving a open until the TTL. Its task says it is a's.
+        assert_eq!(t.take(NodeId(0), 12 * MS, task_a), Some(a));
+        assert_eq!(t.take(NodeId(0), 11 * MS, task_b), Some(b));
+        // A retry in a's task after its ticket ended is untracked, not another task's ticket.
+        let c = open(&mut l, &mut t, 20 * MS, task_b);
+        assert_eq!(t.take(NodeId(0), 21 * MS, task_a), None);
+        // A ticket picked outside a task is matched by time, also by an end inside one.
+        let d = open(&mut l, &mut t, 30 * MS, None);
+        assert_eq!(t.take(NodeId(0), 31 * MS, task_a), Some(d));
+        // And an end outside a task is matched by time among them all.
+        assert_eq!(t.take(NodeId(0), 20 * MS, None), Some(c));
+        assert_eq!(t.open(), 0);
+    }
+
+    #[test]
+    fn a_task_finds_its_ticket_behind_many_newer_picks() {
+        let (mut l, mut t) = setup();
+        let mut opened = Vec::new();
+        for i in 0..(MAX_SCAN as u64 * 2) {
+            let id = l.open();
+            let x = l.send(id, NodeId(3)).unwrap();
+            l.close(id);
+            assert!(t.opened(NodeId(3), x, i * 1_000, Some(Owner(i))).is_none());
+            opened.push(x);
+        }
+        // The first pick's end, long after: more than MAX_SCAN newer picks, out of the window.
+        assert_eq!(t.take(NodeId(3), 900 * MS, Some(Owner(0))), Some(opened[0]));
+        assert_eq!(t.open_for(NodeId(3)), MAX_SCAN * 2 - 1);
+    }
+
+    #[test]
+    fn the_running_tasks_owner_is_its_own_and_none_outside_a_task() {
+        assert_eq!(Owner::current(), None);
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let (a, b) = rt.block_on(async {
+            let a = tokio::spawn(async { Owner::current() }).await.unwrap();
+            let b = tokio::spawn(async { Owner::current() }).await.unwrap();
+            (a, b)
+        });
+        assert!(a.is_some() && b.is_some() && a != b, "{a:?} {b:?}");
+    }
+
+    #[test]
     fn the_per_node_bound_pushes_out_the_oldest_open_ticket() {
         let mut l = Ledger::new();
         let mut t = Tickets::new(1_000 * MS, 50 * MS, 2);
         let first = {
             let id = l.open();
             let x = l.send(id, NodeId(1)).unwrap();
-            assert!(t.opened(NodeId(1), x, 0).is_none());
+            assert!(t.opened(NodeId(1), x, 0, None).is_none());
             x
         };
         let id = l.open();
         let second = l.send(id, NodeId(1)).unwrap();
-        assert!(t.opened(NodeId(1), second, 1).is_none());
+        assert!(t.opened(NodeId(1), second, 1, None).is_none());
         let id = l.open();
         let third = l.send(id, NodeId(1)).unwrap();
-        assert_eq!(t.opened(NodeId(1), third, 2), Some(first));
+        assert_eq!(t.opened(NodeId(1), third, 2, None), Some(first));
         assert_eq!(t.open_for(NodeId(1)), 2);
-        assert_eq!(t.take(NodeId(7), 2), None, "an unknown node has no tickets");
+        assert_eq!(t.take(NodeId(7), 2, None), None, "an unknown node has no tickets");
     }
 }

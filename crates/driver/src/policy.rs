@@ -33,6 +33,7 @@
 
 use crate::builder::ReplicaLbPolicyBuilder;
 use crate::core::{AdapterStats, Core, Outcome};
+use crate::inflight::Owner;
 use crate::nodes::NodeKey;
 use policy::{Failure, MAX_REPLICAS};
 use rustc_hash::FxHashSet;
@@ -267,24 +268,26 @@ impl ReplicaLbPolicy {
         self.lock_shard(home)
     }
 
-    /// Ends an attempt in the shard that holds its pick, else as untracked in this thread's.
+    /// Ends an attempt in the shard that holds its pick (the driver reports it in the
+    /// request's task, which the pick's ticket names), else as untracked in this thread's.
     fn complete(&self, node: NodeRef<'_>, latency: Duration, outcome: Outcome) {
         let (key, latency) = (key(node), ns(latency));
+        let owner = Owner::current();
         let home = self.home();
         let now = self.now_ns();
-        if self.lock_shard(home).complete_matched(&key, latency, outcome, now) {
+        if self.lock_shard(home).complete_matched(&key, latency, outcome, now, owner) {
             return;
         }
-        self.complete_elsewhere(&key, home, latency, outcome);
+        self.complete_elsewhere(&key, home, latency, outcome, owner);
     }
 
     /// An attempt's end that this thread's shard does not hold: another's, or untracked.
     #[cold]
-    fn complete_elsewhere(&self, key: &NodeKey<'_>, home: usize, latency: u64, outcome: Outcome) {
+    fn complete_elsewhere(&self, key: &NodeKey<'_>, home: usize, latency: u64, outcome: Outcome, owner: Option<Owner>) {
         let n = self.shards.len();
         for k in 1..n {
             let now = self.now_ns();
-            if self.lock_shard((home + k) % n).complete_matched(key, latency, outcome, now) {
+            if self.lock_shard((home + k) % n).complete_matched(key, latency, outcome, now, owner) {
                 return;
             }
         }
@@ -422,7 +425,7 @@ impl ReplicaLbPolicy {
         let now = self.now_ns();
         let node = |i: usize| found[i].expect("a replica read above");
         let mut core = self.lock();
-        let pos = core.pick(n, |i| key(node(i)), |i| live(node(i)), true, now)?;
+        let pos = core.pick(n, |i| key(node(i)), |i| live(node(i)), true, now, Owner::current())?;
         let chosen = node(pos);
         let shard = if shards_known {
             shards[pos]
@@ -453,7 +456,9 @@ impl ReplicaLbPolicy {
         };
         let at = |i: usize| &nodes[(start + i) % len];
         let now = self.now_ns();
-        let pos = self.lock().pick(take, |i| key(at(i)), |i| live(at(i)), false, now)?;
+        let pos = self
+            .lock()
+            .pick(take, |i| key(at(i)), |i| live(at(i)), false, now, Owner::current())?;
         Some((at(pos), None))
     }
 

@@ -511,6 +511,14 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
         m.summary.latency_ms.p99,
         m.summary.latency_ms.p999
     ));
+    if let Some(a) = &report.adapter {
+        // How well the client policy's picks were paired with the driver's reports: an end
+        // matched to no pick, and a pick never ended, skew its view of requests in flight.
+        progress(&format!(
+            "{}: client policy's tickets: {} picks, {} ends matched, {} untracked, {} expired, {} open at the end",
+            run.label, a.picks, a.matched, a.untracked, a.expired, a.open
+        ));
+    }
     Ok(m)
 }
 
