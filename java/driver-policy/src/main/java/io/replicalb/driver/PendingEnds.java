@@ -19,14 +19,16 @@ final class PendingEnds {
 
     /** What one queued end carries; applied by the lock holder. */
     interface Sink {
-        /** An end: {@code node}, {@code outcome} (see {@link ReplicaLbLoadBalancingPolicy}), its latency and when it was seen. */
-        void ended(int node, int outcome, long latencyNs, long nowNs);
+        /** An end: {@code node}, {@code outcome} (see {@link ReplicaLbLoadBalancingPolicy}), its latency, when it was seen and its request. */
+        void ended(int node, int outcome, long latencyNs, long nowNs, Object request);
     }
 
     private final AtomicLongArray sequence = new AtomicLongArray(CAPACITY);
     private final long[] nodeAndOutcome = new long[CAPACITY];
     private final long[] latencyNs = new long[CAPACITY];
     private final long[] nowNs = new long[CAPACITY];
+    /** Each end's request (released when drained). */
+    private final Object[] requests = new Object[CAPACITY];
     private final AtomicLong tail = new AtomicLong();
     /** The next slot to drain: only the lock holder reads and writes it. */
     private long head;
@@ -38,7 +40,7 @@ final class PendingEnds {
     }
 
     /** Queues an end; false when full (nothing queued). Any thread. */
-    boolean offer(int node, int outcome, long latency, long now) {
+    boolean offer(int node, int outcome, long latency, long now, Object request) {
         long t;
         int i;
         for (;;) {
@@ -56,6 +58,7 @@ final class PendingEnds {
         nodeAndOutcome[i] = (long) node << 8 | outcome;
         latencyNs[i] = latency;
         nowNs[i] = now;
+        requests[i] = request;
         // Publishes the slot's fields (written above) to the drainer.
         sequence.set(i, t + 1);
         return true;
@@ -71,9 +74,11 @@ final class PendingEnds {
             long no = nodeAndOutcome[i];
             long latency = latencyNs[i];
             long now = nowNs[i];
+            Object request = requests[i];
+            requests[i] = null;
             sequence.set(i, head + CAPACITY);
             head++;
-            sink.ended((int) (no >>> 8), (int) (no & 0xff), latency, now);
+            sink.ended((int) (no >>> 8), (int) (no & 0xff), latency, now, request);
         }
     }
 }

@@ -380,7 +380,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
             }
             s.policy.onSend(first, now);
             s.picks++;
-            if (s.tickets.opened(first, now)) {
+            if (s.tickets.opened(first, now, request)) {
                 s.expired++;
                 s.policy.onFailure(first, Failure.TIMEOUT, now);
             }
@@ -504,7 +504,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
     @Override
     public void onNodeSuccess(Request request, long latencyNanos, DriverExecutionProfile executionProfile, Node node, String requestLogPrefix) {
         if (!HitRatePoller.isPoll(request)) {
-            ended(node, latencyNanos, null);
+            ended(node, latencyNanos, null, request);
         }
     }
 
@@ -513,7 +513,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
     public void onNodeError(
             Request request, Throwable error, long latencyNanos, DriverExecutionProfile executionProfile, Node node, String requestLogPrefix) {
         if (!HitRatePoller.isPoll(request)) {
-            ended(node, latencyNanos, failureOf(error));
+            ended(node, latencyNanos, failureOf(error), request);
         }
     }
 
@@ -538,13 +538,14 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
     }
 
     /**
-     * An attempt on {@code node} that took {@code latencyNs} ended: a reply ({@code failure}
-     * null) or a failure. It closes its ticket in the shard that holds it: the ending thread's
+     * An attempt of {@code request} on {@code node} that took {@code latencyNs} ended: a reply
+     * ({@code failure} null) or a failure. It closes its ticket (the one {@code request}'s plan
+     * opened on the node, else one matched by time) in the shard that holds it: the ending thread's
      * home shard is looked at first, then the others (each free one at once; the busy ones
      * after, waiting for all but the last, which gets the end queued). An end no shard matches
      * counts, in the home shard, as a send ended at once (untracked).
      */
-    private void ended(Node node, long latencyNs, Failure failure) {
+    private void ended(Node node, long latencyNs, Failure failure, Request request) {
         NodeTable.Entry e = nodes.get(node);
         if (e == null) {
             unknownNodes.incrementAndGet();
@@ -557,7 +558,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         int n = all.length;
         if (n == 1) {
             // One shared view: the ticket is here or nowhere.
-            all[0].deliver(e.id, outcome, latency, now);
+            all[0].deliver(e.id, outcome, latency, now, request);
             return;
         }
         Scratch scratch = SCRATCH.get();
@@ -572,7 +573,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
                 continue;
             }
             try {
-                if (s.drainedAndMatchedLocked(e.id, outcome, latency, now)) {
+                if (s.drainedAndMatchedLocked(e.id, outcome, latency, now, request)) {
                     return;
                 }
             } finally {
@@ -581,14 +582,14 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         }
         if (b == 0) {
             // No shard holds its ticket: untracked, at home.
-            all[home].deliver(e.id, outcome, latency, now);
+            all[home].deliver(e.id, outcome, latency, now, request);
             return;
         }
         for (int j = 0; j < b - 1; j++) {
             Shard s = all[busy[j]];
             s.lock.lock();
             try {
-                if (s.drainedAndMatchedLocked(e.id, outcome, latency, now)) {
+                if (s.drainedAndMatchedLocked(e.id, outcome, latency, now, request)) {
                     return;
                 }
             } finally {
@@ -596,7 +597,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
             }
         }
         // The last place its ticket can be: matched there, else untracked there.
-        all[busy[b - 1]].deliver(e.id, outcome, latency, now);
+        all[busy[b - 1]].deliver(e.id, outcome, latency, now, request);
     }
 
     /**
@@ -807,24 +808,24 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
          * Applies an end here: at once if the lock is free, else queued for its next holder
          * ({@link PendingEnds}; an end never waits for a plan), or, the queue full, waiting.
          */
-        void deliver(int node, int outcome, long latency, long seenNs) {
+        void deliver(int node, int outcome, long latency, long seenNs, Object request) {
             if (!lock.tryLock()) {
-                if (pending.offer(node, outcome, latency, seenNs)) {
+                if (pending.offer(node, outcome, latency, seenNs, request)) {
                     return;
                 }
                 lock.lock();
             }
             try {
                 pending.drain(applyEnd);
-                endLocked(node, outcome, latency, seenNs);
+                endLocked(node, outcome, latency, seenNs, request);
             } finally {
                 lock.unlock();
             }
         }
 
         /** Applies one end (the lock held): it closes its ticket here, or counts as a send ended at once. */
-        void endLocked(int node, int outcome, long latency, long seenNs) {
-            if (!matchedLocked(node, outcome, latency, seenNs)) {
+        void endLocked(int node, int outcome, long latency, long seenNs, Object request) {
+            if (!matchedLocked(node, outcome, latency, seenNs, request)) {
                 long now = lastNowNs;
                 untracked++;
                 policy.onSend(node, now);
@@ -836,16 +837,16 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
          * With the lock held: applies the ends queued here first, then this end if its ticket
          * is here; false: none matches here.
          */
-        boolean drainedAndMatchedLocked(int node, int outcome, long latency, long seenNs) {
+        boolean drainedAndMatchedLocked(int node, int outcome, long latency, long seenNs, Object request) {
             pending.drain(applyEnd);
-            return matchedLocked(node, outcome, latency, seenNs);
+            return matchedLocked(node, outcome, latency, seenNs, request);
         }
 
         /** Applies one end (the lock held) if its ticket is here; false: none matches here, nothing done. */
-        boolean matchedLocked(int node, int outcome, long latency, long seenNs) {
+        boolean matchedLocked(int node, int outcome, long latency, long seenNs, Object request) {
             long now = clock(seenNs);
             sweep(now);
-            if (!tickets.take(node, now - latency)) {
+            if (!tickets.take(node, now - latency, request)) {
                 return false;
             }
             matched++;

@@ -15,7 +15,13 @@ import java.util.function.IntConsumer;
  * those cases and drift up for ever; and retries and speculative executions end attempts that
  * no plan counted.
  *
- * <p>The rule: every plan opens a ticket on its first node, stamped with the plan time. An
+ * <p>The rule: every plan opens a ticket on its first node, stamped with the plan time and owned
+ * by the plan's request. The driver reports an attempt's end with the request it sent (the same
+ * object for the first attempt), so an end of a request that owns an open ticket of the node
+ * ends that ticket: an exact pairing, whatever the clocks say (by time alone, an end whose
+ * callback ran late took a newer plan's ticket, and a ticket left open looks like a request
+ * stuck at the node until the TTL). By time, for ends and tickets without an owner (or an end
+ * whose request owns none, such as a retry with a changed statement): an
  * attempt's end is matched to the node's latest open ticket stamped no later than the attempt
  * started ({@code now - latency}) and no earlier than {@code matchWindowNs} before it (else the
  * first stamped up to {@link #SKEW_NS} after it, for clock readings a little apart). An end that
@@ -26,7 +32,8 @@ import java.util.function.IntConsumer;
  * is zero.
  *
  * <p>Not thread-safe: the policy calls it under its lock. Times are non-negative nanoseconds
- * on one monotonic clock, never earlier than the previous call's.
+ * on one monotonic clock, never earlier than the previous call's. Owners are compared by
+ * identity and released when their ticket ends.
  */
 final class Tickets {
     /** How far back from an attempt's start a ticket is searched (entries skipped), at most. */
@@ -40,6 +47,8 @@ final class Tickets {
      */
     private static final class Ring {
         long[] buf = new long[8];
+        /** Each entry's owner (null: none, or ended), at the same index as its stamp. */
+        Object[] owners = new Object[8];
         int head;
         int size;
 
@@ -47,25 +56,38 @@ final class Tickets {
             return buf[(head + i) & (buf.length - 1)];
         }
 
-        void set(int i, long v) {
-            buf[(head + i) & (buf.length - 1)] = v;
+        Object ownerAt(int i) {
+            return owners[(head + i) & (buf.length - 1)];
         }
 
-        void pushBack(long v) {
+        /** Ends entry {@code i}: its stamp turns negative, its owner is released. */
+        void end(int i) {
+            int j = (head + i) & (buf.length - 1);
+            buf[j] = ~buf[j];
+            owners[j] = null;
+        }
+
+        void pushBack(long v, Object owner) {
             if (size == buf.length) {
                 long[] grown = new long[buf.length * 2];
+                Object[] grownOwners = new Object[buf.length * 2];
                 for (int i = 0; i < size; i++) {
                     grown[i] = at(i);
+                    grownOwners[i] = ownerAt(i);
                 }
                 buf = grown;
+                owners = grownOwners;
                 head = 0;
             }
-            set(size, v);
+            int j = (head + size) & (buf.length - 1);
+            buf[j] = v;
+            owners[j] = owner;
             size++;
         }
 
         long popFront() {
             long v = buf[head];
+            owners[head] = null;
             head = (head + 1) & (buf.length - 1);
             size--;
             return v;
@@ -115,10 +137,11 @@ final class Tickets {
     }
 
     /**
-     * Opens a ticket on {@code node} stamped {@code nowNs}. Returns whether the per-node bound
-     * pushed out an older open ticket, which the caller ends as a time-out.
+     * Opens a ticket on {@code node} stamped {@code nowNs}, owned by {@code owner} (the plan's
+     * request; null: none). Returns whether the per-node bound pushed out an older open
+     * ticket, which the caller ends as a time-out.
      */
-    boolean opened(int node, long nowNs) {
+    boolean opened(int node, long nowNs, Object owner) {
         if (node >= perNode.length) {
             perNode = Arrays.copyOf(perNode, Math.max(node + 1, perNode.length * 2));
         }
@@ -137,13 +160,16 @@ final class Tickets {
                 }
             }
         }
-        r.pushBack(nowNs);
+        r.pushBack(nowNs, owner);
         open++;
         return evicted;
     }
 
-    /** Ends the ticket of an attempt on {@code node} that started at {@code startedNs}; false: none matches (untracked). */
-    boolean take(int node, long startedNs) {
+    /**
+     * Ends the ticket of an attempt on {@code node} that started at {@code startedNs}, of the
+     * request {@code owner} (null: unknown); false: none matches (untracked).
+     */
+    boolean take(int node, long startedNs, Object owner) {
         if (node >= perNode.length || perNode[node] == null) {
             return false;
         }
@@ -151,22 +177,54 @@ final class Tickets {
         if (r.size == 0) {
             return false;
         }
-        // The common case: the node's latest plan is this attempt's.
-        long last = r.at(r.size - 1);
-        if (last >= 0 && last <= startedNs && last >= startedNs - matchWindowNs) {
-            r.size--;
+        // The common case: the node's latest plan is this attempt's (the same request; or,
+        // without one, open and stamped before it started, within the window).
+        int lastAt = r.size - 1;
+        long last = r.at(lastAt);
+        boolean own = owner != null ? r.ownerAt(lastAt) == owner : last <= startedNs && last >= startedNs - matchWindowNs;
+        if (last >= 0 && own) {
+            r.end(lastAt);
             r.trimEnded();
             open--;
             return true;
         }
-        return takeSlow(r, startedNs);
+        return takeSlow(r, startedNs, owner);
     }
 
     private static long stamp(long v) {
         return v < 0 ? ~v : v;
     }
 
-    private boolean takeSlow(Ring r, long startedNs) {
+    /** Whether the open entry {@code i} may be taken by an end of {@code owner} by time: any for an end without one, else only those without an owner. */
+    private static boolean takesByTime(Ring r, int i, Object owner) {
+        return r.at(i) >= 0 && (owner == null || r.ownerAt(i) == null);
+    }
+
+    private boolean takeSlow(Ring r, long startedNs, Object owner) {
+        int found = -1;
+        if (owner != null) {
+            // This request's latest open ticket of the node, however many plans came since.
+            for (int i = r.size - 1; i >= 0; i--) {
+                if (r.at(i) >= 0 && r.ownerAt(i) == owner) {
+                    found = i;
+                    break;
+                }
+            }
+        }
+        if (found < 0) {
+            found = byTime(r, startedNs, owner);
+        }
+        if (found < 0) {
+            return false;
+        }
+        r.end(found);
+        open--;
+        r.trimEnded();
+        return true;
+    }
+
+    /** The entry an end of {@code owner} that started at {@code startedNs} takes by time, or -1. */
+    private int byTime(Ring r, long startedNs, Object owner) {
         // The first entry stamped after the start.
         int lo = 0;
         int hi = r.size;
@@ -180,39 +238,26 @@ final class Tickets {
         }
         int end = lo;
         long oldest = startedNs - matchWindowNs;
-        int found = -1;
         // The latest open ticket stamped before the attempt started, within the window...
         for (int i = end - 1, k = 0; i >= 0 && k < MAX_SCAN; i--, k++) {
-            long v = r.at(i);
-            if (stamp(v) < oldest) {
+            if (stamp(r.at(i)) < oldest) {
                 break;
             }
-            if (v >= 0) {
-                found = i;
+            if (takesByTime(r, i, owner)) {
+                return i;
+            }
+        }
+        // ...else the first stamped just after it.
+        long latest = startedNs + SKEW_NS;
+        for (int i = end, k = 0; i < r.size && k < MAX_SCAN; i++, k++) {
+            if (stamp(r.at(i)) > latest) {
                 break;
             }
-        }
-        if (found < 0) {
-            // ...else the first stamped just after it.
-            long latest = startedNs + SKEW_NS;
-            for (int i = end, k = 0; i < r.size && k < MAX_SCAN; i++, k++) {
-                long v = r.at(i);
-                if (stamp(v) > latest) {
-                    break;
-                }
-                if (v >= 0) {
-                    found = i;
-                    break;
-                }
+            if (takesByTime(r, i, owner)) {
+                return i;
             }
         }
-        if (found < 0) {
-            return false;
-        }
-        r.set(found, ~r.at(found));
-        open--;
-        r.trimEnded();
-        return true;
+        return -1;
     }
 
     /**

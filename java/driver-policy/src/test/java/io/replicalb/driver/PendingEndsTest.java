@@ -13,24 +13,30 @@ class PendingEndsTest {
     void ends_come_out_in_order_with_their_fields_and_a_full_queue_refuses() {
         PendingEnds q = new PendingEnds();
         List<long[]> out = new ArrayList<>();
-        PendingEnds.Sink sink = (node, outcome, latency, now) -> out.add(new long[] {node, outcome, latency, now});
-        assertTrue(q.offer(4095, 3, 123, 456));
-        assertTrue(q.offer(0, 0, 0, 1));
+        List<Object> requests = new ArrayList<>();
+        PendingEnds.Sink sink = (node, outcome, latency, now, request) -> {
+            out.add(new long[] {node, outcome, latency, now});
+            requests.add(request);
+        };
+        Object request = new Object();
+        assertTrue(q.offer(4095, 3, 123, 456, request));
+        assertTrue(q.offer(0, 0, 0, 1, null));
         q.drain(sink);
         assertEquals(2, out.size());
+        assertTrue(requests.get(0) == request && requests.get(1) == null, "each end carries its own request");
         assertEquals(List.of(4095L, 3L, 123L, 456L), List.of(out.get(0)[0], out.get(0)[1], out.get(0)[2], out.get(0)[3]));
         assertEquals(0L, out.get(1)[0]);
         for (int i = 0; i < PendingEnds.CAPACITY; i++) {
-            assertTrue(q.offer(i % 7, 0, i, i));
+            assertTrue(q.offer(i % 7, 0, i, i, null));
         }
-        assertFalse(q.offer(1, 0, 0, 0), "full");
+        assertFalse(q.offer(1, 0, 0, 0, null), "full");
         out.clear();
         q.drain(sink);
         assertEquals(PendingEnds.CAPACITY, out.size());
         for (int i = 0; i < out.size(); i++) {
             assertEquals(i, out.get(i)[2]);
         }
-        assertTrue(q.offer(1, 0, 0, 0), "room again");
+        assertTrue(q.offer(1, 0, 0, 0, null), "room again");
     }
 
     @Test
@@ -39,7 +45,7 @@ class PendingEndsTest {
         int each = 100_000;
         long[] seen = new long[2];
         long[] last = {-1, -1};
-        PendingEnds.Sink sink = (node, outcome, latency, now) -> {
+        PendingEnds.Sink sink = (node, outcome, latency, now, request) -> {
             seen[node]++;
             assertTrue(latency > last[node], "each producer's ends in its order");
             last[node] = latency;
@@ -49,7 +55,7 @@ class PendingEndsTest {
             int node = p;
             Thread t = new Thread(() -> {
                 for (int i = 0; i < each; i++) {
-                    while (!q.offer(node, 0, i, i)) {
+                    while (!q.offer(node, 0, i, i, null)) {
                         Thread.onSpinWait();
                     }
                 }
