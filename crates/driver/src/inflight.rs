@@ -12,10 +12,11 @@
 //! async task it ran in ([`Owner`]). The driver runs a request's plan and reports its attempts'
 //! ends inside the request's own task, so an end made in a task that holds an open ticket of
 //! the node ends that ticket: an exact pairing, whatever the clocks say. Matching by time alone
-//! lost tickets whenever a thread was descheduled between an attempt's end and its callback
-//! (the attempt then seems to have started later, after newer picks of the node), and a lost
-//! ticket looks like a request stuck at the node until the TTL: the ranking's wait bound then
-//! keeps the node out of that shard's choices for seconds. By time, for ends and tickets
+//! let an end take another request's ticket of the node (with several shards, the ending
+//! thread's own shard is searched first and may hold only another request's older ticket);
+//! the robbed request's end then found no ticket picked before it started within the window,
+//! and the robber's own ticket stayed open: a request stuck at the node, to the ranking's wait
+//! bound, until the TTL, which keeps the node out of that shard's choices for seconds. By time, for ends and tickets
 //! without a task (or an end whose task holds none): an
 //! attempt's end is matched to the node's latest open ticket picked no later than the attempt
 //! started (`now - latency`) and no earlier than [`Tickets::match_window_ns`] before it (else
@@ -276,7 +277,7 @@ mod tests {
         };
         let a = open(&mut l, &mut t, 0, task_a);
         let b = open(&mut l, &mut t, 10 * MS, task_b);
-        // a's callback ran late: by time its attempt seems to have started at 12 ms, after b's
+        // a's end, by time, seems to have started at 12 ms (its callback ran late), after b's
         // pick, and would take b, leaving a open until the TTL. Its task says it is a's.
         assert_eq!(t.take(NodeId(0), 12 * MS, task_a), Some(a));
         assert_eq!(t.take(NodeId(0), 11 * MS, task_b), Some(b));

@@ -86,3 +86,86 @@ fn threads_picking_and_reporting_keep_the_counts_exact() {
         assert_eq!(st.runtime.violations, 0);
     }
 }
+
+type NodeArc = std::sync::Arc<scylla::cluster::Node>;
+
+/// One request's side of [`late_end_of_a_second_request`]: picks on `policy` (until it lands
+/// on `on`, when given; the other picks end at once) and returns the node.
+fn pick_on(policy: &ReplicaLbPolicy, state: &scylla::cluster::ClusterState, on: Option<&NodeArc>) -> NodeArc {
+    let spec = TableSpec::borrowed("ks", "t");
+    let mut info = RoutingInfo::default();
+    info.token = Some(Token::new(42));
+    info.table = Some(&spec);
+    loop {
+        let (node, _) = policy.pick(&info, state).expect("live replicas");
+        if on.is_none_or(|x| std::sync::Arc::ptr_eq(x, node)) {
+            return node.clone();
+        }
+        policy.on_request_success(&info, Duration::ZERO, node);
+    }
+}
+
+/// Two requests to one node: `d` picks, `a` picks 10 ms later and its end reports 5 ms of
+/// latency (so by time `d`'s older ticket is its best match, as when an end is matched in a
+/// shard that holds only another request's older ticket of the node), then
+/// `d` ends 100 ms after, beyond the match window. Returns the untracked ends and the requests
+/// still counted in flight. `in_tasks`: each request picks and ends in its own tokio task, as
+/// inside the scylla driver; else both run on this thread, outside any task.
+fn late_end_of_a_second_request(in_tasks: bool) -> (u64, u64) {
+    let (rt, cluster) = FakeCluster::six_in_one_dc();
+    let session = cluster.session(&rt);
+    let state = session.get_cluster_state();
+    let policy = std::sync::Arc::new(ReplicaLbPolicy::builder("c3").seed(3).shards(1).build().unwrap());
+    let end = |policy: &ReplicaLbPolicy, node: &NodeArc, latency: Duration| {
+        let spec = TableSpec::borrowed("ks", "t");
+        let mut info = RoutingInfo::default();
+        info.table = Some(&spec);
+        policy.on_request_success(&info, latency, node);
+    };
+    if in_tasks {
+        // Two workers: `d`'s task blocks one while it waits for its end.
+        let tasks = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
+        let (x_tx, x_rx) = std::sync::mpsc::channel();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let d = tasks.spawn({
+            let (policy, state) = (policy.clone(), state.clone());
+            async move {
+                let x = pick_on(&policy, &state, None);
+                x_tx.send(x.clone()).unwrap();
+                go_rx.recv().unwrap();
+                end(&policy, &x, Duration::ZERO);
+            }
+        });
+        let x = x_rx.recv().unwrap();
+        std::thread::sleep(Duration::from_millis(10));
+        let a = tasks.spawn({
+            let (policy, state, x) = (policy.clone(), state.clone(), x.clone());
+            async move {
+                pick_on(&policy, &state, Some(&x));
+                end(&policy, &x, Duration::from_millis(5));
+            }
+        });
+        tasks.block_on(a).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        go_tx.send(()).unwrap();
+        tasks.block_on(d).unwrap();
+    } else {
+        let x = pick_on(&policy, &state, None);
+        std::thread::sleep(Duration::from_millis(10));
+        pick_on(&policy, &state, Some(&x));
+        end(&policy, &x, Duration::from_millis(5));
+        std::thread::sleep(Duration::from_millis(100));
+        end(&policy, &x, Duration::ZERO);
+    }
+    (policy.stats().untracked, policy.outstanding())
+}
+
+#[test]
+fn an_end_takes_its_own_tasks_pick_where_times_would_take_another() {
+    // By time alone, `a`'s end takes `d`'s older ticket, and `d`'s end, 100 ms on, finds only
+    // `a`'s, picked after it started and beyond the window: untracked, and `a`'s ticket keeps
+    // counting a request in flight until the TTL (a phantom the ranking reads as a stuck node).
+    assert_eq!(late_end_of_a_second_request(false), (1, 1), "outside tasks, times pair them");
+    // In their tasks each end takes its own ticket.
+    assert_eq!(late_end_of_a_second_request(true), (0, 0));
+}

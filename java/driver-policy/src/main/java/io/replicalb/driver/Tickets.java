@@ -18,9 +18,10 @@ import java.util.function.IntConsumer;
  * <p>The rule: every plan opens a ticket on its first node, stamped with the plan time and owned
  * by the plan's request. The driver reports an attempt's end with the request it sent (the same
  * object for the first attempt), so an end of a request that owns an open ticket of the node
- * ends that ticket: an exact pairing, whatever the clocks say (by time alone, an end whose
- * callback ran late took a newer plan's ticket, and a ticket left open looks like a request
- * stuck at the node until the TTL). By time, for ends and tickets without an owner (or an end
+ * ends that ticket: an exact pairing, whatever the clocks say (by time alone, an end could take
+ * another request's ticket, for instance in a shard that held only another request's older
+ * ticket of the node; the robbed request's end then matched none, and the robber's own ticket
+ * stayed open, a request stuck at the node until the TTL). By time, for ends and tickets without an owner (or an end
  * whose request owns none, such as a retry with a changed statement): an
  * attempt's end is matched to the node's latest open ticket stamped no later than the attempt
  * started ({@code now - latency}) and no earlier than {@code matchWindowNs} before it (else the

@@ -59,7 +59,7 @@ class TicketsTest {
         Object b = new Object();
         t.opened(0, 0, a);
         t.opened(0, 10 * MS, b);
-        // a's callback ran late: by time its attempt seems to have started at 12 ms, after b's
+        // a's end, by time, seems to have started at 12 ms (its callback ran late), after b's
         // plan, and would take b's ticket. Its request says which is its own.
         assertTrue(t.take(0, 12 * MS, a));
         assertEquals(1, t.openFor(0));
