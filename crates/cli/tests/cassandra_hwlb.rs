@@ -17,7 +17,9 @@
 //!   few (with speculative retry off, a QUORUM read is one data and one digest read);
 //! - `cluster switch --coordinator-policy naive` turns HWLB off at run time (and `cluster status`
 //!   shows it): no more draws, and every coordinator reads locally first, as Cassandra without
-//!   the plug-in.
+//!   the plug-in;
+//! - switched to `unified` and node 2 restarted again: every coordinator leaves the cold node
+//!   out of its reads, warm-up reads are sent (none fails) and reach node 2.
 //!
 //! `each_table_is_balanced_by_its_own_hit_rates` (per-table hit rates, docs/cassandra-hwlb.md):
 //! one cluster with the plug-in (its query handler installed), two row-cached tables, node 2
@@ -289,8 +291,69 @@ fn hwlb_inside_cassandra_draws_replicas_as_its_rows_and_cassandra_reads_them() {
         assert_eq!(n["plugin"]["policy"], "naive", "{n}");
         assert!(n["plugin"]["reads_coordinated"].as_u64().unwrap() > 100, "{n}");
     }
+
+    // 4. unified's warm-up reads: node 2, restarted again, is cold; every coordinator leaves it
+    //    out of its reads and reads it in the background instead (the query handler sends).
+    run(&["cluster", "switch", "--dir", &d, "--coordinator-policy", "unified"]);
+    run(&["cluster", "restart", "--dir", &d, "--node", "2", "--down-s", "1"]);
+    std::thread::sleep(Duration::from_secs(3));
+    let (w_before, v_before) = rt.block_on(async {
+        let (mut w, mut v) = (Vec::new(), Vec::new());
+        for a in &addrs {
+            w.push(warmup(&session, *a).await);
+            v.push(view(&session, *a).await);
+        }
+        (w, v)
+    });
+    let window = bench(&d, "10");
+    assert_eq!(window["errors"], 0, "{window}");
+    assert_eq!(window["timeouts"], 0, "{window}");
+    let (w_after, v_after) = rt.block_on(async {
+        let (mut w, mut v) = (Vec::new(), Vec::new());
+        for a in &addrs {
+            w.push(warmup(&session, *a).await);
+            v.push(view(&session, *a).await);
+        }
+        (w, v)
+    });
+    let delta = |i: usize, f: fn(&[i64; 4]) -> i64| f(&w_after[i]) - f(&w_before[i]);
+    let left_out: i64 = (0..3).map(|i| delta(i, |w| w[0])).sum();
+    let sent: i64 = (0..3).map(|i| delta(i, |w| w[1])).sum();
+    let failed: i64 = (0..3).map(|i| delta(i, |w| w[3])).sum();
+    let node2_reads = v_after[2].table_reads - v_before[2].table_reads;
+    eprintln!("unified warm-up: {left_out} reads left node 2 out, {sent} warm-up reads sent, {failed} failed; node 2 executed {node2_reads} reads");
+    for c in 0..3 {
+        assert!(
+            delta(c, |w| w[0]) > 100,
+            "coordinator {c} left the cold node out of {} reads",
+            delta(c, |w| w[0])
+        );
+    }
+    assert!(sent > 50, "{sent} warm-up reads sent");
+    assert_eq!(failed, 0, "warm-up reads failed");
+    assert!(node2_reads > 0, "the warm-up reads reached node 2");
     run(&["cluster", "down", "--dir", &d]);
     cluster.remove();
+}
+
+/// A node's plug-in warm-up counters: reads that left a cold replica out, warm-up reads sent,
+/// skipped and failed.
+async fn warmup(s: &Session, addr: SocketAddr) -> [i64; 4] {
+    let (left_out, sent, skipped, failed) = s
+        .query_unpaged(
+            on(
+                addr,
+                "SELECT cold_left_out, warmup_reads, warmup_skipped, warmup_failures FROM replica_lb_hwlb.node",
+            ),
+            (),
+        )
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .first_row::<(i64, i64, i64, i64)>()
+        .unwrap();
+    [left_out, sent, skipped, failed]
 }
 
 async fn s_exec(s: &Session, addr: SocketAddr, cql: &str) {

@@ -256,19 +256,28 @@ fn targets_and_background(p: &mut dyn Policy, req: &Request<'_>, now_ns: u64, dr
 
 #[test]
 fn warm_up_reads_keep_a_restarted_node_off_the_request_path_until_it_is_warm() {
-    let mut p = hwlb_with(&[("warmup_reads", 0.5)]);
+    let mut p = hwlb_with(&[("warmup_reads", 1.0)]);
     let t0 = 10 * MS;
     p.on_node_up(NodeId(0), NodeCaps::default(), t0);
     tell(p.as_mut(), 0, 0.1, t0);
     tell(p.as_mut(), 1, 0.8, t0);
     tell(p.as_mut(), 2, 0.8, t0);
-    // QUORUM from coordinator 1: both reads go to the warm nodes; half the requests also read
-    // the cold node in the background.
+    // QUORUM from coordinator 1: both reads go to the warm nodes (0.2 misses per read each);
+    // the cold node reads in the background at the pace that gives it as many misses: 0.2 /
+    // 0.9 of the requests.
     let draws = 20_000;
     let (targets, background) = targets_and_background(p.as_mut(), &request(Some(NodeId(1)), 2), t0, draws);
     assert_eq!(targets, [0, draws, draws]);
-    assert!(close(background[0], draws, 0.5), "{background:?}");
+    assert!(close(background[0], draws, 0.2 / 0.9), "{background:?}");
     assert_eq!(&background[1..], [0, 0]);
+    // Half the share: half the pace.
+    let mut half = hwlb_with(&[("warmup_reads", 0.5)]);
+    half.on_node_up(NodeId(0), NodeCaps::default(), t0);
+    for (node, rate) in [(0, 0.1), (1, 0.8), (2, 0.8)] {
+        tell(half.as_mut(), node, rate, t0);
+    }
+    let (_, background) = targets_and_background(half.as_mut(), &request(Some(NodeId(1)), 2), t0, draws);
+    assert!(close(background[0], draws, 0.1 / 0.9), "{background:?}");
     // The cold node as coordinator reads from the warm ones too.
     let (targets, _) = targets_and_background(p.as_mut(), &request(Some(NodeId(0)), 2), t0, 1000);
     assert_eq!(targets, [0, 1000, 1000]);

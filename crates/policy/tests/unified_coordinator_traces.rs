@@ -16,6 +16,8 @@ use policy::types::{NodeId, MAX_REPLICAS};
 use policy::unified::coordinator::{coordinator_order, CoordinatorHealth, CoordinatorRule, OrderRequest};
 
 const NODES: usize = 4;
+/// How long after coming up a node counts as warming (unified's `warmup_window_s`), us.
+const WARMUP_WINDOW_US: u64 = 900_000_000;
 
 /// One case being written: the Rust rule's state and the case's JSON events so far.
 struct Case {
@@ -24,10 +26,14 @@ struct Case {
     health: CoordinatorHealth,
     live: [bool; NODES],
     rates: [Option<f64>; NODES],
+    /// When each node last came up (`up` events), us; the case's coordinator started long
+    /// before, so a node that never came up is not warming.
+    up_at_us: [Option<u64>; NODES],
     t_us: u64,
     events: Vec<String>,
     plans: usize,
     passed_plans: usize,
+    background_plans: usize,
 }
 
 impl Case {
@@ -38,10 +44,12 @@ impl Case {
             health: CoordinatorHealth::new(CoordinatorRule::default()),
             live: [true; NODES],
             rates: [Some(0.9), Some(0.85), Some(0.82), Some(0.9)],
+            up_at_us: [None; NODES],
             t_us: 0,
             events: Vec::new(),
             plans: 0,
             passed_plans: 0,
+            background_plans: 0,
         }
     }
 
@@ -113,6 +121,7 @@ impl Case {
 
     fn up(&mut self, node: u16) -> &mut Self {
         self.live[node as usize] = true;
+        self.up_at_us[node as usize] = Some(self.t_us);
         self.health.reset(NodeId(node));
         self.push(format!("\"event\": \"up\", \"node\": {node}"));
         self
@@ -127,9 +136,19 @@ impl Case {
 
     /// A read over `replicas` (inner order) at coordinator `local`, k, draw `unit`.
     fn plan(&mut self, replicas: &[u16], local: u16, k: usize, unit: f64) -> &mut Self {
+        self.plan_warming(replicas, local, k, unit, 0.5)
+    }
+
+    /// The same, with `background_unit` deciding whether a cold replica is read in the
+    /// background.
+    fn plan_warming(&mut self, replicas: &[u16], local: u16, k: usize, unit: f64, background_unit: f64) -> &mut Self {
         let ids: Vec<NodeId> = replicas.iter().map(|&r| NodeId(r)).collect();
         let live: Vec<bool> = replicas.iter().map(|&r| self.live[r as usize]).collect();
         let rates: Vec<Option<f64>> = replicas.iter().map(|&r| self.rates[r as usize]).collect();
+        let warming: Vec<bool> = replicas
+            .iter()
+            .map(|&r| self.up_at_us[r as usize].is_some_and(|t| self.t_us - t < WARMUP_WINDOW_US))
+            .collect();
         let req = OrderRequest {
             replicas: &ids,
             live: &live,
@@ -137,6 +156,9 @@ impl Case {
             local: NodeId(local),
             k,
             unit,
+            warming: &warming,
+            warmup_share: 1.0,
+            background_unit,
         };
         let mut out = [NodeId(0); MAX_REPLICAS];
         let now = self.now_ns();
@@ -147,12 +169,16 @@ impl Case {
         if outcome.passed_over > 0 {
             self.passed_plans += 1;
         }
+        if outcome.background.is_some() {
+            self.background_plans += 1;
+        }
         self.push(format!(
-            "\"event\": \"plan\", \"replicas\": [{}], \"local\": {local}, \"k\": {k}, \"u\": {unit}, \"expect\": [{}], \"drawn\": {}, \"passed_over\": {}",
+            "\"event\": \"plan\", \"replicas\": [{}], \"local\": {local}, \"k\": {k}, \"u\": {unit}, \"expect\": [{}], \"drawn\": {}, \"passed_over\": {}, \"u_background\": {background_unit}, \"background\": {}",
             list.join(", "),
             order.join(", "),
             outcome.drawn,
-            outcome.passed_over
+            outcome.passed_over,
+            outcome.background.map_or(-1, |b| i32::from(b.0))
         ));
         self
     }
@@ -272,7 +298,7 @@ fn cases() -> Vec<Case> {
         .plan(&R, 0, 2, 0.6);
     out.push(c);
 
-    let mut c = Case::new("cold-restart", "replica 2 restarts with an empty cache (rate 0.1): slow but cold, so never passed over for it; HWLB shrinks its share; once warm (0.85) the same slowness passes it over");
+    let mut c = Case::new("cold-restart", "replica 2 restarts with an empty cache (rate 0.1): slow but cold, so never passed over for it; no read waits for it while the two warm replicas can serve (it warms in the background); once warm (0.85) the same slowness passes it over");
     c.warm().at(10).down(2).plan(&R, 0, 2, 0.3).at(2000).up(2);
     c.rates([Some(0.9), Some(0.88), Some(0.1), Some(0.9)]);
     c.traffic(2, 3, 30_000).traffic(0, 2, 1000).traffic(1, 2, 1000).at(2010);
@@ -282,6 +308,43 @@ fn cases() -> Vec<Case> {
     c.rates([Some(0.9), Some(0.88), Some(0.85), Some(0.9)])
         .plan(&R, 0, 2, 0.35)
         .plan(&R, 0, 1, 0.9);
+    out.push(c);
+
+    let mut c = Case::new(
+        "warm-up",
+        "replica 2 comes back with a cold cache (0.2 against 0.9 and 0.88): reads go to the warm replicas, it comes after them, and a read also reads it in the background when u_background is below the pace that gives it the warm replicas' misses per second; at ALL (too few warm) it takes its HWLB share; with replica 1 back cold too, QUORUM cannot avoid them (HWLB's shares) but ONE can (the coldest warms); after the warming window, its HWLB share",
+    );
+    c.warm()
+        .at(10)
+        .down(2)
+        .at(1000)
+        .up(2)
+        .rates([Some(0.9), Some(0.88), Some(0.2), Some(0.9)]);
+    c.traffic(0, 2, 1000).traffic(1, 2, 1000).at(1010);
+    for ub in [0.05, 0.13, 0.14, 0.9] {
+        c.plan_warming(&R, 0, 2, 0.5, ub)
+            .plan_warming(&R, 2, 2, 0.5, ub)
+            .plan_warming(&R, 3, 1, 0.3, ub)
+            .plan_warming(&R, 3, 1, 0.8, ub);
+    }
+    c.plan_warming(&R, 0, 3, 0.5, 0.01);
+    c.rates([Some(0.9), Some(0.88), Some(0.6), Some(0.9)])
+        .plan_warming(&R, 0, 2, 0.5, 0.3)
+        .plan_warming(&R, 0, 2, 0.5, 0.5)
+        .plan_warming(&R, 3, 1, 0.5, 0.2);
+    c.at(1100)
+        .down(1)
+        .at(1200)
+        .up(1)
+        .rates([Some(0.9), Some(0.3), Some(0.2), Some(0.9)]);
+    c.traffic(0, 2, 1000).at(1210);
+    for ub in [0.1, 0.6] {
+        c.plan_warming(&R, 0, 2, 0.5, ub).plan_warming(&R, 3, 1, 0.5, ub);
+    }
+    c.at(1200 + 900_000)
+        .traffic(0, 2, 1000)
+        .plan_warming(&R, 0, 2, 0.5, 0.01)
+        .plan_warming(&R, 3, 1, 0.5, 0.01);
     out.push(c);
 
     let mut c = Case::new(
@@ -388,6 +451,8 @@ fn the_traces_file_is_what_the_rust_rule_gives() {
     for c in &cases {
         assert!(c.plans > 0, "{}: no plan", c.name);
     }
+    let background: usize = cases.iter().map(|c| c.background_plans).sum();
+    assert!(background > 3, "the traces warm a cold replica in some plans: {background}");
     let passed: usize = cases.iter().map(|c| c.passed_plans).sum();
     let plans: usize = cases.iter().map(|c| c.plans).sum();
     assert!(
@@ -423,6 +488,21 @@ fn the_traces_cover_what_they_claim() {
     assert!(has(
         restarted,
         "\"k\": 1, \"u\": 0.5, \"expect\": [0, 2, 1], \"drawn\": true, \"passed_over\": 1"
+    ));
+    // Warm-up: the cold replica after the warm ones, read in the background below the pace
+    // (0.11 / 0.8 of the reads at QUORUM), never at ALL.
+    let warm_up = find("warm-up");
+    assert!(has(
+        warm_up,
+        "\"k\": 2, \"u\": 0.5, \"expect\": [0, 1, 2], \"drawn\": false, \"passed_over\": 0, \"u_background\": 0.13, \"background\": 2"
+    ));
+    assert!(has(
+        warm_up,
+        "\"k\": 2, \"u\": 0.5, \"expect\": [0, 1, 2], \"drawn\": false, \"passed_over\": 0, \"u_background\": 0.14, \"background\": -1"
+    ));
+    assert!(has(
+        warm_up,
+        "\"k\": 3, \"u\": 0.5, \"expect\": [0, 1, 2], \"drawn\": false, \"passed_over\": 0, \"u_background\": 0.01, \"background\": -1"
     ));
     // Paused and busy: the last resort still answering comes before the paused one.
     assert!(has(

@@ -37,6 +37,19 @@ pub struct NodeCounters {
     pub hit_rate: f64,
 }
 
+/// One node's plug-in warm-up counters (cumulative since it started).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WarmupCounters {
+    /// Reads that left a cold warming replica out.
+    pub cold_left_out: u64,
+    /// Warm-up reads sent.
+    pub sent: u64,
+    /// Warm-up reads skipped: too many unanswered at the cold replica.
+    pub skipped: u64,
+    /// Warm-up reads that could not be built or sent.
+    pub failed: u64,
+}
+
 /// Where the cache counters come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
@@ -180,6 +193,33 @@ impl Observer {
             remote_reads: n(remote),
             table_reads,
             hit_rate: hit_rate.unwrap_or(0.0),
+        })
+    }
+
+    /// Node `node`'s plug-in warm-up counters (`unified`): reads that left a cold replica out,
+    /// and warm-up reads sent, skipped (too many unanswered) and failed.
+    pub async fn warmup_counters(&self, node: u32) -> Result<WarmupCounters, String> {
+        let what = format!("node {node}: replica_lb_hwlb.node warm-up counters");
+        let st = self.on_node(
+            node,
+            "SELECT cold_left_out, warmup_reads, warmup_skipped, warmup_failures FROM replica_lb_hwlb.node",
+        )?;
+        let row = self
+            .session
+            .query_unpaged(st, ())
+            .await
+            .map_err(|e| format!("{what}: {e}"))?
+            .into_rows_result()
+            .map_err(|e| format!("{what}: {e}"))?
+            .maybe_first_row::<(Option<i64>, Option<i64>, Option<i64>, Option<i64>)>()
+            .map_err(|e| format!("{what}: {e}"))?
+            .ok_or_else(|| format!("{what}: no row (is the plug-in installed?)"))?;
+        let n = |v: Option<i64>| v.unwrap_or(0).max(0) as u64;
+        Ok(WarmupCounters {
+            cold_left_out: n(row.0),
+            sent: n(row.1),
+            skipped: n(row.2),
+            failed: n(row.3),
         })
     }
 

@@ -511,6 +511,26 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
         m.summary.latency_ms.p99,
         m.summary.latency_ms.p999
     ));
+    if source == Some(Source::Plugin) {
+        // What the plug-in's warm-up did on each node (a restarted replica left out of reads,
+        // read in the background instead); a node that does not answer is said, not fatal.
+        let line = rt.block_on(async {
+            let observer = Observer::connect(plan.nodes, KEYSPACE, cql::TABLE, Source::Plugin).await?;
+            let mut cells = Vec::new();
+            for node in 0..plan.nodes {
+                let w = observer.warmup_counters(node).await?;
+                cells.push(format!(
+                    "node {node} {} left out, {} sent, {} skipped, {} failed",
+                    w.cold_left_out, w.sent, w.skipped, w.failed
+                ));
+            }
+            Ok::<_, String>(cells.join("; "))
+        });
+        match line {
+            Ok(l) => progress(&format!("{}: plug-in warm-up reads: {l}", run.label)),
+            Err(e) => progress(&format!("{}: plug-in warm-up counters not read: {e}", run.label)),
+        }
+    }
     if let Some(a) = &report.adapter {
         // How well the client policy's picks were paired with the driver's reports: an end
         // matched to no pick, and a pick never ended, skew its view of requests in flight.

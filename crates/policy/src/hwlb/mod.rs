@@ -3,7 +3,7 @@
 //! exact probabilities. See docs/algorithms.md, section 1; each step is its own module:
 //! [`tracker`] (a node's own hit rate), [`publish`] (when it goes out by gossip), [`peers`] (what a coordinator knows of the others),
 //! [`shares`] (P_j), [`redistribution`] (each coordinator's row), [`plan`] (the whole plan and
-//! when HWLB steps aside), [`sampling`] (k distinct replicas) and [`policy`] (the `hwlb` policy).
+//! when HWLB steps aside), [`sampling`] (k distinct replicas), [`warmup`] (warm-up reads for a restarted replica) and [`policy`] (the `hwlb` policy).
 
 pub mod peers;
 pub mod plan;
@@ -13,6 +13,7 @@ pub mod redistribution;
 pub mod sampling;
 pub mod shares;
 pub mod tracker;
+pub mod warmup;
 
 pub use plan::{HwlbPlan, PlanConfig, StepAside};
 pub use policy::Hwlb;

@@ -13,6 +13,7 @@
 use super::peers::PeerRates;
 use super::plan::{HwlbPlan, PlanConfig, StepAside, DEFAULT_HIT_RATE_CAP, DEFAULT_MIN_SPREAD};
 use super::sampling::SamplingRow;
+use super::warmup::{self, ColdSplit};
 use crate::order::local_first_then_random;
 use crate::params::{ParamDefault as D, ParamSpec, ParamTable, Params, PolicyError};
 use crate::policy::Policy;
@@ -80,7 +81,7 @@ pub static PARAMS: [ParamSpec; 9] = [
             min: 0.0,
             max: 1.0,
         },
-        description: "warm-up reads (0 = off, as published): a replica colder than the warmest by more than 0.05 serves no reads of its own while enough others can, and this share of reads also reads the key from it in the background",
+        description: "warm-up reads (0 = off, as published): a restarted replica colder than the warmest by more than 0.05 serves no reads of its own while enough others can, and reads keys in the background at this fraction of the pace that gives it its warm peers' misses per second (1 = the same misses per second)",
     },
     ParamSpec {
         name: "warmup_max_in_flight",
@@ -137,15 +138,13 @@ struct CachedPlan {
     local: Option<NodeId>,
     active: bool,
     row: SamplingRow,
+    /// A candidate's expected cache misses per read ([`warmup::misses_per_read`]).
+    misses_per_read: f64,
     /// The peer table's version when the rates were last checked against this plan.
     checked_version: u64,
     /// Until when those rates cannot change by ageing alone, ns.
     valid_until_ns: u64,
 }
-
-/// With warm-up reads on, a replica whose hit rate is below the warmest's by more than this
-/// is cold: it serves no reads of its own and warms from background reads.
-pub const WARM_WITHIN: f64 = 0.05;
 
 /// Warm-up reads: background reads that fill a cold replica's cache off the request path.
 #[derive(Clone, Copy, Debug)]
@@ -199,7 +198,9 @@ impl Hwlb {
 
     /// HWLB proper for `req`: the group's cached plan (recomputed only when rates changed),
     /// then `count` replicas by systematic sampling; the naive order when HWLB steps aside.
-    fn plan_shares(&mut self, req: &Request<'_>, now_ns: u64, rng: &mut Rng, out: &mut Plan) {
+    /// Returns a candidate's expected cache misses per read under the plan (0 when a rate is
+    /// unknown), which paces warm-up reads.
+    fn plan_shares(&mut self, req: &Request<'_>, now_ns: u64, rng: &mut Rng, out: &mut Plan) -> f64 {
         // Fast path: nothing changed since the group's plan was last checked. Otherwise check
         // the rates themselves, and recompute only if they differ.
         if let Some(cached) = self.plans.get_mut(&req.group) {
@@ -212,54 +213,52 @@ impl Hwlb {
                         cached.valid_until_ns = valid_until(&self.peers, req.candidates, now_ns);
                     }
                     cached.choose(req, self.extra_replica, rng, out);
-                    return;
+                    return cached.misses_per_read;
                 }
             }
         }
         let extra_replica = self.extra_replica;
         match self.rebuild(req, now_ns) {
-            Some(cached) => cached.choose(req, extra_replica, rng, out),
+            Some(cached) => {
+                cached.choose(req, extra_replica, rng, out);
+                cached.misses_per_read
+            }
             // A candidate reports no rate (StepAside::RateUnknown): the naive behaviour.
-            None => local_first_then_random(req, rng, out),
+            None => {
+                local_first_then_random(req, rng, out);
+                0.0
+            }
         }
     }
 
-    /// With warm-up reads on: the candidates that are not cold into `warm`, how many, the
-    /// coldest candidate and the cold ones as a bit mask; `None` when none is cold, a rate is
-    /// unknown, or too few are warm to serve the request (then every candidate takes its HWLB
-    /// share).
+    /// With warm-up reads on: the candidates that are not cold into `warm`, and the split
+    /// ([`warmup::split_cold`]); `None` when none is cold, a rate is unknown, or too few are
+    /// warm to serve the request (then every candidate takes its HWLB share).
     ///
-    /// Cold means warming (came up less than `warmup_window_s` ago) with a hit rate below the
-    /// warmest's by more than [`WARM_WITHIN`]: such a replica serves no reads of its own and
-    /// fills its cache from background reads, so that requests meet the misses they meet in
-    /// steady state; it rejoins with HWLB's share once within [`WARM_WITHIN`] of the warmest (or
-    /// when the window ends: a replica colder for good, with a smaller cache, is not starved).
-    fn split_cold(&self, req: &Request<'_>, now_ns: u64, warm: &mut [NodeId; MAX_REPLICAS]) -> Option<(usize, NodeId, u64)> {
-        let mut rates = [0.0; MAX_REPLICAS];
-        for (slot, &node) in rates.iter_mut().zip(req.candidates) {
-            *slot = self.peers.effective(node, now_ns)?;
-        }
+    /// Warming means came up less than `warmup_window_s` ago: a replica that stays colder for
+    /// good (a smaller cache) is not starved once the window ends.
+    fn split_cold(&self, req: &Request<'_>, now_ns: u64, warm: &mut [NodeId; MAX_REPLICAS]) -> Option<ColdSplit> {
         let n = req.candidates.len();
-        let warmest = rates[..n].iter().copied().fold(0.0, f64::max);
-        let (mut m, mut mask, mut coldest) = (0, 0u64, None::<usize>);
+        let (mut rates, mut warming) = ([0.0; MAX_REPLICAS], [false; MAX_REPLICAS]);
         for j in 0..n {
-            let up_at = match self.up_at_ns.get(req.candidates[j].index()) {
+            let node = req.candidates[j];
+            rates[j] = self.peers.effective(node, now_ns)?;
+            let up_at = match self.up_at_ns.get(node.index()) {
                 Some(&t) if t != u64::MAX => t,
                 _ => self.started_ns.unwrap_or(now_ns),
             };
-            let warming = up_at <= now_ns && now_ns - up_at < self.warmup.window_ns;
-            if warming && rates[j] < warmest - WARM_WITHIN {
-                mask |= 1 << j;
-                if coldest.is_none_or(|c| rates[j] < rates[c]) {
-                    coldest = Some(j);
-                }
-            } else {
-                warm[m] = req.candidates[j];
+            warming[j] = up_at <= now_ns && now_ns - up_at < self.warmup.window_ns;
+        }
+        let split = warmup::split_cold(&rates[..n], &warming[..n], req.count)?;
+        let mut m = 0;
+        for (j, &node) in req.candidates.iter().enumerate() {
+            if split.cold_mask & (1 << j) == 0 {
+                warm[m] = node;
                 m += 1;
             }
         }
-        let coldest = req.candidates[coldest?];
-        (m >= req.count).then_some((m, coldest, mask))
+        debug_assert_eq!(m, split.warm);
+        Some(split)
     }
 
     /// A read sent to `node` ended (the runtime reports each send's end exactly once).
@@ -321,6 +320,7 @@ impl Hwlb {
             local: req.local,
             active: plan.active(),
             row,
+            misses_per_read: warmup::misses_per_read(&plan, &rates[..n], &self.config),
             checked_version: self.peers.version(),
             valid_until_ns: valid_until(&self.peers, req.candidates, now_ns),
         };
@@ -412,17 +412,20 @@ impl Policy for Hwlb {
         if self.warmup.share > 0.0 {
             self.started_ns.get_or_insert(now_ns);
             let mut warm = [NodeId(0); MAX_REPLICAS];
-            if let Some((m, coldest, mask)) = self.split_cold(req, now_ns, &mut warm) {
+            if let Some(split) = self.split_cold(req, now_ns, &mut warm) {
                 // The request reads from the warm replicas only, with HWLB's shares among them;
-                // the coldest replica warms in the background.
+                // the coldest replica warms in the background, at its peers' misses per second.
                 let narrowed = Request {
-                    candidates: &warm[..m],
-                    group: req.group ^ mask.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                    candidates: &warm[..split.warm],
+                    group: req.group ^ split.cold_mask.wrapping_mul(0x9e37_79b9_7f4a_7c15),
                     ..*req
                 };
-                self.plan_shares(&narrowed, now_ns, rng, out);
+                let warm_misses = self.plan_shares(&narrowed, now_ns, rng, out);
+                let coldest = req.candidates[split.coldest];
                 let busy = self.in_flight.get(coldest.index()).copied().unwrap_or(0) >= self.warmup.max_in_flight;
-                if !busy && rng.unit_f64() < self.warmup.share {
+                let cold_rate = self.peers.effective(coldest, now_ns).expect("split_cold saw every rate");
+                let chance = warmup::background_chance(self.warmup.share, warm_misses, cold_rate, &self.config);
+                if !busy && rng.unit_f64() < chance {
                     out.set_background(coldest);
                 }
                 return Decision::Send;

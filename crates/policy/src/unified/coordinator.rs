@@ -69,8 +69,16 @@
 //! inner order ahead of the passed-over ones. The last resorts' order matters when fewer than k
 //! replicas are healthy (say a replica paused and another one briefly silent under load): the
 //! first k must take the one still answering, not a paused one the inner order puts first.
+//!
+//! **Warm-up reads** ([`crate::hwlb::warmup`]). Among the healthy replicas, one that came up
+//! recently (`warming`) and whose hit rate is below the warmest's by more than 0.05 is cold:
+//! when at least k others are warm, it leaves the draw (which is then over the warm ones) and
+//! comes after them, before the passed-over ones; and the read also reads the key from the
+//! coldest in the background when `background_unit` is below the chance that gives it the warm
+//! replicas' misses per second. The plug-in sends that read off the request path.
 
 use crate::health::{Health, HealthRule};
+use crate::hwlb::warmup;
 use crate::hwlb::{HwlbPlan, PlanConfig, SamplingRow};
 use crate::nodes::NodeTable;
 use crate::types::{NodeId, MAX_REPLICAS};
@@ -340,6 +348,12 @@ pub struct OrderRequest<'a> {
     pub k: usize,
     /// The draw's uniform number in [0, 1).
     pub unit: f64,
+    /// Whether each replica came up recently enough to count as warming (same positions).
+    pub warming: &'a [bool],
+    /// Warm-up reads' share of the pace that levels misses per second (0 = off).
+    pub warmup_share: f64,
+    /// The uniform number in [0, 1) that decides whether this read warms the cold replica.
+    pub background_unit: f64,
 }
 
 /// What [`coordinator_order`] did.
@@ -349,6 +363,8 @@ pub struct OrderOutcome {
     pub drawn: bool,
     /// Replicas passed over.
     pub passed_over: usize,
+    /// The cold replica this read also reads in the background, if any.
+    pub background: Option<NodeId>,
 }
 
 /// The order of `req.replicas` for one read (see the [module docs](self)), written to `out`.
@@ -362,6 +378,8 @@ pub fn coordinator_order(
     let n = req.replicas.len();
     assert!(n <= MAX_REPLICAS && req.live.len() == n && req.rates.len() == n);
     assert!((0.0..1.0).contains(&req.unit), "the draw's unit must be in [0, 1)");
+    assert!((0.0..1.0).contains(&req.background_unit), "the warm-up's unit must be in [0, 1)");
+    assert_eq!(req.warming.len(), n, "one warming flag per replica");
     // The live replicas, in the inner order.
     let (mut live, mut live_rates, mut live_pos, mut m) = ([NodeId(0); MAX_REPLICAS], [None; MAX_REPLICAS], [0usize; MAX_REPLICAS], 0);
     for j in 0..n {
@@ -380,11 +398,12 @@ pub fn coordinator_order(
         }
     }
     // The healthy live replicas in canonical order (by id): HWLB's candidates.
-    let (mut healthy, mut rates, mut h) = ([NodeId(0); MAX_REPLICAS], [0.0; MAX_REPLICAS], 0);
+    let (mut healthy, mut rates, mut healthy_pos, mut h) = ([NodeId(0); MAX_REPLICAS], [0.0; MAX_REPLICAS], [0usize; MAX_REPLICAS], 0);
     let mut known = true;
     for i in 0..m {
         if passed & (1 << i) == 0 {
             healthy[h] = live[i];
+            healthy_pos[h] = live_pos[i];
             match live_rates[i] {
                 Some(r) => rates[h] = r,
                 None => known = false,
@@ -392,9 +411,35 @@ pub fn coordinator_order(
             h += 1;
         }
     }
+    // Warm-up reads: a cold warming replica leaves the draw, after the warm ones, and may warm
+    // in the background.
+    let mut cold = [false; MAX_REPLICAS];
+    let mut warm_up = None;
+    if known && req.warmup_share > 0.0 && req.k >= 1 {
+        let mut warming = [false; MAX_REPLICAS];
+        for i in 0..h {
+            warming[i] = req.warming[healthy_pos[i]];
+        }
+        if let Some(split) = warmup::split_cold(&rates[..h], &warming[..h], req.k) {
+            let coldest = healthy[split.coldest];
+            warm_up = Some((coldest, rates[split.coldest]));
+            let mut w = 0;
+            for i in 0..h {
+                if split.cold_mask & (1 << i) != 0 {
+                    cold[healthy_pos[i]] = true;
+                } else {
+                    healthy[w] = healthy[i];
+                    rates[w] = rates[i];
+                    w += 1;
+                }
+            }
+            h = w;
+        }
+    }
     let mut chosen = [false; MAX_REPLICAS];
     let mut drawn = false;
-    if known && h > req.k && req.k >= 1 {
+    let mut background = None;
+    if known && h >= req.k && req.k >= 1 {
         let mut idx = [0usize; MAX_REPLICAS];
         for (i, slot) in idx[..h].iter_mut().enumerate() {
             *slot = i;
@@ -407,7 +452,7 @@ pub fn coordinator_order(
             canon_rates[c] = rates[i];
         }
         let plan = HwlbPlan::compute(&canon_rates[..h], req.k, config);
-        if plan.active() {
+        if h > req.k && plan.active() {
             let row = match canon[..h].iter().position(|&x| x == req.local) {
                 Some(c) => SamplingRow::new(plan.row(c)),
                 None => SamplingRow::new(&plan.shares),
@@ -418,13 +463,20 @@ pub fn coordinator_order(
             });
             drawn = true;
         }
+        if let Some((coldest, cold_rate)) = warm_up {
+            let warm_misses = warmup::misses_per_read(&plan, &canon_rates[..h], config);
+            if req.background_unit < warmup::background_chance(req.warmup_share, warm_misses, cold_rate, config) {
+                background = Some(coldest);
+            }
+        }
     }
     let mut len = 0;
-    for pass in 0..2 {
+    for pass in 0..3 {
         for j in 0..n {
             let here = match pass {
                 0 => chosen[j],
-                _ => !chosen[j] && !back[j],
+                1 => !chosen[j] && !back[j] && !cold[j],
+                _ => cold[j],
             };
             if here {
                 out[len] = req.replicas[j];
@@ -446,6 +498,7 @@ pub fn coordinator_order(
         OrderOutcome {
             drawn,
             passed_over: passed.count_ones() as usize,
+            background,
         },
     )
 }
@@ -465,10 +518,51 @@ mod tests {
             local: NodeId(0),
             k,
             unit,
+            warming: &[false; MAX_REPLICAS][..live.len()],
+            warmup_share: 1.0,
+            background_unit: 0.5,
         };
         let mut out = [NodeId(0); MAX_REPLICAS];
         let (n, _) = coordinator_order(&req, h, &PlanConfig::default(), now, &mut out);
         out[..n].iter().map(|x| x.0).collect()
+    }
+
+    #[test]
+    fn a_cold_warming_replica_is_read_in_the_background_not_by_the_request() {
+        let h = CoordinatorHealth::new(CoordinatorRule::default());
+        let replicas = [NodeId(0), NodeId(1), NodeId(2)];
+        let rates = [Some(0.1), Some(0.8), Some(0.8)];
+        let mut out = [NodeId(0); MAX_REPLICAS];
+        let req = |warming: &'static [bool], background_unit: f64| OrderRequest {
+            replicas: &replicas,
+            live: &[true; 3],
+            rates: &rates,
+            local: NodeId(1),
+            k: 2,
+            unit: 0.5,
+            warming,
+            warmup_share: 1.0,
+            background_unit,
+        };
+        // The warm replicas miss 0.2 per read each; the cold one (0.9 per read) warms in the
+        // background on 0.2 / 0.9 of the reads.
+        for (unit, background) in [(0.2, Some(NodeId(0))), (0.23, None)] {
+            let (n, outcome) = coordinator_order(&req(&[true, false, false], unit), &h, &PlanConfig::default(), 0, &mut out);
+            assert_eq!(&out[..n], &[NodeId(1), NodeId(2), NodeId(0)]);
+            assert_eq!(outcome.background, background, "unit {unit}");
+        }
+        // Not warming (colder for good, or the window over): its HWLB share, no background.
+        let (_, outcome) = coordinator_order(&req(&[false; 3], 0.0), &h, &PlanConfig::default(), 0, &mut out);
+        assert!(outcome.drawn && outcome.background.is_none());
+        // Warm-up off: the same.
+        let off = OrderRequest {
+            warmup_share: 0.0,
+            ..req(&[true, false, false], 0.0)
+        };
+        assert!(coordinator_order(&off, &h, &PlanConfig::default(), 0, &mut out)
+            .1
+            .background
+            .is_none());
     }
 
     #[test]

@@ -100,7 +100,7 @@ pub static PARAMS: [ParamSpec; 22] = [
         1.0,
         0.0,
         1.0,
-        "HWLB warm-up reads: share of reads that send a background read to a cold restarted replica",
+        "HWLB warm-up reads: a cold restarted replica reads in the background at this fraction of its warm peers' misses per second, and serves no reads of its own",
     ),
     ParamSpec {
         name: "in_flight_threshold",

@@ -39,22 +39,22 @@ public final class GossipBridge implements IEndpointStateChangeSubscriber
     private final PeerDirectory directory;
     private final IEndpointSnitch inner;
     private final InetAddressAndPort local;
-    private final java.util.function.Consumer<InetAddressAndPort> livenessChanged;
+    private final java.util.function.BiConsumer<InetAddressAndPort, Boolean> livenessChanged;
     /** Per peer: the generation and the state's version last applied (guarded by this). */
     private final Map<InetAddressAndPort, long[]> seen = new HashMap<>();
 
     /** A bridge for state {@code state} (X1..X10) feeding {@code directory}. */
     public GossipBridge(ApplicationState state, PeerDirectory directory, IEndpointSnitch inner, InetAddressAndPort local)
     {
-        this(state, directory, inner, local, ep -> {});
+        this(state, directory, inner, local, (ep, up) -> {});
     }
 
     /**
-     * A bridge that also tells {@code livenessChanged} of a peer marked alive or dead, or
-     * restarted (unified forgets its signals).
+     * A bridge that also tells {@code livenessChanged} of a peer marked alive (true) or dead
+     * (false), or restarted (true): unified forgets its signals, and warms one that came up.
      */
     public GossipBridge(ApplicationState state, PeerDirectory directory, IEndpointSnitch inner, InetAddressAndPort local,
-                        java.util.function.Consumer<InetAddressAndPort> livenessChanged)
+                        java.util.function.BiConsumer<InetAddressAndPort, Boolean> livenessChanged)
     {
         this.livenessChanged = livenessChanged;
         this.state = state;
@@ -171,14 +171,14 @@ public final class GossipBridge implements IEndpointStateChangeSubscriber
     public void onAlive(InetAddressAndPort endpoint, EndpointState epState)
     {
         refresh(endpoint);
-        livenessChanged.accept(endpoint);
+        livenessChanged.accept(endpoint, true);
     }
 
     @Override
     public void onDead(InetAddressAndPort endpoint, EndpointState epState)
     {
         refresh(endpoint);
-        livenessChanged.accept(endpoint);
+        livenessChanged.accept(endpoint, false);
     }
 
     @Override
@@ -195,6 +195,6 @@ public final class GossipBridge implements IEndpointStateChangeSubscriber
     public void onRestart(InetAddressAndPort endpoint, EndpointState epState)
     {
         directory.forget(endpoint, System.nanoTime());
-        livenessChanged.accept(endpoint);
+        livenessChanged.accept(endpoint, true);
     }
 }

@@ -24,6 +24,7 @@ public final class HwlbControl implements HwlbControlMBean
     private final AtomicLong resets = new AtomicLong();
     private volatile LocalRate localRate;
     private volatile CoordinatorHealth health;
+    private volatile WarmupReads warmup;
     private volatile String tableMode = TABLE_MODE_NOT_STARTED;
 
     /** {@link #getTableRates()} when per-table rates are on. */
@@ -50,6 +51,12 @@ public final class HwlbControl implements HwlbControlMBean
     public void attach(CoordinatorHealth h)
     {
         this.health = h;
+    }
+
+    /** Attaches unified's warm-up reads (counted in the status table). */
+    public void attach(WarmupReads w)
+    {
+        this.warmup = w;
     }
 
     /** Records whether reads are planned per table ({@link #PER_TABLE}) or node-wide, and why. */
@@ -210,6 +217,33 @@ public final class HwlbControl implements HwlbControlMBean
     public long getProbes()
     {
         return counters.probes();
+    }
+
+    @Override
+    public long getColdLeftOut()
+    {
+        return counters.totals().get(HwlbCounters.COLD_LEFT_OUT);
+    }
+
+    @Override
+    public long getWarmupReads()
+    {
+        WarmupReads w = warmup;
+        return w == null ? 0L : w.sent();
+    }
+
+    @Override
+    public long getWarmupSkipped()
+    {
+        WarmupReads w = warmup;
+        return w == null ? 0L : w.skippedBusy();
+    }
+
+    @Override
+    public long getWarmupFailures()
+    {
+        WarmupReads w = warmup;
+        return w == null ? 0L : w.failures();
     }
 
     @Override

@@ -27,6 +27,18 @@ public interface HwlbControlMBean
     /** Health probes sent. */
     long getProbes();
 
+    /** Reads that left a cold warming replica out (unified's warm-up). */
+    long getColdLeftOut();
+
+    /** Warm-up reads sent to cold replicas. */
+    long getWarmupReads();
+
+    /** Warm-up reads skipped: too many unanswered at the cold replica. */
+    long getWarmupSkipped();
+
+    /** Warm-up reads that could not be built or sent (the request was not affected). */
+    long getWarmupFailures();
+
     /** Whether reads are planned with their own table's rates ("per-table") or node-wide, and why. */
     String getTableRates();
 

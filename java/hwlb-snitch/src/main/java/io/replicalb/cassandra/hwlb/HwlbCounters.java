@@ -33,7 +33,9 @@ public final class HwlbCounters
     public static final int PASSED_OVER = 6;
     /** Node counter: reads planned with their own table's rates (the query handler named the table, and some node reported a rate for it). */
     public static final int TABLE_RATES = 7;
-    private static final int NODE_COUNTERS = 8;
+    /** Node counter: reads that left a cold warming replica out (unified's warm-up reads). */
+    public static final int COLD_LEFT_OUT = 8;
+    private static final int NODE_COUNTERS = 9;
 
     private final CopyOnWriteArrayList<Stripe> stripes = new CopyOnWriteArrayList<>();
     private final AtomicLong planRecomputes = new AtomicLong();

@@ -28,6 +28,7 @@ import java.util.function.Function;
  * @param rule the parameters of unified's coordinator rule
  * @param maxTables the most tables whose own rates this node gossips (the hottest by reads; 0:
  *        node-wide rates only)
+ * @param warmup unified's warm-up reads for a restarted replica
  */
 public record HwlbSettings(String innerSnitch,
                            CoordinatorPolicy policy,
@@ -40,7 +41,8 @@ public record HwlbSettings(String innerSnitch,
                            PlanConfig plan,
                            String gossipState,
                            CoordinatorRule rule,
-                           int maxTables)
+                           int maxTables,
+                           WarmupConfig warmup)
 {
     /** Default of {@code max_tables}: a gossip value of at most 15 + 18 x 16 = 303 bytes. */
     public static final int DEFAULT_MAX_TABLES = 16;
@@ -89,6 +91,10 @@ public record HwlbSettings(String innerSnitch,
         m.put("cold_hit_rate_gap", d.coldHitRateGap() + "; [0, 1]");
         m.put("probe_interval_ms", d.probeIntervalMs() + "; [10, 3600000]");
         m.put("probe_timeout_ms", d.probeTimeoutMs() + "; [10, 3600000]");
+        WarmupConfig w = WarmupConfig.DEFAULT;
+        m.put("warmup_reads", w.share() + "; [0, 1] (unified: 0 = a cold replica takes its HWLB share)");
+        m.put("warmup_max_in_flight", w.maxInFlight() + "; [1, 1000000]");
+        m.put("warmup_window_s", w.windowS() + "; [1, 86400]");
         return m;
     }
 
@@ -148,8 +154,12 @@ public record HwlbSettings(String innerSnitch,
                                                    whole(lookup, "probe_interval_ms", d.probeIntervalMs(), 10, 3_600_000),
                                                    whole(lookup, "probe_timeout_ms", d.probeTimeoutMs(), 10, 3_600_000));
         int maxTables = (int) whole(lookup, "max_tables", DEFAULT_MAX_TABLES, 0, GossipValue.MAX_TABLES);
+        WarmupConfig w = WarmupConfig.DEFAULT;
+        WarmupConfig warmup = new WarmupConfig(real(lookup, "warmup_reads", w.share(), 0.0, 1.0),
+                                               (int) whole(lookup, "warmup_max_in_flight", w.maxInFlight(), 1, 1_000_000),
+                                               real(lookup, "warmup_window_s", w.windowS(), 1.0, 86_400.0));
         return new HwlbSettings(inner, policy, cl, cache, tickMs, windowMs, staleAfterMs, staleRate,
-                                new PlanConfig(cap, spread), state, rule, maxTables);
+                                new PlanConfig(cap, spread), state, rule, maxTables, warmup);
     }
 
     /** Whether the start policy draws with HWLB (hwlb or unified): the old {@code enabled}. */
@@ -193,6 +203,9 @@ public record HwlbSettings(String innerSnitch,
         m.put("cold_hit_rate_gap", Double.toString(rule.coldHitRateGap()));
         m.put("probe_interval_ms", Long.toString(rule.probeIntervalMs()));
         m.put("probe_timeout_ms", Long.toString(rule.probeTimeoutMs()));
+        m.put("warmup_reads", Double.toString(warmup.share()));
+        m.put("warmup_max_in_flight", Integer.toString(warmup.maxInFlight()));
+        m.put("warmup_window_s", Double.toString(warmup.windowS()));
         return m;
     }
 

@@ -55,6 +55,7 @@ public class HwlbSnitch implements IEndpointSnitch
     private final HwlbSwitch control;
     private final HwlbCounters counters = new HwlbCounters();
     private final CoordinatorHealth health;
+    private final WarmupReads warmup;
     private final PeerDirectory directory;
     private final ReplicaRouter router;
     private final HwlbControl surface;
@@ -82,9 +83,11 @@ public class HwlbSnitch implements IEndpointSnitch
         this.control = new HwlbSwitch(settings.policy(), settings.readCl());
         this.directory = new PeerDirectory(local, settings.staleAfterMs() * 1_000_000L, settings.staleRate(), System.nanoTime());
         this.health = new CoordinatorHealth(settings.rule());
-        this.router = new ReplicaRouter(this.inner, local, control, directory, settings.plan(), counters, health);
+        this.warmup = new WarmupReads(settings.warmup(), System.nanoTime());
+        this.router = new ReplicaRouter(this.inner, local, control, directory, settings.plan(), counters, health, warmup);
         this.surface = new HwlbControl(settings, control, counters, directory, local);
         this.surface.attach(health);
+        this.surface.attach(warmup);
         logger.info("HWLB snitch: inner {}, policy {}, read_cl {}, cache {}, tick {} ms, window {} ms, stale after {} ms (rate {}), cap {}, min spread {}, gossip state {}, {}",
                     this.inner.getClass().getName(), settings.policy().label(), settings.readCl(), settings.cache().label(), settings.tickMs(),
                     settings.windowMs(), settings.staleAfterMs(), settings.staleRate(), settings.plan().hitRateCap(),
@@ -255,6 +258,7 @@ public class HwlbSnitch implements IEndpointSnitch
         GossipBridge bridge = new GossipBridge(state, directory, inner, local, this::livenessChanged);
         bridge.publish(GossipValue.marker());
         Gossiper.instance.register(bridge);
+        WarmupReads.install(warmup, new CassandraWarmup(directory, local));
         long now = System.nanoTime();
         String tableMode = tableMode(probe.kind());
         surface.setTableMode(tableMode);
@@ -310,12 +314,24 @@ public class HwlbSnitch implements IEndpointSnitch
         return HwlbControl.PER_TABLE;
     }
 
-    /** A peer went down, came up or restarted: unified forgets its signals. */
-    private void livenessChanged(InetAddressAndPort endpoint)
+    /**
+     * A peer went down, or came up ({@code up}: alive again or restarted): unified forgets its
+     * signals, and one that came up counts as warming.
+     */
+    private void livenessChanged(InetAddressAndPort endpoint, boolean up)
     {
         int id = directory.view().id(endpoint);
-        if (id >= 0)
-            health.reset(id);
+        if (id < 0)
+            return;
+        health.reset(id);
+        if (up)
+            warmup.cameUp(id, System.nanoTime());
+    }
+
+    /** unified's warm-up reads. */
+    public WarmupReads warmup()
+    {
+        return warmup;
     }
 
     private static void guarded(String what, Runnable task)

@@ -90,6 +90,10 @@ public final class HwlbTables
                   .addRegularColumn("probes", LongType.instance)
                   .addRegularColumn("table_rates", UTF8Type.instance)
                   .addRegularColumn("table_reads", LongType.instance)
+                  .addRegularColumn("cold_left_out", LongType.instance)
+                  .addRegularColumn("warmup_reads", LongType.instance)
+                  .addRegularColumn("warmup_skipped", LongType.instance)
+                  .addRegularColumn("warmup_failures", LongType.instance)
                   .build());
             this.c = c;
         }
@@ -118,7 +122,11 @@ public final class HwlbTables
                   .column("passed_over", t.get(HwlbCounters.PASSED_OVER))
                   .column("probes", c.getProbes())
                   .column("table_rates", c.getTableRates())
-                  .column("table_reads", t.get(HwlbCounters.TABLE_RATES));
+                  .column("table_reads", t.get(HwlbCounters.TABLE_RATES))
+                  .column("cold_left_out", t.get(HwlbCounters.COLD_LEFT_OUT))
+                  .column("warmup_reads", c.getWarmupReads())
+                  .column("warmup_skipped", c.getWarmupSkipped())
+                  .column("warmup_failures", c.getWarmupFailures());
             return result;
         }
     }

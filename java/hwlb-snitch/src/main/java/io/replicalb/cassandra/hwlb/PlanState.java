@@ -4,6 +4,7 @@ import io.replicalb.core.hwlb.HwlbPlan;
 import io.replicalb.core.hwlb.PlanConfig;
 import io.replicalb.core.hwlb.StepAside;
 import io.replicalb.core.hwlb.SystematicSampler;
+import io.replicalb.core.hwlb.Warmup;
 
 /**
  * A replica set's plan reduced to what the request path needs, with the inputs it was made
@@ -18,9 +19,12 @@ final class PlanState
     final StepAside stepAside;
     final SystematicSampler sampler;
     final double[] kTimesRow;
+    /** A replica's expected cache misses per read under the plan (NaN: a rate unknown); paces warm-up reads. */
+    final double missesPerRead;
 
-    PlanState(long checkedVersion, double[] rates, StepAside stepAside, SystematicSampler sampler, double[] kTimesRow)
+    PlanState(long checkedVersion, double[] rates, StepAside stepAside, SystematicSampler sampler, double[] kTimesRow, double missesPerRead)
     {
+        this.missesPerRead = missesPerRead;
         this.checkedVersion = checkedVersion;
         this.rates = rates;
         this.stepAside = stepAside;
@@ -37,7 +41,7 @@ final class PlanState
     /** The same plan, found still valid at {@code version}. */
     PlanState checkedAt(long version)
     {
-        return new PlanState(version, rates, stepAside, sampler, kTimesRow);
+        return new PlanState(version, rates, stepAside, sampler, kTimesRow, missesPerRead);
     }
 
     /**
@@ -69,10 +73,11 @@ final class PlanState
                 own = j;
         }
         if (unknown)
-            return new PlanState(version, rates, StepAside.RATE_UNKNOWN, null, null);
+            return new PlanState(version, rates, StepAside.RATE_UNKNOWN, null, null, Double.NaN);
         HwlbPlan plan = HwlbPlan.compute(rates, k, config);
+        double missesPerRead = Warmup.missesPerRead(plan, rates, config);
         if (!plan.active())
-            return new PlanState(version, rates, plan.stepAside, null, null);
+            return new PlanState(version, rates, plan.stepAside, null, null, missesPerRead);
         double[] row = own >= 0 ? plan.row(own) : plan.shares();
         double[] kTimesRow = new double[n];
         for (int j = 0; j < n; j++)
@@ -80,7 +85,7 @@ final class PlanState
             assert row[j] <= 1.0 / k + 1e-9 : "a row cell exceeds 1/k";
             kTimesRow[j] = k * row[j];
         }
-        return new PlanState(version, rates, null, new SystematicSampler(row), kTimesRow);
+        return new PlanState(version, rates, null, new SystematicSampler(row), kTimesRow, missesPerRead);
     }
 
     /** Whether {@code effective}'s rates (by node id) for {@code ids} are the ones this plan was made from. */

@@ -1,6 +1,8 @@
 package io.replicalb.cassandra.hwlb;
 
+import io.replicalb.core.hwlb.HwlbPlan;
 import io.replicalb.core.hwlb.PlanConfig;
+import io.replicalb.core.hwlb.Warmup;
 
 import java.lang.reflect.Method;
 import java.util.Comparator;
@@ -41,7 +43,8 @@ public final class ReplicaRouter
     private final PlanConfig config;
     private final HwlbCounters counters;
     private final CoordinatorHealth health;
-    private final FallbackLog fallbackLog = new FallbackLog();
+    private final WarmupReads warmup;
+    private final FallbackLog fallbackLog = new FallbackLog("ordering failed, the inner snitch's order is used (counted in fallbacks)");
     private final PlanTable plans = new PlanTable();
     private final ThreadLocal<Scratch> scratch;
 
@@ -55,11 +58,13 @@ public final class ReplicaRouter
      * @param config the plan's cap and minimum spread
      * @param counters where calls are counted
      * @param health unified's coordinator rule and its signals (sends are counted into it)
+     * @param warmup unified's warm-up reads: which nodes warm, and the ask for a background read
      */
     public ReplicaRouter(IEndpointSnitch inner, InetAddressAndPort local, HwlbSwitch control, PeerDirectory directory,
-                         PlanConfig config, HwlbCounters counters, CoordinatorHealth health)
+                         PlanConfig config, HwlbCounters counters, CoordinatorHealth health, WarmupReads warmup)
     {
         this.health = health;
+        this.warmup = warmup;
         this.inner = inner;
         this.innerSortsByComparator = sortsByComparator(inner);
         this.local = local;
@@ -100,6 +105,11 @@ public final class ReplicaRouter
         boolean[] inScope = new boolean[8];
         boolean[] chosenAt = new boolean[8];
         boolean[] backAt = new boolean[8];
+        /** A cold warming replica left out of the draw (after the others, before the passed-over). */
+        boolean[] coldAt = new boolean[8];
+        boolean[] warming = new boolean[8];
+        /** The node this read asks to warm in the background (-1: none); set by each order. */
+        int background = -1;
         /** A passed-over replica's last reply, ns (Long.MIN_VALUE: none since its reset). */
         long[] lastReplyAt = new long[8];
         int[] cand = new int[8];
@@ -144,6 +154,8 @@ public final class ReplicaRouter
                 inScope = new boolean[n];
                 chosenAt = new boolean[n];
                 backAt = new boolean[n];
+                coldAt = new boolean[n];
+                warming = new boolean[n];
                 lastReplyAt = new long[n];
                 cand = new int[n];
                 candPos = new int[n];
@@ -168,14 +180,15 @@ public final class ReplicaRouter
                 replicas[i] = null;
                 chosenAt[i] = false;
                 backAt[i] = false;
+                coldAt[i] = false;
             }
             size = 0;
         }
     }
 
     /**
-     * Drawn replicas first, passed-over ones last; among equals, the inner snitch's comparator
-     * (or the given order).
+     * Drawn replicas first, then the others, then cold ones left out for warming, passed-over
+     * ones last; among equals, the inner snitch's comparator (or the given order).
      */
     private static final class ChosenFirst implements Comparator<Replica>
     {
@@ -196,14 +209,21 @@ public final class ReplicaRouter
         {
             int pa = s.positionOf(a);
             int pb = s.positionOf(b);
-            int ra = pa < 0 ? 1 : s.chosenAt[pa] ? 0 : s.backAt[pa] ? 2 : 1;
-            int rb = pb < 0 ? 1 : s.chosenAt[pb] ? 0 : s.backAt[pb] ? 2 : 1;
+            int ra = rank(pa);
+            int rb = rank(pb);
             if (ra != rb)
                 return ra < rb ? -1 : 1;
             // The last resorts: the one that replied most recently first, never replied last.
-            if (ra == 2 && s.lastReplyAt[pa] != s.lastReplyAt[pb])
+            if (ra == 3 && s.lastReplyAt[pa] != s.lastReplyAt[pb])
                 return s.lastReplyAt[pa] > s.lastReplyAt[pb] ? -1 : 1;
             return tieByInner ? inner.compareEndpoints(address, a, b) : 0;
+        }
+
+        private int rank(int pos)
+        {
+            if (pos < 0)
+                return 1;
+            return s.chosenAt[pos] ? 0 : s.backAt[pos] ? 3 : s.coldAt[pos] ? 2 : 1;
         }
     }
 
@@ -232,11 +252,14 @@ public final class ReplicaRouter
             // The clock is read, and sends counted, only where the rule needs them (unified).
             boolean unified = mode.policy() == CoordinatorPolicy.UNIFIED;
             long nowNs = unified ? System.nanoTime() : 0L;
-            return order(address, replicas, mode, s, -1, Double.NaN, nowNs, unified);
+            C ordered = order(address, replicas, mode, s, -1, Double.NaN, Double.NaN, nowNs, unified);
+            WarmupReads.offer(s.background);
+            return ordered;
         }
         catch (RuntimeException | AssertionError e)
         {
             s.clear();
+            WarmupReads.offer(-1);
             s.stripe.count(HwlbCounters.FALLBACKS);
             fallbackLog.report(e);
             return inner.sortedByProximity(address, replicas);
@@ -244,17 +267,26 @@ public final class ReplicaRouter
     }
 
     /**
-     * The order with k and the draw's uniform number given, at {@code nowNs} (tests replaying
-     * the shared traces): no send is counted, nothing is caught.
+     * The order with k, the draw's uniform number and the warm-up's given, at {@code nowNs}, as
+     * inside a statement the query handler runs (tests replaying the shared traces): no send is
+     * counted, nothing is caught; {@link #lastBackground} tells the background read asked for.
      */
-    <C extends ReplicaCollection<? extends C>> C orderFor(InetAddressAndPort address, C replicas, int k, double unit, long nowNs)
+    <C extends ReplicaCollection<? extends C>> C orderFor(InetAddressAndPort address, C replicas, int k, double unit, double backgroundUnit,
+                                                          long nowNs)
     {
-        return order(address, replicas, control.mode(), scratch.get(), k, unit, nowNs, false);
+        return order(address, replicas, control.mode(), scratch.get(), k, unit, backgroundUnit, nowNs, false);
+    }
+
+    /** The node this thread's last order asked to read in the background, or -1. */
+    int lastBackground()
+    {
+        return scratch.get().background;
     }
 
     private <C extends ReplicaCollection<? extends C>> C order(InetAddressAndPort address, C replicas, HwlbSwitch.Mode mode, Scratch s,
-                                                               int kGiven, double unit, long nowNs, boolean countSends)
+                                                               int kGiven, double unit, double backgroundUnit, long nowNs, boolean countSends)
     {
+        s.background = -1;
         int size = replicas.size();
         HwlbCounters.Stripe stripe = s.stripe;
         stripe.count(HwlbCounters.COORDINATED);
@@ -327,16 +359,57 @@ public final class ReplicaRouter
                     }
                     s.cand[h] = s.cand[j];
                     s.candPos[h] = s.candPos[j];
+                    s.candRate[h] = s.candRate[j];
                     h++;
                 }
                 live = h;
             }
         }
+        // unified, inside a statement that can send a background read (or a test): a cold
+        // warming replica leaves the draw, and this read may warm it.
+        int coldId = -1;
+        double coldRate = Double.NaN;
+        boolean canWarm = kGiven >= 0 || WarmupReads.armed();
+        if (mode.policy() == CoordinatorPolicy.UNIFIED && mode.enabled() && plannable && warmup.on() && canWarm && k >= 1 && live > k)
+        {
+            boolean known = true;
+            for (int j = 0; j < live; j++)
+            {
+                if (Double.isNaN(s.candRate[j]))
+                    known = false;
+                s.warming[j] = warmup.warming(s.cand[j], nowNs);
+            }
+            Warmup.ColdSplit split = known ? Warmup.splitCold(s.candRate, s.warming, live, k) : null;
+            if (split != null)
+            {
+                coldId = s.cand[split.coldest()];
+                coldRate = s.candRate[split.coldest()];
+                stripe.count(HwlbCounters.COLD_LEFT_OUT);
+                int w = 0;
+                for (int j = 0; j < live; j++)
+                {
+                    if ((split.coldMask() & (1L << j)) != 0)
+                    {
+                        s.coldAt[s.candPos[j]] = true;
+                        continue;
+                    }
+                    s.cand[w] = s.cand[j];
+                    s.candPos[w] = s.candPos[j];
+                    s.candRate[w] = s.candRate[j];
+                    w++;
+                }
+                assert w == split.warm() : "the split keeps the warm candidates";
+                live = w;
+            }
+        }
+        boolean reordered = passed != 0L || coldId >= 0;
         if (!mode.enabled() || !plannable || k >= live)
         {
             if (mode.enabled())
                 stripe.count(garbled ? HwlbCounters.FALLBACKS : HwlbCounters.STEPPED_ASIDE);
-            return passed == 0L ? innerOrder(address, replicas, s, view, k, countSends, nowNs) : rankedOrder(address, replicas, s, view, k, countSends, nowNs);
+            if (coldId >= 0)
+                askWarmUp(s, coldId, coldRate, uniformMissesPerRead(s.candRate, live, k), backgroundUnit);
+            return reordered ? rankedOrder(address, replicas, s, view, k, countSends, nowNs) : innerOrder(address, replicas, s, view, k, countSends, nowNs);
         }
         // Canonical order: by node id (the coordinator's is 0; insertion sort, a handful of replicas).
         int[] cand = s.cand;
@@ -363,10 +436,12 @@ public final class ReplicaRouter
         PlanState plan = slot.state;
         if (plan == null || plan.checkedVersion != view.version)
             plan = revalidate(slot, plan, view, rates);
+        if (coldId >= 0)
+            askWarmUp(s, coldId, coldRate, plan.missesPerRead, backgroundUnit);
         if (!plan.active())
         {
             stripe.count(garbled ? HwlbCounters.FALLBACKS : HwlbCounters.STEPPED_ASIDE);
-            return passed == 0L ? innerOrder(address, replicas, s, view, k, countSends, nowNs) : rankedOrder(address, replicas, s, view, k, countSends, nowNs);
+            return reordered ? rankedOrder(address, replicas, s, view, k, countSends, nowNs) : innerOrder(address, replicas, s, view, k, countSends, nowNs);
         }
         double u = Double.isNaN(unit) ? ThreadLocalRandom.current().nextDouble() : unit;
         long mask = plan.sampler.sampleMask(k, u);
@@ -405,6 +480,27 @@ public final class ReplicaRouter
             cmp.address = null;
             s.clear();
         }
+    }
+
+    /**
+     * Asks for a background read of the cold replica {@code coldId} (rate {@code coldRate}) when
+     * the warm-up's uniform number ({@code backgroundUnit}, or a random one) falls below the
+     * chance that gives it the warm replicas' misses per second ({@code warmMissesPerRead}).
+     */
+    private void askWarmUp(Scratch s, int coldId, double coldRate, double warmMissesPerRead, double backgroundUnit)
+    {
+        double u = Double.isNaN(backgroundUnit) ? ThreadLocalRandom.current().nextDouble() : backgroundUnit;
+        if (u < Warmup.backgroundChance(warmup.share(), warmMissesPerRead, coldRate, config))
+            s.background = coldId;
+    }
+
+    /**
+     * A replica's misses per read when all {@code n} of {@code rates} serve each read (k = n, no
+     * choice: HWLB's plan steps aside with uniform shares), as the Rust rule computes it.
+     */
+    private double uniformMissesPerRead(double[] rates, int n, int k)
+    {
+        return Warmup.missesPerRead(HwlbPlan.compute(java.util.Arrays.copyOf(rates, n), k, config), java.util.Arrays.copyOf(rates, n), config);
     }
 
     /** The inner snitch's order, counting its first k live replicas in scope. */

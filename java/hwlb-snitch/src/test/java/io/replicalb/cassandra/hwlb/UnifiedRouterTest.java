@@ -75,4 +75,72 @@ class UnifiedRouterTest
         assertTrue(seen, "drawn again");
         assertEquals(passed, s.control().getPassedOver());
     }
+
+    /** The first two replicas of {@code o} answer in 1 ms (so none turns silent). */
+    private static void answer(HwlbSnitch s, List<InetAddressAndPort> o)
+    {
+        for (InetAddressAndPort e : o.subList(0, 2))
+            s.health().replied(s.directory().view().id(e), 1_000_000, System.nanoTime());
+    }
+
+    @Test
+    void aRestartedColdReplicaWarmsInTheBackgroundOnlyInsideAStatement()
+    {
+        Map<String, String> props = Map.of("policy", "unified", "read_cl", "QUORUM");
+        // Coordinator .24 holds no replica: it draws by HWLB's shares themselves.
+        HwlbSnitch s = new HwlbSnitch(HwlbSettings.parse(props::get), new TestCluster.RankSnitch(Map.of()), ep(24));
+        long now = System.nanoTime();
+        PeerDirectory d = s.directory();
+        d.setLocalRate(0.9, now);
+        for (int last : new int[]{ 21, 22, 23 })
+            d.observe(ep(last), now, true, true, true, now);
+        d.recordRate(ep(21), 0.9, now, now);
+        d.recordRate(ep(22), 0.9, now, now);
+        d.recordRate(ep(23), 0.6, now, now);
+        int id23 = d.view().id(ep(23));
+        s.warmup().cameUp(id23, now);
+        EndpointsForToken rs = replicas(21, 22, 23);
+        int reads = 20_000;
+        // Outside a statement the handler runs, nothing can warm it: its HWLB share (in about
+        // 22% of the reads).
+        int firstTwo = 0;
+        for (int i = 0; i < 2000; i++)
+        {
+            List<InetAddressAndPort> o = order(s.sortedByProximity(ep(24), rs));
+            answer(s, o);
+            if (o.subList(0, 2).contains(ep(23)))
+                firstTwo++;
+        }
+        assertTrue(firstTwo > 0, "unarmed: .23 takes its HWLB share");
+        assertEquals(0, s.control().getColdLeftOut());
+        // Inside one: never among the first two; read in the background at 0.1 / 0.4 of the
+        // reads (the warm replicas each miss 0.1 per read, it 0.4).
+        int background = 0;
+        for (int i = 0; i < reads; i++)
+        {
+            WarmupReads.arm();
+            List<InetAddressAndPort> o = order(s.sortedByProximity(ep(24), rs));
+            int target = WarmupReads.take();
+            WarmupReads.disarm();
+            answer(s, o);
+            assertEquals(ep(23), o.get(2), "the cold replica after the warm ones");
+            if (target >= 0)
+            {
+                assertEquals(id23, target);
+                background++;
+            }
+        }
+        assertEquals(0, s.control().getFallbacks(), "no ordering failed");
+        assertEquals(reads, s.control().getColdLeftOut());
+        double expected = 0.1 / 0.4;
+        double se = Math.sqrt(expected * (1 - expected) / reads);
+        assertTrue(Math.abs((double) background / reads - expected) < 5 * se, background + " of " + reads);
+        // Warm again (within 0.05 of the warmest): its HWLB share, nothing in the background.
+        d.recordRate(ep(23), 0.86, System.nanoTime(), System.nanoTime());
+        WarmupReads.arm();
+        s.sortedByProximity(ep(24), rs);
+        assertEquals(-1, WarmupReads.take());
+        WarmupReads.disarm();
+        assertEquals(reads, s.control().getColdLeftOut());
+    }
 }

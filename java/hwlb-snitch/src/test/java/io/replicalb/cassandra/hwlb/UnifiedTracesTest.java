@@ -48,6 +48,8 @@ class UnifiedTracesTest
             for (int l = 0; l < NODES; l++)
             {
                 snitch[l] = new HwlbSnitch(HwlbSettings.parse(props::get), new SimpleSnitch(), node(l));
+                // The traces start long after the coordinators did: a node warms only once seen coming up.
+                snitch[l].warmup().startedLongAgo();
                 // The other nodes in ascending order: directory ids = the coordinator first, then by node.
                 for (int n = 0; n < NODES; n++)
                     if (n != l)
@@ -88,7 +90,8 @@ class UnifiedTracesTest
 
         Double[] current;
 
-        void liveness(int n, boolean alive)
+        /** Node {@code n} goes down or comes up at trace time {@code traceNs}. */
+        void liveness(int n, boolean alive, long traceNs)
         {
             live[n] = alive;
             long now = System.nanoTime();
@@ -97,6 +100,8 @@ class UnifiedTracesTest
                 if (l != n)
                     snitch[l].directory().observe(node(n), now, alive, current[n] != null, true, now);
                 snitch[l].health().reset(id(l, n));
+                if (alive)
+                    snitch[l].warmup().cameUp(id(l, n), traceNs);
             }
         }
     }
@@ -112,6 +117,7 @@ class UnifiedTracesTest
         assertTrue(cases.size() >= 7, "the cases of the Rust test, found " + cases.size());
         int plans = 0;
         int passed = 0;
+        int warmed = 0;
         for (JsonNode cs : cases)
         {
             String name = cs.get("name").asText();
@@ -145,10 +151,10 @@ class UnifiedTracesTest
                             c.snitch[l].health().pending(c.id(l, e.get("node").asInt()), e.get("count").asInt());
                         break;
                     case "down":
-                        c.liveness(e.get("node").asInt(), false);
+                        c.liveness(e.get("node").asInt(), false, nowNs);
                         break;
                     case "up":
-                        c.liveness(e.get("node").asInt(), true);
+                        c.liveness(e.get("node").asInt(), true, nowNs);
                         break;
                     case "rates":
                     {
@@ -169,7 +175,13 @@ class UnifiedTracesTest
                         EndpointsForToken replicas = TestCluster.replicas(lasts);
                         HwlbSnitch s = c.snitch[l];
                         HwlbCounters.Totals before = s.control().counters().totals();
-                        EndpointsForToken ordered = s.router().orderFor(node(l), replicas, k, u, nowNs);
+                        double ub = e.get("u_background").asDouble();
+                        EndpointsForToken ordered = s.router().orderFor(node(l), replicas, k, u, ub, nowNs);
+                        int backgroundId = s.router().lastBackground();
+                        int background = -1;
+                        for (int n = 0; n < NODES && backgroundId >= 0; n++)
+                            if (c.id(l, n) == backgroundId)
+                                background = n;
                         HwlbCounters.Totals after = s.control().counters().totals();
                         List<Integer> got = new ArrayList<>();
                         for (Replica r : ordered)
@@ -185,6 +197,9 @@ class UnifiedTracesTest
                         assertEquals(e.get("drawn").asBoolean() ? 1 : 0, after.get(HwlbCounters.DRAWS) - before.get(HwlbCounters.DRAWS), what + ": drawn");
                         boolean passedOver = e.get("passed_over").asInt() > 0;
                         assertEquals(passedOver ? 1 : 0, after.get(HwlbCounters.PASSED_OVER) - before.get(HwlbCounters.PASSED_OVER), what + ": passed over");
+                        assertEquals(e.get("background").asInt(), background, what + ": background read");
+                        if (background >= 0)
+                            warmed++;
                         plans++;
                         if (passedOver)
                             passed++;
@@ -195,7 +210,7 @@ class UnifiedTracesTest
                 }
             }
         }
-        assertTrue(plans >= 50 && passed >= 10, plans + " plans, " + passed + " passing over");
-        System.out.println("unified traces: " + plans + " plans agree with Rust (" + passed + " passing over)");
+        assertTrue(plans >= 50 && passed >= 10 && warmed >= 3, plans + " plans, " + passed + " passing over, " + warmed + " warming");
+        System.out.println("unified traces: " + plans + " plans agree with Rust (" + passed + " passing over, " + warmed + " warming)");
     }
 }

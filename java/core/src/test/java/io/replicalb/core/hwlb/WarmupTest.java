@@ -1,0 +1,51 @@
+package io.replicalb.core.hwlb;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+/** The Rust module's unit cases (crates/policy/src/hwlb/warmup.rs), on the Java port. */
+class WarmupTest
+{
+    private static final boolean[] ALL = { true, true, true };
+
+    @Test
+    void aWarmingReplicaColderByMoreThanTheMarginIsCold()
+    {
+        assertEquals(new Warmup.ColdSplit(0b010, 1, 2), Warmup.splitCold(new double[]{ 0.9, 0.84, 0.86 }, ALL, 3, 2));
+        assertNull(Warmup.splitCold(new double[]{ 0.9, 0.86, 0.86 }, ALL, 3, 2), "within the margin: warm");
+        assertNull(Warmup.splitCold(new double[]{ 0.9, 0.1, 0.86 }, new boolean[]{ true, false, true }, 3, 2), "not warming");
+    }
+
+    @Test
+    void aSplitNeedsKWarmReplicas()
+    {
+        assertNull(Warmup.splitCold(new double[]{ 0.9, 0.1, 0.2 }, ALL, 3, 2));
+        assertEquals(new Warmup.ColdSplit(0b110, 2, 1), Warmup.splitCold(new double[]{ 0.9, 0.2, 0.1 }, ALL, 3, 1));
+    }
+
+    @Test
+    void backgroundReadsGiveTheColdReplicaItsPeersMissesPerSecond()
+    {
+        PlanConfig config = PlanConfig.DEFAULT;
+        double[] warm = { 0.8, 0.8 };
+        double m = Warmup.missesPerRead(HwlbPlan.compute(warm, 2, config), warm, config);
+        assertEquals(0.2, m, 1e-12);
+        for (double cold : new double[]{ 0.0, 0.5, 0.7 })
+            assertEquals(m, Warmup.backgroundChance(1.0, m, cold, config) * (1.0 - cold), 1e-12, "cold " + cold);
+        assertEquals(0.1, Warmup.backgroundChance(0.5, m, 0.0, config), 1e-12);
+        assertEquals(1.0, Warmup.backgroundChance(1.0, 0.9, 0.5, config), "at most every read");
+    }
+
+    @Test
+    void missesPerReadFollowHwlbsShares()
+    {
+        PlanConfig config = PlanConfig.DEFAULT;
+        double[] rates = { 0.9, 0.8, 0.6 };
+        HwlbPlan plan = HwlbPlan.compute(rates, 1, config);
+        double m = Warmup.missesPerRead(plan, rates, config);
+        for (int j = 0; j < 3; j++)
+            assertEquals(m, plan.shares()[j] * (1.0 - rates[j]), 1e-9, "replica " + j);
+    }
+}
