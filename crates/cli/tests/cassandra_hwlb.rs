@@ -297,25 +297,21 @@ fn hwlb_inside_cassandra_draws_replicas_as_its_rows_and_cassandra_reads_them() {
     run(&["cluster", "switch", "--dir", &d, "--coordinator-policy", "unified"]);
     run(&["cluster", "restart", "--dir", &d, "--node", "2", "--down-s", "1"]);
     std::thread::sleep(Duration::from_secs(3));
-    let (w_before, v_before) = rt.block_on(async {
-        let (mut w, mut v) = (Vec::new(), Vec::new());
-        for a in &addrs {
-            w.push(warmup(&session, *a).await);
-            v.push(view(&session, *a).await);
-        }
-        (w, v)
-    });
+    let snapshot = || {
+        rt.block_on(async {
+            let (mut w, mut v) = (Vec::new(), Vec::new());
+            for a in &addrs {
+                w.push(warmup(&session, *a).await);
+                v.push(view(&session, *a).await);
+            }
+            (w, v)
+        })
+    };
+    let (w_before, v_before) = snapshot();
     let window = bench(&d, "10");
     assert_eq!(window["errors"], 0, "{window}");
     assert_eq!(window["timeouts"], 0, "{window}");
-    let (w_after, v_after) = rt.block_on(async {
-        let (mut w, mut v) = (Vec::new(), Vec::new());
-        for a in &addrs {
-            w.push(warmup(&session, *a).await);
-            v.push(view(&session, *a).await);
-        }
-        (w, v)
-    });
+    let (w_after, v_after) = snapshot();
     let delta = |i: usize, f: fn(&[i64; 4]) -> i64| f(&w_after[i]) - f(&w_before[i]);
     let left_out: i64 = (0..3).map(|i| delta(i, |w| w[0])).sum();
     let sent: i64 = (0..3).map(|i| delta(i, |w| w[1])).sum();

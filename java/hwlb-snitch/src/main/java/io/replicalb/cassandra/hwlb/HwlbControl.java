@@ -228,22 +228,26 @@ public final class HwlbControl implements HwlbControlMBean
     @Override
     public long getWarmupReads()
     {
-        WarmupReads w = warmup;
-        return w == null ? 0L : w.sent();
+        return ofWarmup(WarmupReads::sent);
     }
 
     @Override
     public long getWarmupSkipped()
     {
-        WarmupReads w = warmup;
-        return w == null ? 0L : w.skippedBusy();
+        return ofWarmup(WarmupReads::skippedBusy);
     }
 
     @Override
     public long getWarmupFailures()
     {
+        return ofWarmup(WarmupReads::failures);
+    }
+
+    /** A warm-up counter, 0 before the warm-up is attached. */
+    private long ofWarmup(java.util.function.ToLongFunction<WarmupReads> counter)
+    {
         WarmupReads w = warmup;
-        return w == null ? 0L : w.failures();
+        return w == null ? 0L : counter.applyAsLong(w);
     }
 
     @Override

@@ -19,7 +19,9 @@ import org.apache.cassandra.locator.SimpleSnitch;
  * The request path: orders a read's replicas so that the first k (the ones Cassandra contacts)
  * are drawn from this coordinator's HWLB row, the rest after them in the inner snitch's order;
  * for unified, replicas passed over by {@link CoordinatorHealth} are left out of the draw and
- * put last.
+ * put last, and inside a statement the query handler runs, a cold replica that came up recently
+ * is left out too (after the others, before the passed-over) and may be asked for a background
+ * read ({@link WarmupReads}).
  *
  * <p>Per call: one volatile read of the switch and one of the {@link PeerView}; the replicas'
  * ids from the view; the live replicas in scope sorted by id (the canonical order); the plan
@@ -369,8 +371,8 @@ public final class ReplicaRouter
         // warming replica leaves the draw, and this read may warm it.
         int coldId = -1;
         double coldRate = Double.NaN;
-        boolean canWarm = kGiven >= 0 || WarmupReads.armed();
-        if (mode.policy() == CoordinatorPolicy.UNIFIED && mode.enabled() && plannable && warmup.on() && canWarm && k >= 1 && live > k)
+        if (mode.policy() == CoordinatorPolicy.UNIFIED && mode.enabled() && plannable && warmup.on() && k >= 1 && live > k
+            && (kGiven >= 0 || WarmupReads.armed()))
         {
             boolean known = true;
             for (int j = 0; j < live; j++)
