@@ -511,7 +511,7 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
         m.summary.latency_ms.p99,
         m.summary.latency_ms.p999
     ));
-    if source == Some(Source::Plugin) {
+    if run.coordinator == CoordinatorPolicy::Unified {
         // What the plug-in's warm-up did on each node (a restarted replica left out of reads,
         // read in the background instead); a node that does not answer is said, not fatal.
         let line = rt.block_on(async {

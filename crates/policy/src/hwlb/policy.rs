@@ -231,13 +231,14 @@ impl Hwlb {
         }
     }
 
-    /// With warm-up reads on: the candidates that are not cold into `warm`, and the split
-    /// ([`warmup::split_cold`]); `None` when none is cold, a rate is unknown, or too few are
-    /// warm to serve the request (then every candidate takes its HWLB share).
+    /// With warm-up reads on: the candidates that are not cold into `warm`, the split
+    /// ([`warmup::split_cold`]) and the coldest candidate's rate; `None` when none is cold, a
+    /// rate is unknown, or too few are warm to serve the request (then every candidate takes
+    /// its HWLB share).
     ///
     /// Warming means came up less than `warmup_window_s` ago: a replica that stays colder for
     /// good (a smaller cache) is not starved once the window ends.
-    fn split_cold(&self, req: &Request<'_>, now_ns: u64, warm: &mut [NodeId; MAX_REPLICAS]) -> Option<ColdSplit> {
+    fn split_cold(&self, req: &Request<'_>, now_ns: u64, warm: &mut [NodeId; MAX_REPLICAS]) -> Option<(ColdSplit, f64)> {
         let n = req.candidates.len();
         let (mut rates, mut warming) = ([0.0; MAX_REPLICAS], [false; MAX_REPLICAS]);
         for j in 0..n {
@@ -258,7 +259,7 @@ impl Hwlb {
             }
         }
         debug_assert_eq!(m, split.warm);
-        Some(split)
+        Some((split, rates[split.coldest]))
     }
 
     /// A read sent to `node` ended (the runtime reports each send's end exactly once).
@@ -412,7 +413,7 @@ impl Policy for Hwlb {
         if self.warmup.share > 0.0 {
             self.started_ns.get_or_insert(now_ns);
             let mut warm = [NodeId(0); MAX_REPLICAS];
-            if let Some(split) = self.split_cold(req, now_ns, &mut warm) {
+            if let Some((split, cold_rate)) = self.split_cold(req, now_ns, &mut warm) {
                 // The request reads from the warm replicas only, with HWLB's shares among them;
                 // the coldest replica warms in the background, at its peers' misses per second.
                 let narrowed = Request {
@@ -423,7 +424,6 @@ impl Policy for Hwlb {
                 let warm_misses = self.plan_shares(&narrowed, now_ns, rng, out);
                 let coldest = req.candidates[split.coldest];
                 let busy = self.in_flight.get(coldest.index()).copied().unwrap_or(0) >= self.warmup.max_in_flight;
-                let cold_rate = self.peers.effective(coldest, now_ns).expect("split_cold saw every rate");
                 let chance = warmup::background_chance(self.warmup.share, warm_misses, cold_rate, &self.config);
                 if !busy && rng.unit_f64() < chance {
                     out.set_background(coldest);

@@ -75,6 +75,20 @@ public final class Warmup
     }
 
     /**
+     * {@link #missesPerRead} of a plan with uniform shares (HWLB stepped aside: no choice, or
+     * all equally warm) over the first {@code n} of {@code rates}, without building it: the
+     * request path's case when exactly k warm replicas are left. Allocates nothing.
+     */
+    public static double uniformMissesPerRead(double[] rates, int n, int k, PlanConfig config)
+    {
+        double share = 1.0 / n;
+        double total = 0.0;
+        for (int j = 0; j < n; j++)
+            total += k * share * (1.0 - Math.min(rates[j], config.hitRateCap()));
+        return total / n;
+    }
+
+    /**
      * The chance that a read also reads the key from the cold replica (rate {@code coldRate}) in
      * the background: {@code share} x warm misses per read / its miss rate, at most 1.
      */

@@ -39,6 +39,21 @@ class WarmupTest
     }
 
     @Test
+    void theUniformCaseIsThePlansWithoutBuildingIt()
+    {
+        PlanConfig config = PlanConfig.DEFAULT;
+        // k = n (no choice), over the first two of a longer array, one rate above the cap.
+        double[] rates = { 0.82, 0.97, 0.5 };
+        double[] two = { rates[0], rates[1] };
+        assertEquals(Warmup.missesPerRead(HwlbPlan.compute(two, 2, config), two, config),
+                     Warmup.uniformMissesPerRead(rates, 2, 2, config), 1e-15);
+        // All equally warm.
+        HwlbPlan equal = HwlbPlan.compute(new double[]{ 0.8, 0.8, 0.8 }, 1, config);
+        assertEquals(Warmup.missesPerRead(equal, new double[]{ 0.8, 0.8, 0.8 }, config),
+                     Warmup.uniformMissesPerRead(new double[]{ 0.8, 0.8, 0.8 }, 3, 1, config), 1e-15);
+    }
+
+    @Test
     void missesPerReadFollowHwlbsShares()
     {
         PlanConfig config = PlanConfig.DEFAULT;

@@ -1,6 +1,5 @@
 package io.replicalb.cassandra.hwlb;
 
-import io.replicalb.core.hwlb.HwlbPlan;
 import io.replicalb.core.hwlb.PlanConfig;
 import io.replicalb.core.hwlb.Warmup;
 
@@ -252,16 +251,20 @@ public final class ReplicaRouter
         try
         {
             // The clock is read, and sends counted, only where the rule needs them (unified).
+            // The warm-up's ask too: one thread-local read, for unified only.
             boolean unified = mode.policy() == CoordinatorPolicy.UNIFIED;
             long nowNs = unified ? System.nanoTime() : 0L;
-            C ordered = order(address, replicas, mode, s, -1, Double.NaN, Double.NaN, nowNs, unified);
-            WarmupReads.offer(s.background);
+            WarmupReads.Ask ask = unified ? WarmupReads.current() : null;
+            C ordered = order(address, replicas, mode, s, -1, Double.NaN, Double.NaN, nowNs, unified, ask != null && ask.armed());
+            if (ask != null)
+                ask.offer(s.background);
             return ordered;
         }
         catch (RuntimeException | AssertionError e)
         {
             s.clear();
-            WarmupReads.offer(-1);
+            if (control.mode().policy() == CoordinatorPolicy.UNIFIED)
+                WarmupReads.current().offer(-1);
             s.stripe.count(HwlbCounters.FALLBACKS);
             fallbackLog.report(e);
             return inner.sortedByProximity(address, replicas);
@@ -276,7 +279,7 @@ public final class ReplicaRouter
     <C extends ReplicaCollection<? extends C>> C orderFor(InetAddressAndPort address, C replicas, int k, double unit, double backgroundUnit,
                                                           long nowNs)
     {
-        return order(address, replicas, control.mode(), scratch.get(), k, unit, backgroundUnit, nowNs, false);
+        return order(address, replicas, control.mode(), scratch.get(), k, unit, backgroundUnit, nowNs, false, true);
     }
 
     /** The node this thread's last order asked to read in the background, or -1. */
@@ -286,7 +289,8 @@ public final class ReplicaRouter
     }
 
     private <C extends ReplicaCollection<? extends C>> C order(InetAddressAndPort address, C replicas, HwlbSwitch.Mode mode, Scratch s,
-                                                               int kGiven, double unit, double backgroundUnit, long nowNs, boolean countSends)
+                                                               int kGiven, double unit, double backgroundUnit, long nowNs, boolean countSends,
+                                                               boolean canWarm)
     {
         s.background = -1;
         int size = replicas.size();
@@ -371,16 +375,20 @@ public final class ReplicaRouter
         // warming replica leaves the draw, and this read may warm it.
         int coldId = -1;
         double coldRate = Double.NaN;
-        if (mode.policy() == CoordinatorPolicy.UNIFIED && mode.enabled() && plannable && warmup.on() && k >= 1 && live > k
-            && (kGiven >= 0 || WarmupReads.armed()))
+        if (mode.policy() == CoordinatorPolicy.UNIFIED && mode.enabled() && plannable && warmup.on() && canWarm && k >= 1 && live > k)
         {
             boolean known = true;
+            double warmest = Double.NEGATIVE_INFINITY;
             for (int j = 0; j < live; j++)
             {
                 if (Double.isNaN(s.candRate[j]))
                     known = false;
-                s.warming[j] = warmup.warming(s.cand[j], nowNs);
+                warmest = Math.max(warmest, s.candRate[j]);
             }
+            // When a node came up is looked up only for a replica colder than the margin (the
+            // only ones whose warming the split reads).
+            for (int j = 0; j < live; j++)
+                s.warming[j] = s.candRate[j] < warmest - Warmup.WARM_WITHIN && warmup.warming(s.cand[j], nowNs);
             Warmup.ColdSplit split = known ? Warmup.splitCold(s.candRate, s.warming, live, k) : null;
             if (split != null)
             {
@@ -410,7 +418,7 @@ public final class ReplicaRouter
             if (mode.enabled())
                 stripe.count(garbled ? HwlbCounters.FALLBACKS : HwlbCounters.STEPPED_ASIDE);
             if (coldId >= 0)
-                askWarmUp(s, coldId, coldRate, uniformMissesPerRead(s.candRate, live, k), backgroundUnit);
+                askWarmUp(s, coldId, coldRate, Warmup.uniformMissesPerRead(s.candRate, live, k, config), backgroundUnit);
             return reordered ? rankedOrder(address, replicas, s, view, k, countSends, nowNs) : innerOrder(address, replicas, s, view, k, countSends, nowNs);
         }
         // Canonical order: by node id (the coordinator's is 0; insertion sort, a handful of replicas).
@@ -494,15 +502,6 @@ public final class ReplicaRouter
         double u = Double.isNaN(backgroundUnit) ? ThreadLocalRandom.current().nextDouble() : backgroundUnit;
         if (u < Warmup.backgroundChance(warmup.share(), warmMissesPerRead, coldRate, config))
             s.background = coldId;
-    }
-
-    /**
-     * A replica's misses per read when all {@code n} of {@code rates} serve each read (k = n, no
-     * choice: HWLB's plan steps aside with uniform shares), as the Rust rule computes it.
-     */
-    private double uniformMissesPerRead(double[] rates, int n, int k)
-    {
-        return Warmup.missesPerRead(HwlbPlan.compute(java.util.Arrays.copyOf(rates, n), k, config), java.util.Arrays.copyOf(rates, n), config);
     }
 
     /** The inner snitch's order, counting its first k live replicas in scope. */

@@ -36,12 +36,30 @@ public final class WarmupReads
         void read(SinglePartitionReadCommand command, int id, Runnable done);
     }
 
-    /** The ask of the statement running on a thread. */
-    private static final class Ask
+    /**
+     * The ask of the statement running on a thread: whether the query handler armed it, how
+     * many reads the router ordered in it and the cold replica the last one asked to warm.
+     */
+    static final class Ask
     {
-        boolean armed;
-        int target = -1;
-        int orders;
+        private boolean armed;
+        private int target = -1;
+        private int orders;
+
+        /** Whether the thread runs a statement that can send a background read. */
+        boolean armed()
+        {
+            return armed;
+        }
+
+        /** The router ordered a read; {@code id} is the cold replica to warm, or -1. */
+        void offer(int id)
+        {
+            if (!armed)
+                return;
+            orders++;
+            target = id;
+        }
     }
 
     private static final ThreadLocal<Ask> ASK = ThreadLocal.withInitial(Ask::new);
@@ -153,20 +171,10 @@ public final class WarmupReads
         a.orders = 0;
     }
 
-    /** Whether the current thread runs a statement that can send a background read. */
-    static boolean armed()
+    /** The current thread's ask (one thread-local read; the router keeps it for the read). */
+    static Ask current()
     {
-        return ASK.get().armed;
-    }
-
-    /** The router ordered a read on this thread; {@code id} is the cold replica to warm, or -1. */
-    static void offer(int id)
-    {
-        Ask a = ASK.get();
-        if (!a.armed)
-            return;
-        a.orders++;
-        a.target = id;
+        return ASK.get();
     }
 
     /**
@@ -201,8 +209,8 @@ public final class WarmupReads
             skippedBusy.incrementAndGet();
             return false;
         }
-        sent.incrementAndGet();
         transport.read(command, id, n::decrementAndGet);
+        sent.incrementAndGet();
         return true;
     }
 

@@ -46,7 +46,7 @@ class QueryHandlerTest
         {
             seen.set(ReadTable.current());
             for (int i = 0; i < reads; i++)
-                WarmupReads.offer(warm);
+                WarmupReads.current().offer(warm);
             if (toThrow != null)
                 throw toThrow;
             return new ResultMessage.Void();
@@ -180,7 +180,7 @@ class QueryHandlerTest
             assertEquals(2, sent.to.size(), "only the two asked for: " + sent.to);
             assertEquals(2, w.sent());
             // Not armed outside a statement: an order on this thread asks for nothing.
-            assertFalse(WarmupReads.armed());
+            assertFalse(WarmupReads.current().armed());
             // A command that cannot be built is counted, never thrown into the request.
             HwlbQueryHandler broken = new HwlbQueryHandler(d, st -> A, (st, o) -> {
                 throw new IllegalArgumentException("no such partition");
