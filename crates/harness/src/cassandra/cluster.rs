@@ -415,7 +415,7 @@ fn start_all(
     for id in 0..opts.nodes {
         let nd = node_dir(dir, id);
         let _ = std::fs::remove_dir_all(&nd);
-        config::write_node_config(&nd, id, &opts.settings)?;
+        config::write_node_config(&nd, id, opts.nodes, &opts.settings)?;
         proxy::write_delay(dir, id, 0)?;
     }
     let proxy = Command::new(&opts.proxy_program)

@@ -33,6 +33,30 @@ pub fn node_cql_addr(id: u32) -> SocketAddr {
     SocketAddr::new(node_ip(id), CQL_PORT)
 }
 
+/// How many tokens (virtual nodes) each node owns: Cassandra's default.
+pub const TOKENS_PER_NODE: u32 = 16;
+
+/// Node `id`'s tokens in a cluster of `nodes`, written as its `initial_token`.
+///
+/// The ring is cut into `TOKENS_PER_NODE × nodes` equal arcs dealt round-robin, and each token
+/// sits in the middle of its arc (never Murmur3's reserved minimum). Every node owns the same
+/// share, and no node depends on what it has heard of the others when it joins: with
+/// Cassandra's token allocation (`allocate_tokens_for_local_replication_factor`) a node that
+/// joins before the previous one's tokens reach it computes that node's tokens again and stops
+/// with "Bootstrap Token collision" (seen once here, starting nodes one after another).
+pub fn initial_tokens(id: u32, nodes: u32) -> Vec<i64> {
+    assert!(id < nodes, "node {id} of a {nodes}-node cluster");
+    let arcs = i128::from(TOKENS_PER_NODE) * i128::from(nodes);
+    let ring = 1i128 << 64;
+    (0..TOKENS_PER_NODE)
+        .map(|j| {
+            let arc = i128::from(j) * i128::from(nodes) + i128::from(id);
+            let token = i128::from(i64::MIN) + (2 * arc + 1) * ring / (2 * arcs);
+            i64::try_from(token).expect("a token inside the ring")
+        })
+        .collect()
+}
+
 /// The directory of node `id` in cluster directory `dir`.
 pub fn node_dir(dir: &Path, id: u32) -> PathBuf {
     dir.join(format!("node-{id}"))
@@ -104,8 +128,9 @@ impl NodeSettings {
     }
 }
 
-/// Writes node `id`'s configuration under `node_dir` for a cluster whose seed is node 0.
-pub fn write_node_config(node_dir: &Path, id: u32, settings: &NodeSettings) -> Result<(), String> {
+/// Writes node `id`'s configuration under `node_dir` for a cluster of `nodes` whose seed is
+/// node 0.
+pub fn write_node_config(node_dir: &Path, id: u32, nodes: u32, settings: &NodeSettings) -> Result<(), String> {
     let conf = node_dir.join("conf");
     for d in ["conf", "data", "commitlog", "saved_caches", "hints", "cdc"] {
         let p = node_dir.join(d);
@@ -123,11 +148,12 @@ pub fn write_node_config(node_dir: &Path, id: u32, settings: &NodeSettings) -> R
         0 => "file_cache_enabled: false\n".to_string(),
         mb => format!("file_cache_enabled: true\nfile_cache_size: {mb}MiB\n"),
     };
+    let tokens: Vec<String> = initial_tokens(id, nodes).iter().map(i64::to_string).collect();
     let yaml = format!(
         "# Written by replica-lb for node {id}.\n\
 cluster_name: replica-lb\n\
-num_tokens: 16\n\
-allocate_tokens_for_local_replication_factor: 3\n\
+num_tokens: {TOKENS_PER_NODE}\n\
+initial_token: {tokens}\n\
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner\n\
 seed_provider:\n  - class_name: org.apache.cassandra.locator.SimpleSeedProvider\n    parameters:\n      - seeds: \"{seed}:{STORAGE_PORT}\"\n\
 listen_address: {ip}\n\
@@ -165,6 +191,7 @@ start_native_transport: true\n",
         snitch = settings.snitch,
         dynamic_snitch = settings.dynamic_snitch,
         row_cache = settings.row_cache_mb,
+        tokens = tokens.join(","),
     );
     write(&conf.join("cassandra.yaml"), &yaml)?;
     write(&conf.join("cassandra-rackdc.properties"), &format!("dc=dc1\nrack=rack{}\n", id + 1))?;
@@ -253,7 +280,7 @@ mod tests {
     #[test]
     fn each_node_gets_its_addresses_and_the_client_policy_settings() {
         let dir = std::env::temp_dir().join(format!("rlb-cass-conf-{}", std::process::id()));
-        write_node_config(&dir, 2, &NodeSettings::default()).unwrap();
+        write_node_config(&dir, 2, 3, &NodeSettings::default()).unwrap();
         let yaml = std::fs::read_to_string(dir.join("conf/cassandra.yaml")).unwrap();
         for line in [
             "listen_address: 127.0.0.3",
@@ -262,12 +289,21 @@ mod tests {
             "seeds: \"127.0.0.1:7000\"",
             "endpoint_snitch: GossipingPropertyFileSnitch",
             "dynamic_snitch: true",
+            "num_tokens: 16",
         ] {
             assert!(
                 yaml.lines().any(|l| l.trim() == line || l.trim().ends_with(line)),
                 "{line} in\n{yaml}"
             );
         }
+        let tokens: Vec<i64> = yaml
+            .lines()
+            .find_map(|l| l.strip_prefix("initial_token: "))
+            .expect("initial_token")
+            .split(',')
+            .map(|t| t.parse().unwrap())
+            .collect();
+        assert_eq!(tokens, initial_tokens(2, 3));
         let rack = std::fs::read_to_string(dir.join("conf/cassandra-rackdc.properties")).unwrap();
         assert_eq!(rack, "dc=dc1\nrack=rack3\n");
         let args = java_args(&dir, 2, Path::new("/lib"), &NodeSettings::default());
@@ -275,5 +311,22 @@ mod tests {
         assert!(args.contains(&"-Dcassandra.jmx.local.port=7201".to_string()));
         assert_eq!(args.last().unwrap(), "org.apache.cassandra.service.CassandraDaemon");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn tokens_cut_the_ring_into_equal_arcs_dealt_round_robin() {
+        for nodes in 1..=5u32 {
+            let mut all: Vec<(i64, u32)> = (0..nodes)
+                .flat_map(|id| initial_tokens(id, nodes).into_iter().map(move |t| (t, id)))
+                .collect();
+            all.sort_unstable();
+            assert_eq!(all.len(), (TOKENS_PER_NODE * nodes) as usize);
+            assert!(all[0].0 > i64::MIN, "Murmur3's minimum is reserved");
+            let arc = ((1i128 << 64) / i128::from(TOKENS_PER_NODE * nodes)) as i64;
+            for (i, w) in all.windows(2).enumerate() {
+                assert!((w[1].0 - w[0].0 - arc).abs() <= 1, "{nodes} nodes: gap {i}");
+                assert_eq!(w[0].1, i as u32 % nodes, "{nodes} nodes: arc {i} dealt out of turn");
+            }
+        }
     }
 }
