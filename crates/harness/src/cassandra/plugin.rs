@@ -109,13 +109,17 @@ pub struct PluginSettings {
     pub window_ms: u64,
     /// The consistency level reads use (the snitch is not told it; see the plug-in's docs).
     pub read_cl: String,
-    /// `hwlb` parameters the plug-in shares with the Rust policy (`hit_rate_cap`,
-    /// `min_spread`, `stale_after_ms`, `stale_rate`), as system properties.
+    /// Parameters the plug-in shares with the Rust policies (`hwlb`'s [`PLUGIN_PARAMS`],
+    /// `unified`'s [`UNIFIED_PLUGIN_PARAMS`]), as system properties.
     pub params: Vec<(String, String)>,
 }
 
 /// The `hwlb` parameters the plug-in takes (the rest are the Rust policy's only).
 pub const PLUGIN_PARAMS: [&str; 4] = ["hit_rate_cap", "min_spread", "stale_after_ms", "stale_rate"];
+
+/// The `unified` parameters the plug-in's `unified` takes, with the Rust coordinator's meaning
+/// (the rest of `unified`'s are its client side's, which the plug-in has no use for).
+pub const UNIFIED_PLUGIN_PARAMS: [&str; 1] = ["warmup_reads"];
 
 impl PluginSettings {
     /// The published tracker, reads at QUORUM.
@@ -139,15 +143,19 @@ impl PluginSettings {
                     PLUGIN_PARAMS.join(", ")
                 ));
             }
-            let text = match value {
-                policy::ParamValue::Int(v) => v.to_string(),
-                policy::ParamValue::Float(v) => v.to_string(),
-                policy::ParamValue::Bool(v) => v.to_string(),
-                policy::ParamValue::Text(v) => v.clone(),
-            };
-            self.params.push((name.clone(), text));
+            self.params.push((name.clone(), param_text(value)));
         }
         Ok(self)
+    }
+
+    /// Takes over the `unified` overrides the plug-in's `unified` shares with the Rust
+    /// coordinator ([`UNIFIED_PLUGIN_PARAMS`]), so that a scenario's
+    /// `[policy.params.unified] warmup_reads` sets the simulator's and the plug-in's alike.
+    pub fn with_unified_params(mut self, overrides: &policy::ParamTable) -> Self {
+        for (name, value) in overrides.iter().filter(|(n, _)| UNIFIED_PLUGIN_PARAMS.contains(&n.as_str())) {
+            self.params.push((name.clone(), param_text(value)));
+        }
+        self
     }
 
     /// Checks the values, naming a bad one and what is allowed.
@@ -184,6 +192,16 @@ impl PluginSettings {
         base.system_properties
             .extend(self.params.iter().map(|(name, value)| format!("replica_lb.hwlb.{name}={value}")));
         Ok(base)
+    }
+}
+
+/// A parameter's value as the plug-in parses it from a system property.
+fn param_text(value: &policy::ParamValue) -> String {
+    match value {
+        policy::ParamValue::Int(v) => v.to_string(),
+        policy::ParamValue::Float(v) => v.to_string(),
+        policy::ParamValue::Bool(v) => v.to_string(),
+        policy::ParamValue::Text(v) => v.clone(),
     }
 }
 
@@ -326,6 +344,19 @@ mod tests {
         t.insert("warmup_reads".into(), policy::ParamValue::Float(1.0));
         let e = PluginSettings::new(CoordinatorPolicy::Hwlb).with_params(&t).unwrap_err();
         assert!(e.contains("'warmup_reads'") && e.contains("stale_rate"), "{e}");
+    }
+
+    #[test]
+    fn unified_passes_its_warm_up_pace_and_nothing_of_its_client_side() {
+        let mut t = policy::ParamTable::new();
+        t.insert("warmup_reads".into(), policy::ParamValue::Float(0.25));
+        t.insert("in_flight_threshold".into(), policy::ParamValue::Int(3));
+        let s = PluginSettings::new(CoordinatorPolicy::Unified).with_unified_params(&t);
+        assert_eq!(s.params, vec![("warmup_reads".to_string(), "0.25".to_string())]);
+        let installed = s.install(NodeSettings::default(), PathBuf::from("/j.jar")).unwrap();
+        assert!(installed
+            .system_properties
+            .contains(&"replica_lb.hwlb.warmup_reads=0.25".to_string()));
     }
 
     #[test]

@@ -117,7 +117,8 @@ impl Experiment {
         let plugin = match cass_exp::needs_plugin(&policies) {
             true => {
                 let hwlb = scenario.policy.params_of(policy::hwlb::policy::NAME);
-                Some(cass_exp::plugin_settings(&plan, &hwlb).map_err(SetupError::Scenario)?)
+                let unified = scenario.policy.params_of(policy::unified::policy::NAME);
+                Some(cass_exp::plugin_settings(&plan, &hwlb, &unified).map_err(SetupError::Scenario)?)
             }
             false => None,
         };

@@ -147,16 +147,17 @@ pub fn check_faults(plan: &RealPlan, model: &CassandraModel) -> Result<(), Strin
 }
 
 /// The plug-in settings for a plan whose runs include coordinator policies: the scenario's
-/// hit-rate tracker, consistency level and `hwlb` parameters, HWLB off until a run switches it
-/// on.
-pub fn plugin_settings(plan: &RealPlan, hwlb_params: &ParamTable) -> Result<PluginSettings, String> {
-    PluginSettings {
+/// hit-rate tracker, consistency level, `hwlb` parameters and the `unified` ones the plug-in
+/// shares, HWLB off until a run switches it on.
+pub fn plugin_settings(plan: &RealPlan, hwlb_params: &ParamTable, unified_params: &ParamTable) -> Result<PluginSettings, String> {
+    Ok(PluginSettings {
         tick_ms: plan.base.hit_rate_tick_ms,
         window_ms: plan.base.hit_rate_window_ms,
         read_cl: plan.cl.as_str().to_uppercase(),
         ..PluginSettings::new(CoordinatorPolicy::Naive)
     }
-    .with_params(hwlb_params)
+    .with_params(hwlb_params)?
+    .with_unified_params(unified_params))
 }
 
 /// Starts the cluster for `plan` in `dir` with `settings` (and the plug-in when given), writes
