@@ -8,7 +8,9 @@
 //! `load` through the driver, a CL=ONE read traced to show that the coordinator the client chose
 //! served it itself, `bench` with `driver-default` and with `c3` while node 1 is stopped for 8 s
 //! (the seeds' GC pause), `cluster delay` seen through the proxy, `cluster restart`, and `cluster
-//! down`. The cluster listens on loopback only and is stopped even when the test fails.
+//! down`; and an experiment interrupted (SIGTERM) once its cluster is up, which must stop every
+//! node and the proxy. The clusters listen on loopback only and are stopped even when a test
+//! fails.
 
 use scylla::client::session_builder::SessionBuilder;
 use scylla::statement::Consistency;
@@ -163,4 +165,87 @@ fn cassandra_cluster_load_bench_and_faults() {
     let status: serde_json::Value = serde_json::from_str(&run(&["cluster", "status", "--dir", &d, "--json"])).unwrap();
     assert!(status.as_array().unwrap().iter().all(|n| n["state"] == "down"), "{status}");
     cluster.remove();
+}
+
+/// Whether process `pid` still runs (a zombie waiting for its parent counts as stopped).
+fn running(pid: u64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| stat.rsplit(')').next().map(|rest| !rest.trim_start().starts_with('Z')))
+        .unwrap_or(false)
+}
+
+#[test]
+#[ignore = "starts a real 3-node Cassandra cluster (~40 s)"]
+fn an_interrupted_experiment_stops_its_cassandra_cluster() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let dir = std::env::temp_dir().join(format!("rlb-cassandra-interrupt-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let clusters = dir.join("clusters");
+    let guard = Cluster(clusters.clone());
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/gc-pause-cassandra.toml");
+    let mut experiment = Command::new(common::BIN)
+        .arg("experiment")
+        .arg(&scenario)
+        .args(["--engine", "cassandra", "--policy", "dynamic-snitch", "--out"])
+        .arg(dir.join("out"))
+        .arg("--cluster-dir")
+        .arg(&clusters)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = experiment.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            eprintln!("experiment: {line}");
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) if line.contains("answer CQL") => break,
+            Ok(_) => {}
+            Err(e) => {
+                let _ = experiment.kill();
+                panic!("the cluster did not start within 300 s: {e}");
+            }
+        }
+    }
+    let cluster: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(clusters.join("cluster.json")).unwrap()).unwrap();
+    let mut pids: Vec<u64> = cluster["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["pid"].as_u64().unwrap())
+        .collect();
+    pids.push(cluster["proxy_pid"].as_u64().unwrap());
+    assert_eq!(pids.len(), 4, "three nodes and the proxy: {cluster}");
+    assert!(pids.iter().all(|&p| running(p)), "{pids:?} run before the interrupt");
+
+    let term = Command::new("kill").args(["-TERM", &experiment.id().to_string()]).status().unwrap();
+    assert!(term.success());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = experiment.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = experiment.kill();
+            panic!("the interrupted experiment did not exit within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(status.code(), Some(130), "an interrupted experiment exits 130");
+    let left: Vec<u64> = pids.iter().copied().filter(|&p| running(p)).collect();
+    assert!(left.is_empty(), "still running after the interrupt: {left:?}");
+    guard.remove();
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -192,7 +192,7 @@ impl Experiment {
         let shared = match &self.by_engine {
             Runs::Node(_) => Shared::Node(NodeCommand::current_exe_node().map_err(|e| e.to_string())?),
             Runs::Cassandra { settings, plugin, .. } => {
-                let down = CassandraDown(root.to_path_buf());
+                let down = CassandraDown::watch(root);
                 cass_exp::prepare(&self.plan, settings.clone(), plugin.as_ref(), root, progress)?;
                 Shared::Cassandra { _down: down }
             }
@@ -242,14 +242,24 @@ impl Started<'_> {
     }
 }
 
-/// Stops the experiment's Cassandra cluster when dropped, whatever happened.
+/// Stops the experiment's Cassandra cluster when dropped, whatever happened, and when the
+/// process is interrupted before.
 struct CassandraDown(PathBuf);
+
+impl CassandraDown {
+    /// The cluster that will be in `dir`, watched from now on.
+    fn watch(dir: &Path) -> Self {
+        experiment::watch_cassandra_dir(dir);
+        CassandraDown(dir.to_path_buf())
+    }
+}
 
 impl Drop for CassandraDown {
     fn drop(&mut self) {
         if self.0.join(CLUSTER_FILE).exists() {
             let _ = crate::cassandra::down(&self.0, Duration::from_secs(20));
         }
+        experiment::forget_cassandra_dir(&self.0);
     }
 }
 

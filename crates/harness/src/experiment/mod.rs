@@ -141,7 +141,25 @@ pub struct RunOptions<'a> {
 
 /// Process ids of nodes started by this process, killed on Ctrl-C.
 static LIVE_PIDS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+/// Directories of the Cassandra clusters this process runs, brought down on Ctrl-C.
+static LIVE_CASSANDRA_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 static INTERRUPT_HANDLER: std::sync::Once = std::sync::Once::new();
+
+/// Brings the Cassandra cluster in `dir` down if this process is interrupted (Ctrl-C or
+/// SIGTERM) before [`forget_cassandra_dir`]: its nodes and proxy run in process groups of
+/// their own and would outlive the experiment.
+pub(crate) fn watch_cassandra_dir(dir: &Path) {
+    install_interrupt_handler();
+    LIVE_CASSANDRA_DIRS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(dir.to_path_buf());
+}
+
+/// The cluster in `dir` was brought down: an interrupt leaves it alone.
+pub(crate) fn forget_cassandra_dir(dir: &Path) {
+    LIVE_CASSANDRA_DIRS.lock().unwrap_or_else(|p| p.into_inner()).retain(|d| d != dir);
+}
 
 fn register_pid(pid: u32) {
     LIVE_PIDS.lock().unwrap_or_else(|p| p.into_inner()).push(pid);
@@ -151,9 +169,9 @@ fn unregister_pid(pid: u32) {
     LIVE_PIDS.lock().unwrap_or_else(|p| p.into_inner()).retain(|&p| p != pid);
 }
 
-/// On Ctrl-C or SIGTERM, kill every node this process started, then exit (130). Nodes run in
-/// their own process groups, so without this an interrupted experiment would leave them
-/// running.
+/// On Ctrl-C or SIGTERM, kill every node this process started and bring its Cassandra
+/// clusters down, then exit (130). Nodes run in their own process groups, so without this an
+/// interrupted experiment would leave them running.
 fn install_interrupt_handler() {
     INTERRUPT_HANDLER.call_once(|| {
         let _ = std::thread::Builder::new().name("interrupt".into()).spawn(|| {
@@ -172,6 +190,10 @@ fn install_interrupt_handler() {
             let pids = LIVE_PIDS.lock().unwrap_or_else(|p| p.into_inner()).clone();
             for pid in pids {
                 let _ = launcher::send_signal(pid, launcher::Signal::Kill);
+            }
+            let dirs = LIVE_CASSANDRA_DIRS.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            for dir in dirs {
+                let _ = crate::cassandra::down(&dir, Duration::from_secs(5));
             }
             eprintln!("replica-lb: interrupted; the experiment's nodes were stopped");
             std::process::exit(130);
