@@ -70,6 +70,7 @@ fn options_round_trip(addr: &str) -> Duration {
 #[test]
 #[ignore = "starts a real 3-node Cassandra cluster (~1 GB per node, a few minutes)"]
 fn cassandra_cluster_load_bench_and_faults() {
+    let _one = common::one_cluster();
     let (cluster, d) = Cluster::cassandra("e2e", &["--coordinator-policy", "naive"]);
     let status: serde_json::Value = serde_json::from_str(&run(&["cluster", "status", "--dir", &d, "--json"])).unwrap();
     let nodes = status.as_array().unwrap();
@@ -180,6 +181,7 @@ fn running(pid: u64) -> bool {
 fn an_interrupted_experiment_stops_its_cassandra_cluster() {
     use std::io::BufRead;
     use std::process::{Command, Stdio};
+    let _one = common::one_cluster();
     let dir = std::env::temp_dir().join(format!("rlb-cassandra-interrupt-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();

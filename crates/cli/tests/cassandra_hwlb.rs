@@ -44,10 +44,6 @@ use std::time::{Duration, Instant};
 mod common;
 use common::{run_ok as run, ClusterGuard as Cluster};
 
-/// One cluster at a time: the tests of this file run in parallel threads, and every cluster
-/// listens on the same loopback addresses.
-static ONE_CLUSTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 /// Replicas per read (QUORUM of 3).
 const K: f64 = 2.0;
 
@@ -147,7 +143,7 @@ fn bench(d: &str, seconds: &str) -> serde_json::Value {
 #[test]
 #[ignore = "starts a real 3-node Cassandra cluster with the plug-in (~1 GB per node, a few minutes)"]
 fn hwlb_inside_cassandra_draws_replicas_as_its_rows_and_cassandra_reads_them() {
-    let _one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = common::one_cluster();
     let (cluster, d) = Cluster::cassandra(
         "hwlb",
         &[
@@ -428,7 +424,7 @@ async fn table_rates(s: &Session, addr: SocketAddr, table: &str) -> BTreeMap<Str
 #[test]
 #[ignore = "starts a real 3-node Cassandra cluster with the plug-in (~1 GB per node, about two minutes)"]
 fn each_table_is_balanced_by_its_own_hit_rates() {
-    let _one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = common::one_cluster();
     let started = Instant::now();
     let (cluster, d) = Cluster::cassandra(
         "pertable",

@@ -26,6 +26,14 @@ pub fn run_ok(args: &[&str]) -> String {
     out
 }
 
+/// One real cluster at a time in a test binary: its tests run in parallel threads, and every
+/// cluster listens on the same loopback addresses. A test that starts one holds the guard to its
+/// end (a test that panicked while holding it does not block the next).
+pub fn one_cluster() -> std::sync::MutexGuard<'static, ()> {
+    static ONE_CLUSTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Stops the cluster in its directory when dropped: at the end of the test, or when it fails.
 pub struct ClusterGuard(pub PathBuf);
 
