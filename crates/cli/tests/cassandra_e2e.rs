@@ -169,11 +169,8 @@ fn cassandra_cluster_load_bench_and_faults() {
 }
 
 /// Whether process `pid` still runs (a zombie waiting for its parent counts as stopped).
-fn running(pid: u64) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| stat.rsplit(')').next().map(|rest| !rest.trim_start().starts_with('Z')))
-        .unwrap_or(false)
+fn running(pid: u32) -> bool {
+    harness::launcher::process_state(pid).is_some_and(|state| state != 'Z')
 }
 
 #[test]
@@ -222,31 +219,16 @@ fn an_interrupted_experiment_stops_its_cassandra_cluster() {
         }
     }
     let cluster: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(clusters.join("cluster.json")).unwrap()).unwrap();
-    let mut pids: Vec<u64> = cluster["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n["pid"].as_u64().unwrap())
-        .collect();
-    pids.push(cluster["proxy_pid"].as_u64().unwrap());
+    let pid = |v: &serde_json::Value| u32::try_from(v.as_u64().unwrap()).unwrap();
+    let mut pids: Vec<u32> = cluster["nodes"].as_array().unwrap().iter().map(|n| pid(&n["pid"])).collect();
+    pids.push(pid(&cluster["proxy_pid"]));
     assert_eq!(pids.len(), 4, "three nodes and the proxy: {cluster}");
     assert!(pids.iter().all(|&p| running(p)), "{pids:?} run before the interrupt");
 
-    let term = Command::new("kill").args(["-TERM", &experiment.id().to_string()]).status().unwrap();
-    assert!(term.success());
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(s) = experiment.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            let _ = experiment.kill();
-            panic!("the interrupted experiment did not exit within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    harness::launcher::send_signal(experiment.id(), harness::launcher::Signal::Term).unwrap();
+    let status = common::wait_exit(&mut experiment, Duration::from_secs(60));
     assert_eq!(status.code(), Some(130), "an interrupted experiment exits 130");
-    let left: Vec<u64> = pids.iter().copied().filter(|&p| running(p)).collect();
+    let left: Vec<u32> = pids.iter().copied().filter(|&p| running(p)).collect();
     assert!(left.is_empty(), "still running after the interrupt: {left:?}");
     guard.remove();
     let _ = std::fs::remove_dir_all(&dir);

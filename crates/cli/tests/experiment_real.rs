@@ -8,7 +8,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+mod common;
 
 /// cold-restart-real.toml shortened: 10,000 keys (1,000 hot), a 1,100-row cache, 5 s warm-up,
 /// node 2 down at t=15 s for 5 s, 45 s measured.
@@ -104,17 +106,6 @@ fn phase(run: &serde_json::Value, name: &str) -> (f64, f64) {
     (p["latency_ms"]["mean"].as_f64().unwrap(), p["latency_ms"]["p99"].as_f64().unwrap())
 }
 
-fn wait(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
-    let start = Instant::now();
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s;
-        }
-        assert!(start.elapsed() < limit, "the experiment did not finish within {limit:?}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
 #[test]
 #[ignore = "a real cluster for ~2 minutes: run in CI's separate step with --ignored"]
 fn shortened_cold_restart_on_a_real_cluster_shows_the_effect() {
@@ -129,7 +120,7 @@ fn shortened_cold_restart_on_a_real_cluster_shows_the_effect() {
         clusters: clusters.clone(),
         dir: dir.clone(),
     };
-    let child = Command::new(env!("CARGO_BIN_EXE_replica-lb"))
+    let child = Command::new(common::BIN)
         .arg("experiment")
         .arg(&scenario)
         .args(["--real", "--policy", "naive,hwlb", "--compare-sim", "--out"])
@@ -141,7 +132,7 @@ fn shortened_cold_restart_on_a_real_cluster_shows_the_effect() {
         .spawn()
         .unwrap();
     let child = guard.child.insert(child);
-    let status = wait(child, Duration::from_secs(600));
+    let status = common::wait_exit(child, Duration::from_secs(600));
     assert!(status.success(), "experiment failed: {status}");
 
     // Outputs: the simulator's formats, `real` instead of `sim`, both sides in the report.

@@ -26,6 +26,19 @@ pub fn run_ok(args: &[&str]) -> String {
     out
 }
 
+/// Waits for `child` to exit, at most `limit` (then the test fails; the caller's guard stops
+/// what it started).
+pub fn wait_exit(child: &mut std::process::Child, limit: std::time::Duration) -> std::process::ExitStatus {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().expect("the child can be waited for") {
+            return s;
+        }
+        assert!(start.elapsed() < limit, "the process did not exit within {limit:?}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
 /// One real cluster at a time in a test binary: its tests run in parallel threads, and every
 /// cluster listens on the same loopback addresses. A test that starts one holds the guard to its
 /// end (a test that panicked while holding it does not block the next).
