@@ -406,6 +406,18 @@ async fn executed(s: &Session, addr: SocketAddr, table: &str) -> i64 {
         .0
 }
 
+/// Prints every node's cumulative row-cache counts of both tables at the end of `phase` (what
+/// explains a share that surprised: misses since the warm-up, or none).
+async fn print_cache_counts(s: &Session, clients: &[SocketAddr], phase: &str) {
+    for (n, c) in clients.iter().enumerate() {
+        eprintln!(
+            "{phase}, node {n}: row cache (hits, misses) a {:?} b {:?}",
+            cache_counts(s, *c, "a").await,
+            cache_counts(s, *c, "b").await
+        );
+    }
+}
+
 /// Node `addr`'s cumulative row-cache (hits, misses) of `pertable.{table}` (the plug-in's counts).
 async fn cache_counts(s: &Session, addr: SocketAddr, table: &str) -> (i64, i64) {
     let q = format!("SELECT cache_hits, cache_misses FROM replica_lb_hwlb.tables WHERE table_name = 'pertable.{table}'");
@@ -615,13 +627,7 @@ fn each_table_is_balanced_by_its_own_hit_rates() {
         eprintln!("rates settled after {settling_batches} batches of 1,000 reads");
         // No pause: a table not read for a window (1 s here) leaves the gossiped set.
         let mut before = Vec::new();
-        for (n, c) in clients.iter().enumerate() {
-            eprintln!(
-                "after the settling reads, node {n}: row cache (hits, misses) a {:?} b {:?}",
-                cache_counts(&s, *c, "a").await,
-                cache_counts(&s, *c, "b").await
-            );
-        }
+        print_cache_counts(&s, &clients, "after the settling reads").await;
         for c in &clients {
             before.push((executed(&s, *c, "a").await, executed(&s, *c, "b").await));
         }
@@ -658,13 +664,7 @@ fn each_table_is_balanced_by_its_own_hit_rates() {
         }
         assert_eq!(measured.await.unwrap(), 0, "measured reads failed");
         let mut after = Vec::new();
-        for (n, c) in clients.iter().enumerate() {
-            eprintln!(
-                "after the measured reads, node {n}: row cache (hits, misses) a {:?} b {:?}",
-                cache_counts(&s, *c, "a").await,
-                cache_counts(&s, *c, "b").await
-            );
-        }
+        print_cache_counts(&s, &clients, "after the measured reads").await;
         for c in &clients {
             after.push((executed(&s, *c, "a").await, executed(&s, *c, "b").await));
         }

@@ -6,9 +6,10 @@
 //! deliberate change of the algorithm, regenerate it with
 //! `REPLICA_LB_WRITE_VECTORS=1 cargo test --release -p replica-lb --test hwlb_vectors`.
 
+mod common;
+
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::Command;
 
 fn vectors_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/hwlb-vectors.json")
@@ -61,7 +62,7 @@ fn inputs() -> Vec<(Vec<String>, usize)> {
 }
 
 fn plan(rates: &[String], k: usize) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_replica-lb"))
+    let out = common::bin()
         .args(["hwlb", "plan", "--hit-rates", &rates.join(","), "--cl", &k.to_string(), "--json"])
         .output()
         .expect("binary runs");

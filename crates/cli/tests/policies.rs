@@ -1,15 +1,8 @@
 //! `replica-lb policies`: the listing contract (names, sides, one-line descriptions, defaults).
 
-use std::process::Command;
+mod common;
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_replica-lb")).args(args).output().expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::run;
 
 #[test]
 fn json_lists_every_policy_with_side_description_and_defaults() {

@@ -1,18 +1,12 @@
 //! `replica-lb sim run` contracts: output files, summary.json keys, the CSV header, --json, and
 //! one-line errors with the scenario line and exit code 2.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_replica-lb"))
-}
+use std::path::PathBuf;
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("replica-lb-sim-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::fresh_dir("sim-cli", name)
 }
 
 const SMALL: &str = r#"name = "tiny"
@@ -49,7 +43,7 @@ fn run_writes_the_contracted_outputs() {
     let sc = dir.join("tiny.toml");
     std::fs::write(&sc, SMALL).unwrap();
     let out = dir.join("out");
-    let o = bin()
+    let o = common::bin()
         .args([
             "sim",
             "run",
@@ -116,7 +110,7 @@ fn charts_writes_every_chart_of_the_report_as_a_file() {
     let sc = dir.join("tiny.toml");
     std::fs::write(&sc, SMALL).unwrap();
     let out = dir.join("out");
-    let o = bin()
+    let o = common::bin()
         .args(["sim", "run", sc.to_str().unwrap(), "--policy", "naive,hwlb", "--charts", "--out"])
         .arg(&out)
         .output()
@@ -155,7 +149,7 @@ fn scenario_mistakes_are_one_line_with_their_line_and_exit_2() {
     ] {
         let sc = dir.join("bad.toml");
         std::fs::write(&sc, bad).unwrap();
-        let o = bin()
+        let o = common::bin()
             .args(["sim", "run", sc.to_str().unwrap(), "--out", dir.join("o").to_str().unwrap()])
             .output()
             .unwrap();
@@ -166,12 +160,15 @@ fn scenario_mistakes_are_one_line_with_their_line_and_exit_2() {
     }
     let sc = dir.join("ok.toml");
     std::fs::write(&sc, SMALL).unwrap();
-    let o = bin()
+    let o = common::bin()
         .args(["sim", "run", sc.to_str().unwrap(), "--policy", "nope"])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    let o = bin().args(["sim", "run", sc.to_str().unwrap(), "--seed", "x"]).output().unwrap();
+    let o = common::bin()
+        .args(["sim", "run", sc.to_str().unwrap(), "--seed", "x"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
 
@@ -192,7 +189,7 @@ fn set_overrides_a_value_for_the_run_and_reports_bad_ones_on_one_line() {
         for s in sets {
             args.extend(["--set", s]);
         }
-        bin().args(&args).output().unwrap()
+        common::bin().args(&args).output().unwrap()
     };
     let requests = |v: &serde_json::Value| v["runs"][0]["requests"].as_u64().unwrap();
     let plain = summary_of(&run(&[]));

@@ -1,18 +1,12 @@
 //! `replica-lb tournament` contracts: the three leaderboard files, the JSON keys, ratios to the
 //! best non-oracle policy, determinism for a seed, and one-line errors with exit code 2.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_replica-lb"))
-}
+use std::path::{Path, PathBuf};
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("replica-lb-tournament-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::fresh_dir("tournament", name)
 }
 
 /// A small coordinator-routed scenario (a cache, QUORUM reads).
@@ -75,7 +69,7 @@ fn scenarios(dir: &Path) -> String {
 fn run(dir: &Path, out: &str, extra: &[&str]) -> serde_json::Value {
     let out = dir.join(out);
     let list = scenarios(dir);
-    let o = bin()
+    let o = common::bin()
         .args(["tournament", "--out", out.to_str().unwrap(), "--scenarios", &list, "--seed", "5"])
         .args(extra)
         .output()
@@ -168,7 +162,7 @@ fn bad_input_is_one_line_and_exit_2() {
         ),
     ];
     for (args, needle) in cases {
-        let o = bin()
+        let o = common::bin()
             .args(["tournament", "--out", dir.join("o").to_str().unwrap()])
             .args(args)
             .output()

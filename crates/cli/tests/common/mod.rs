@@ -9,6 +9,20 @@ use std::process::Command;
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_replica-lb");
 
+/// A command running the binary under test, to add arguments to.
+pub fn bin() -> Command {
+    Command::new(BIN)
+}
+
+/// An empty directory for test `name` of test binary `binary`, in the temporary directory and
+/// named after this process (left behind for a look after a failure).
+pub fn fresh_dir(binary: &str, name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("replica-lb-{binary}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("the temporary directory is writable");
+    d
+}
+
 /// Runs `replica-lb ARGS`: exit code, stdout, stderr.
 pub fn run(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(BIN).args(args).output().expect("binary runs");
