@@ -290,6 +290,28 @@ fn warm_up_reads_keep_a_restarted_node_off_the_request_path_until_it_is_warm() {
     assert!(targets[0] > 5_000 && background == [0; 3], "{targets:?} {background:?}");
 }
 
+#[test]
+fn the_slow_start_ramps_the_warm_up_pace_up_from_zero() {
+    let mut p = hwlb_with(&[("warmup_reads", 1.0), ("warmup_ramp_s", 10.0)]);
+    let t0 = 10 * MS;
+    p.on_node_up(NodeId(0), NodeCaps::default(), t0);
+    let draws = 20_000;
+    // Left out of the reads from its first moment back; read in the background at 0, a quarter,
+    // half, then the whole of the pace that gives it its peers' misses (0.2 / 0.9).
+    for (after_ms, fraction) in [(0, 0.0), (2_500, 0.25), (5_000, 0.5), (10_000, 1.0), (30_000, 1.0)] {
+        let t = t0 + after_ms * MS;
+        for (node, rate) in [(0, 0.1), (1, 0.8), (2, 0.8)] {
+            tell(p.as_mut(), node, rate, t);
+        }
+        let (targets, background) = targets_and_background(p.as_mut(), &request(Some(NodeId(1)), 2), t, draws);
+        assert_eq!(targets, [0, draws, draws], "{after_ms} ms after coming up");
+        assert!(
+            close(background[0], draws, fraction * 0.2 / 0.9),
+            "{after_ms} ms after coming up: {background:?}"
+        );
+    }
+}
+
 /// (From a coordinator that is not a replica, which reads by the shares themselves: a warm
 /// replica-coordinator's own row may leave out the cold node altogether.)
 #[test]

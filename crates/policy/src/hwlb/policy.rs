@@ -27,7 +27,7 @@ pub const NAME: &str = "hwlb";
 pub const CLIENT_NAME: &str = "hwlb-client";
 
 /// Its parameters with the published defaults.
-pub static PARAMS: [ParamSpec; 9] = [
+pub static PARAMS: [ParamSpec; 10] = [
     ParamSpec {
         name: "hit_rate_cap",
         default: D::Float {
@@ -93,6 +93,15 @@ pub static PARAMS: [ParamSpec; 9] = [
         description: "background reads are skipped while this coordinator has this many reads in flight at the cold replica",
     },
     ParamSpec {
+        name: "warmup_ramp_s",
+        default: D::Float {
+            value: 0.0,
+            min: 0.0,
+            max: 3_600.0,
+        },
+        description: "slow start of the warm-up reads: their pace rises linearly from 0 to the whole over this long after the cold replica came up (0 = the whole pace at once)",
+    },
+    ParamSpec {
         name: "warmup_window_s",
         default: D::Float {
             value: 900.0,
@@ -155,6 +164,8 @@ struct Warmup {
     max_in_flight: u32,
     /// How long after coming up a replica may count as warming, ns.
     window_ns: u64,
+    /// The slow start: the pace rises from 0 to `share` over this long after coming up, ns.
+    ramp_ns: u64,
 }
 
 impl Hwlb {
@@ -185,6 +196,7 @@ impl Hwlb {
                 share: params.f64("warmup_reads"),
                 max_in_flight: params.i64("warmup_max_in_flight") as u32,
                 window_ns: (params.f64("warmup_window_s") * 1e9) as u64,
+                ramp_ns: (params.f64("warmup_ramp_s") * 1e9) as u64,
             },
             in_flight: Vec::new(),
             up_at_ns: Vec::new(),
@@ -232,15 +244,15 @@ impl Hwlb {
     }
 
     /// With warm-up reads on: the candidates that are not cold into `warm`, the split
-    /// ([`warmup::split_cold`]) and the coldest candidate's rate; `None` when none is cold, a
-    /// rate is unknown, or too few are warm to serve the request (then every candidate takes
-    /// its HWLB share).
+    /// ([`warmup::split_cold`]), the coldest candidate's rate and how long ago it came up (ns);
+    /// `None` when none is cold, a rate is unknown, or too few are warm to serve the request
+    /// (then every candidate takes its HWLB share).
     ///
     /// Warming means came up less than `warmup_window_s` ago: a replica that stays colder for
     /// good (a smaller cache) is not starved once the window ends.
-    fn split_cold(&self, req: &Request<'_>, now_ns: u64, warm: &mut [NodeId; MAX_REPLICAS]) -> Option<(ColdSplit, f64)> {
+    fn split_cold(&self, req: &Request<'_>, now_ns: u64, warm: &mut [NodeId; MAX_REPLICAS]) -> Option<(ColdSplit, f64, u64)> {
         let n = req.candidates.len();
-        let (mut rates, mut warming) = ([0.0; MAX_REPLICAS], [false; MAX_REPLICAS]);
+        let (mut rates, mut warming, mut since_up_ns) = ([0.0; MAX_REPLICAS], [false; MAX_REPLICAS], [0u64; MAX_REPLICAS]);
         for j in 0..n {
             let node = req.candidates[j];
             rates[j] = self.peers.effective(node, now_ns)?;
@@ -249,6 +261,7 @@ impl Hwlb {
                 _ => self.started_ns.unwrap_or(now_ns),
             };
             warming[j] = up_at <= now_ns && now_ns - up_at < self.warmup.window_ns;
+            since_up_ns[j] = now_ns.saturating_sub(up_at);
         }
         let split = warmup::split_cold(&rates[..n], &warming[..n], req.count)?;
         let mut m = 0;
@@ -259,7 +272,7 @@ impl Hwlb {
             }
         }
         debug_assert_eq!(m, split.warm);
-        Some((split, rates[split.coldest]))
+        Some((split, rates[split.coldest], since_up_ns[split.coldest]))
     }
 
     /// A read sent to `node` ended (the runtime reports each send's end exactly once).
@@ -413,7 +426,7 @@ impl Policy for Hwlb {
         if self.warmup.share > 0.0 {
             self.started_ns.get_or_insert(now_ns);
             let mut warm = [NodeId(0); MAX_REPLICAS];
-            if let Some((split, cold_rate)) = self.split_cold(req, now_ns, &mut warm) {
+            if let Some((split, cold_rate, since_up_ns)) = self.split_cold(req, now_ns, &mut warm) {
                 // The request reads from the warm replicas only, with HWLB's shares among them;
                 // the coldest replica warms in the background, at its peers' misses per second.
                 let narrowed = Request {
@@ -424,7 +437,8 @@ impl Policy for Hwlb {
                 let warm_misses = self.plan_shares(&narrowed, now_ns, rng, out);
                 let coldest = req.candidates[split.coldest];
                 let busy = self.in_flight.get(coldest.index()).copied().unwrap_or(0) >= self.warmup.max_in_flight;
-                let chance = warmup::background_chance(self.warmup.share, warm_misses, cold_rate, &self.config);
+                let pace = self.warmup.share * warmup::slow_start(since_up_ns, self.warmup.ramp_ns);
+                let chance = warmup::background_chance(pace, warm_misses, cold_rate, &self.config);
                 if !busy && rng.unit_f64() < chance {
                     out.set_background(coldest);
                 }

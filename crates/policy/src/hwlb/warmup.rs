@@ -83,9 +83,31 @@ pub fn background_chance(share: f64, warm_misses_per_read: f64, cold_rate: f64, 
     (share * warm_misses_per_read / cold_misses).clamp(0.0, 1.0)
 }
 
+/// The slow start of the warm-up pace: the fraction of it a cold replica gets `since_up_ns`
+/// after it came up, rising linearly from 0 to 1 over `ramp_ns` (0 = no slow start, the whole
+/// pace at once). A load balancer's slow start for a returning backend, applied to background
+/// reads: the node's first seconds back (a fresh process, an empty page cache, clients
+/// reconnecting) are not also loaded with misses. Over a ramp of R seconds the node misses
+/// R / 2 seconds' worth of its peers' misses.
+pub fn slow_start(since_up_ns: u64, ramp_ns: u64) -> f64 {
+    if ramp_ns == 0 || since_up_ns >= ramp_ns {
+        return 1.0;
+    }
+    since_up_ns as f64 / ramp_ns as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slow_start_rises_linearly_over_the_ramp() {
+        assert_eq!(slow_start(5, 0), 1.0, "no ramp: the whole pace at once");
+        assert_eq!(slow_start(0, 10_000_000_000), 0.0);
+        assert_eq!(slow_start(2_500_000_000, 10_000_000_000), 0.25);
+        assert_eq!(slow_start(10_000_000_000, 10_000_000_000), 1.0);
+        assert_eq!(slow_start(u64::MAX, 10_000_000_000), 1.0);
+    }
 
     #[test]
     fn a_warming_replica_colder_by_more_than_the_margin_is_cold() {

@@ -19,7 +19,7 @@ use super::untimed::{Untimed, UntimedRanking};
 pub const NAME: &str = "unified";
 
 /// Its parameters, with the defaults the tournament chose (docs/unified.md).
-pub static PARAMS: [ParamSpec; 22] = [
+pub static PARAMS: [ParamSpec; 23] = [
     ParamSpec::float(
         "concurrency_weight",
         1000.0,
@@ -101,6 +101,13 @@ pub static PARAMS: [ParamSpec; 22] = [
         0.0,
         1.0,
         "HWLB warm-up reads: a cold restarted replica reads in the background at this fraction of its warm peers' misses per second, and serves no reads of its own",
+    ),
+    ParamSpec::float(
+        "warmup_ramp_s",
+        0.0,
+        0.0,
+        3_600.0,
+        "slow start of the warm-up reads: their pace rises linearly from 0 over this long after the cold replica came up (0 = the whole pace at once)",
     ),
     ParamSpec {
         name: "in_flight_threshold",
@@ -199,7 +206,9 @@ impl Unified {
             ewma_new_weight: c3.params().f64("ewma_new_weight"),
         };
         let mut hwlb_params = ParamTable::new();
-        hwlb_params.insert("warmup_reads".into(), ParamValue::Float(params.f64("warmup_reads")));
+        for name in ["warmup_reads", "warmup_ramp_s"] {
+            hwlb_params.insert(name.into(), ParamValue::Float(params.f64(name)));
+        }
         let rule = CoordinatorRule {
             health: HealthRule {
                 in_flight_threshold: params.i64("in_flight_threshold") as u32,

@@ -89,6 +89,18 @@ public final class Warmup
     }
 
     /**
+     * The slow start of the warm-up pace: the fraction of it a cold replica gets {@code sinceUpNs}
+     * after it came up, rising linearly from 0 to 1 over {@code rampNs} (0 = the whole pace at
+     * once), so the node's first seconds back are not also loaded with misses.
+     */
+    public static double slowStart(long sinceUpNs, long rampNs)
+    {
+        if (rampNs <= 0L || sinceUpNs >= rampNs)
+            return 1.0;
+        return Math.max(0L, sinceUpNs) / (double) rampNs;
+    }
+
+    /**
      * The chance that a read also reads the key from the cold replica (rate {@code coldRate}) in
      * the background: {@code share} x warm misses per read / its miss rate, at most 1.
      */

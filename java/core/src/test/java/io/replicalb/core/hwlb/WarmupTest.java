@@ -63,4 +63,16 @@ class WarmupTest
         for (int j = 0; j < 3; j++)
             assertEquals(m, plan.shares()[j] * (1.0 - rates[j]), 1e-9, "replica " + j);
     }
+
+    @Test
+    void slowStartRisesLinearlyOverTheRamp()
+    {
+        // The values of the Rust test slow_start_rises_linearly_over_the_ramp.
+        assertEquals(1.0, Warmup.slowStart(5L, 0L), "no ramp: the whole pace at once");
+        assertEquals(0.0, Warmup.slowStart(0L, 10_000_000_000L));
+        assertEquals(0.25, Warmup.slowStart(2_500_000_000L, 10_000_000_000L));
+        assertEquals(1.0, Warmup.slowStart(10_000_000_000L, 10_000_000_000L));
+        assertEquals(1.0, Warmup.slowStart(Long.MAX_VALUE, 10_000_000_000L));
+        assertEquals(0.0, Warmup.slowStart(-5L, 10_000_000_000L), "a clock that went back: none yet");
+    }
 }

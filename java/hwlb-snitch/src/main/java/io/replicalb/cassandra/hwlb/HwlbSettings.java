@@ -95,6 +95,7 @@ public record HwlbSettings(String innerSnitch,
         m.put("warmup_reads", w.share() + "; [0, 1] (unified: 0 = a cold replica takes its HWLB share)");
         m.put("warmup_max_in_flight", w.maxInFlight() + "; [1, 1000000]");
         m.put("warmup_window_s", w.windowS() + "; [1, 86400]");
+        m.put("warmup_ramp_s", w.rampS() + "; [0, 3600] (0 = the whole pace at once)");
         return m;
     }
 
@@ -157,7 +158,8 @@ public record HwlbSettings(String innerSnitch,
         WarmupConfig w = WarmupConfig.DEFAULT;
         WarmupConfig warmup = new WarmupConfig(real(lookup, "warmup_reads", w.share(), 0.0, 1.0),
                                                (int) whole(lookup, "warmup_max_in_flight", w.maxInFlight(), 1, 1_000_000),
-                                               real(lookup, "warmup_window_s", w.windowS(), 1.0, 86_400.0));
+                                               real(lookup, "warmup_window_s", w.windowS(), 1.0, 86_400.0),
+                                               real(lookup, "warmup_ramp_s", w.rampS(), 0.0, 3_600.0));
         return new HwlbSettings(inner, policy, cl, cache, tickMs, windowMs, staleAfterMs, staleRate,
                                 new PlanConfig(cap, spread), state, rule, maxTables, warmup);
     }
@@ -206,6 +208,7 @@ public record HwlbSettings(String innerSnitch,
         m.put("warmup_reads", Double.toString(warmup.share()));
         m.put("warmup_max_in_flight", Integer.toString(warmup.maxInFlight()));
         m.put("warmup_window_s", Double.toString(warmup.windowS()));
+        m.put("warmup_ramp_s", Double.toString(warmup.rampS()));
         return m;
     }
 

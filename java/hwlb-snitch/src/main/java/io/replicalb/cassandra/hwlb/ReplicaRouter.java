@@ -418,7 +418,7 @@ public final class ReplicaRouter
             if (mode.enabled())
                 stripe.count(garbled ? HwlbCounters.FALLBACKS : HwlbCounters.STEPPED_ASIDE);
             if (coldId >= 0)
-                askWarmUp(s, coldId, coldRate, Warmup.uniformMissesPerRead(s.candRate, live, k, config), backgroundUnit);
+                askWarmUp(s, coldId, coldRate, Warmup.uniformMissesPerRead(s.candRate, live, k, config), backgroundUnit, nowNs);
             return reordered ? rankedOrder(address, replicas, s, view, k, countSends, nowNs) : innerOrder(address, replicas, s, view, k, countSends, nowNs);
         }
         // Canonical order: by node id (the coordinator's is 0; insertion sort, a handful of replicas).
@@ -447,7 +447,7 @@ public final class ReplicaRouter
         if (plan == null || plan.checkedVersion != view.version)
             plan = revalidate(slot, plan, view, rates);
         if (coldId >= 0)
-            askWarmUp(s, coldId, coldRate, plan.missesPerRead, backgroundUnit);
+            askWarmUp(s, coldId, coldRate, plan.missesPerRead, backgroundUnit, nowNs);
         if (!plan.active())
         {
             stripe.count(garbled ? HwlbCounters.FALLBACKS : HwlbCounters.STEPPED_ASIDE);
@@ -495,12 +495,13 @@ public final class ReplicaRouter
     /**
      * Asks for a background read of the cold replica {@code coldId} (rate {@code coldRate}) when
      * the warm-up's uniform number ({@code backgroundUnit}, or a random one) falls below the
-     * chance that gives it the warm replicas' misses per second ({@code warmMissesPerRead}).
+     * chance that gives it the warm replicas' misses per second ({@code warmMissesPerRead}), at
+     * the pace of its slow start at {@code nowNs}.
      */
-    private void askWarmUp(Scratch s, int coldId, double coldRate, double warmMissesPerRead, double backgroundUnit)
+    private void askWarmUp(Scratch s, int coldId, double coldRate, double warmMissesPerRead, double backgroundUnit, long nowNs)
     {
         double u = Double.isNaN(backgroundUnit) ? ThreadLocalRandom.current().nextDouble() : backgroundUnit;
-        if (u < Warmup.backgroundChance(warmup.share(), warmMissesPerRead, coldRate, config))
+        if (u < Warmup.backgroundChance(warmup.pace(coldId, nowNs), warmMissesPerRead, coldRate, config))
             s.background = coldId;
     }
 

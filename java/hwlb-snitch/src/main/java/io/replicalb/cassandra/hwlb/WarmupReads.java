@@ -69,6 +69,7 @@ public final class WarmupReads
     private final double share;
     private final int maxInFlight;
     private final long windowNs;
+    private final long rampNs;
     /** How background reads go out (null until the plug-in runs inside Cassandra: none sent). */
     private volatile Transport transport;
     /** When the plug-in started, ns: every node counts as up then ({@link Long#MIN_VALUE}: never). */
@@ -88,6 +89,7 @@ public final class WarmupReads
         this.share = config.share();
         this.maxInFlight = config.maxInFlight();
         this.windowNs = config.windowNs();
+        this.rampNs = config.rampNs();
         this.startedNs = startedNs;
     }
 
@@ -145,6 +147,21 @@ public final class WarmupReads
         if (at == Long.MIN_VALUE || at > nowNs)
             return false;
         return nowNs - at < windowNs;
+    }
+
+    /**
+     * The warm-up pace for node {@code id} at {@code nowNs}: {@link #share()} times the slow
+     * start since it came up ({@link io.replicalb.core.hwlb.Warmup#slowStart}).
+     */
+    public double pace(int id, long nowNs)
+    {
+        if (rampNs == 0L)
+            return share;
+        Long up = upAtNs.get(id);
+        long at = up != null ? up : startedNs;
+        if (at == Long.MIN_VALUE)
+            return share;
+        return share * io.replicalb.core.hwlb.Warmup.slowStart(nowNs - at, rampNs);
     }
 
     /** Sends through {@code transport} (tests; {@link #install} inside Cassandra). */

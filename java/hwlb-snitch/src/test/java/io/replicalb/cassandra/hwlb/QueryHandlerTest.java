@@ -198,7 +198,7 @@ class QueryHandlerTest
     void backgroundReadsStopAtTheInFlightLimitAndResumeAsTheyEnd() throws Exception
     {
         SinglePartitionReadCommand command = opaqueCommand();
-        WarmupReads w = new WarmupReads(new WarmupConfig(1.0, 2, 900.0), 0L);
+        WarmupReads w = new WarmupReads(new WarmupConfig(1.0, 2, 900.0, 0.0), 0L);
         List<Runnable> pending = new ArrayList<>();
         w.connect((c, id, done) -> pending.add(done));
         assertTrue(w.send(command, 3));
@@ -216,7 +216,7 @@ class QueryHandlerTest
     void aNodeWarmsForTheWindowAfterItCameUpOrThePluginStarted()
     {
         long s = 1_000_000_000L;
-        WarmupReads w = new WarmupReads(new WarmupConfig(1.0, 4, 60.0), 5 * s);
+        WarmupReads w = new WarmupReads(new WarmupConfig(1.0, 4, 60.0, 0.0), 5 * s);
         assertTrue(w.warming(1, 6 * s), "every node just after the start");
         assertFalse(w.warming(1, 65 * s), "the window is over");
         w.cameUp(1, 100 * s);

@@ -83,11 +83,13 @@ class UnifiedRouterTest
             s.health().replied(s.directory().view().id(e), 1_000_000, System.nanoTime());
     }
 
-    @Test
-    void aRestartedColdReplicaWarmsInTheBackgroundOnlyInsideAStatement()
+    /**
+     * A {@code unified} snitch with {@code props} at coordinator .24, which holds no replica (it
+     * draws by HWLB's shares themselves): .21 and .22 at 0.9, .23 at 0.6 and come up
+     * {@code upAgoNs} ago.
+     */
+    private static HwlbSnitch withColdReplica(Map<String, String> props, long upAgoNs)
     {
-        Map<String, String> props = Map.of("policy", "unified", "read_cl", "QUORUM");
-        // Coordinator .24 holds no replica: it draws by HWLB's shares themselves.
         HwlbSnitch s = new HwlbSnitch(HwlbSettings.parse(props::get), new TestCluster.RankSnitch(Map.of()), ep(24));
         long now = System.nanoTime();
         PeerDirectory d = s.directory();
@@ -97,8 +99,47 @@ class UnifiedRouterTest
         d.recordRate(ep(21), 0.9, now, now);
         d.recordRate(ep(22), 0.9, now, now);
         d.recordRate(ep(23), 0.6, now, now);
-        int id23 = d.view().id(ep(23));
-        s.warmup().cameUp(id23, now);
+        s.warmup().cameUp(d.view().id(ep(23)), now - upAgoNs);
+        return s;
+    }
+
+    /**
+     * Orders {@code reads} armed reads of {@code rs} at coordinator .24, checking .23 is never
+     * among the first two; how many asked for a background read of it.
+     */
+    private static int backgroundReads(HwlbSnitch s, EndpointsForToken rs, int reads)
+    {
+        int id23 = s.directory().view().id(ep(23));
+        int background = 0;
+        for (int i = 0; i < reads; i++)
+        {
+            WarmupReads.arm();
+            List<InetAddressAndPort> o = order(s.sortedByProximity(ep(24), rs));
+            int target = WarmupReads.take();
+            WarmupReads.disarm();
+            answer(s, o);
+            assertEquals(ep(23), o.get(2), "the cold replica after the warm ones");
+            if (target >= 0)
+            {
+                assertEquals(id23, target);
+                background++;
+            }
+        }
+        return background;
+    }
+
+    /** Whether {@code got} of {@code draws} is within 5 standard errors of {@code expected}. */
+    private static boolean close(int got, int draws, double expected)
+    {
+        double se = Math.sqrt(expected * (1 - expected) / draws);
+        return Math.abs((double) got / draws - expected) < 5 * se;
+    }
+
+    @Test
+    void aRestartedColdReplicaWarmsInTheBackgroundOnlyInsideAStatement()
+    {
+        HwlbSnitch s = withColdReplica(Map.of("policy", "unified", "read_cl", "QUORUM"), 0L);
+        PeerDirectory d = s.directory();
         EndpointsForToken rs = replicas(21, 22, 23);
         int reads = 20_000;
         // Outside a statement the handler runs, nothing can warm it: its HWLB share (in about
@@ -115,26 +156,10 @@ class UnifiedRouterTest
         assertEquals(0, s.control().getColdLeftOut());
         // Inside one: never among the first two; read in the background at 0.1 / 0.4 of the
         // reads (the warm replicas each miss 0.1 per read, it 0.4).
-        int background = 0;
-        for (int i = 0; i < reads; i++)
-        {
-            WarmupReads.arm();
-            List<InetAddressAndPort> o = order(s.sortedByProximity(ep(24), rs));
-            int target = WarmupReads.take();
-            WarmupReads.disarm();
-            answer(s, o);
-            assertEquals(ep(23), o.get(2), "the cold replica after the warm ones");
-            if (target >= 0)
-            {
-                assertEquals(id23, target);
-                background++;
-            }
-        }
+        int background = backgroundReads(s, rs, reads);
         assertEquals(0, s.control().getFallbacks(), "no ordering failed");
         assertEquals(reads, s.control().getColdLeftOut());
-        double expected = 0.1 / 0.4;
-        double se = Math.sqrt(expected * (1 - expected) / reads);
-        assertTrue(Math.abs((double) background / reads - expected) < 5 * se, background + " of " + reads);
+        assertTrue(close(background, reads, 0.1 / 0.4), background + " of " + reads);
         // Warm again (within 0.05 of the warmest): its HWLB share, nothing in the background.
         d.recordRate(ep(23), 0.86, System.nanoTime(), System.nanoTime());
         WarmupReads.arm();
@@ -142,5 +167,24 @@ class UnifiedRouterTest
         assertEquals(-1, WarmupReads.take());
         WarmupReads.disarm();
         assertEquals(reads, s.control().getColdLeftOut());
+    }
+
+    @Test
+    void theSlowStartRampsTheWarmUpPaceUp()
+    {
+        // An hour's ramp: half-way up 30 minutes after it came up (the test's own seconds move
+        // the pace by less than 1e-3), a quarter at 15.
+        Map<String, String> props = Map.of("policy", "unified", "read_cl", "QUORUM", "warmup_ramp_s", "3600", "warmup_window_s", "7200");
+        int reads = 20_000;
+        long minute = 60_000_000_000L;
+        for (int minutes : new int[]{ 15, 30, 90 })
+        {
+            HwlbSnitch s = withColdReplica(props, minutes * minute);
+            int background = backgroundReads(s, replicas(21, 22, 23), reads);
+            double expected = Math.min(1.0, minutes / 60.0) * 0.1 / 0.4;
+            assertTrue(close(background, reads, expected), minutes + " min after it came up: " + background + " of " + reads);
+            assertEquals(reads, s.control().getColdLeftOut(), "left out of the reads from the start");
+        }
+        assertEquals(0.5, withColdReplica(props, 0L).warmup().pace(0, System.nanoTime() + 30 * minute), 1e-3, "a node not seen coming up: its ramp from the plug-in's start");
     }
 }
