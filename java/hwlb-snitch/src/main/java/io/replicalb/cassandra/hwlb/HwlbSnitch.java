@@ -88,10 +88,10 @@ public class HwlbSnitch implements IEndpointSnitch
         this.surface = new HwlbControl(settings, control, counters, directory, local);
         this.surface.attach(health);
         this.surface.attach(warmup);
-        logger.info("HWLB snitch: inner {}, policy {}, read_cl {}, cache {}, tick {} ms, window {} ms, stale after {} ms (rate {}), cap {}, min spread {}, gossip state {}, {}",
+        logger.info("HWLB snitch: inner {}, policy {}, read_cl {}, cache {}, tick {} ms, window {} ms, stale after {} ms (rate {}), cap {}, min spread {}, gossip state {}, {}, {}",
                     this.inner.getClass().getName(), settings.policy().label(), settings.readCl(), settings.cache().label(), settings.tickMs(),
                     settings.windowMs(), settings.staleAfterMs(), settings.staleRate(), settings.plan().hitRateCap(),
-                    settings.plan().minSpread(), settings.gossipState(), settings.rule());
+                    settings.plan().minSpread(), settings.gossipState(), settings.rule(), settings.warmup());
     }
 
     private static HwlbSettings settingsOrFail()

@@ -138,7 +138,8 @@ class UnifiedRouterTest
     @Test
     void aRestartedColdReplicaWarmsInTheBackgroundOnlyInsideAStatement()
     {
-        HwlbSnitch s = withColdReplica(Map.of("policy", "unified", "read_cl", "QUORUM"), 0L);
+        // No slow start: the whole pace from its first moment back (the next test ramps it).
+        HwlbSnitch s = withColdReplica(Map.of("policy", "unified", "read_cl", "QUORUM", "warmup_ramp_s", "0"), 0L);
         PeerDirectory d = s.directory();
         EndpointsForToken rs = replicas(21, 22, 23);
         int reads = 20_000;
