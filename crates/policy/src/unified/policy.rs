@@ -104,7 +104,7 @@ pub static PARAMS: [ParamSpec; 23] = [
     ),
     ParamSpec::float(
         "warmup_ramp_s",
-        10.0,
+        0.0,
         0.0,
         3_600.0,
         "slow start of the warm-up reads: their pace rises linearly from 0 over this long after the cold replica came up (0 = the whole pace at once)",

@@ -31,7 +31,7 @@ public final class Unified extends OrderingPolicy {
         Params.flag("rate_control", false),
         Params.flag("heat", true),
         Params.real("warmup_reads", 1.0, 0.0, 1.0),
-        Params.real("warmup_ramp_s", 10.0, 0.0, 3_600.0),
+        Params.real("warmup_ramp_s", 0.0, 0.0, 3_600.0),
         Params.whole("in_flight_threshold", 10, 1, 1_000_000),
         Params.whole("min_responses", 2, 1, 8),
         Params.real("response_window_ms", 200.0, 0.001, 3_600_000.0),

@@ -15,7 +15,7 @@ package io.replicalb.cassandra.hwlb;
 public record WarmupConfig(double share, int maxInFlight, double windowS, double rampS)
 {
     /** The defaults: unified's. */
-    public static final WarmupConfig DEFAULT = new WarmupConfig(1.0, 4, 900.0, 10.0);
+    public static final WarmupConfig DEFAULT = new WarmupConfig(1.0, 4, 900.0, 0.0);
 
     /** Checks the ranges the Rust policy accepts. */
     public WarmupConfig
