@@ -179,9 +179,7 @@ fn an_interrupted_experiment_stops_its_cassandra_cluster() {
     use std::io::BufRead;
     use std::process::{Command, Stdio};
     let _one = common::one_cluster();
-    let dir = std::env::temp_dir().join(format!("rlb-cassandra-interrupt-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::fresh_dir("cassandra-e2e", "interrupt");
     let clusters = dir.join("clusters");
     let guard = Cluster(clusters.clone());
     let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/gc-pause-cassandra.toml");

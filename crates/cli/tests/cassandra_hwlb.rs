@@ -552,14 +552,10 @@ fn each_table_is_balanced_by_its_own_hit_rates() {
         }
         assert_eq!(read_all(&s, warm, 16).await, 0, "warm-up reads failed");
         for (n, c) in clients.iter().enumerate() {
-            eprintln!(
-                "after the warm-up, node {n}: executed a {} b {}; row cache (hits, misses) a {:?} b {:?}",
-                executed(&s, *c, "a").await,
-                executed(&s, *c, "b").await,
-                cache_counts(&s, *c, "a").await,
-                cache_counts(&s, *c, "b").await
-            );
+            let (a, b) = (executed(&s, *c, "a").await, executed(&s, *c, "b").await);
+            eprintln!("after the warm-up, node {n}: executed a {a} b {b}");
         }
+        print_cache_counts(&s, &clients, "after the warm-up").await;
         let cold_b = executed(&s, clients[COLD], "b").await;
         assert_eq!(cold_b, 0, "node {COLD} read table b during the warm-up");
     });

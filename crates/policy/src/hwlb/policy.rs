@@ -243,6 +243,15 @@ impl Hwlb {
         }
     }
 
+    /// When `node` last came up, ns: when this policy saw it, else when it started planning (it
+    /// sees every node as just up then), else `now_ns`.
+    fn up_at(&self, node: NodeId, now_ns: u64) -> u64 {
+        match self.up_at_ns.get(node.index()) {
+            Some(&t) if t != u64::MAX => t,
+            _ => self.started_ns.unwrap_or(now_ns),
+        }
+    }
+
     /// With warm-up reads on: the candidates that are not cold into `warm`, the split
     /// ([`warmup::split_cold`]), the coldest candidate's rate and how long ago it came up (ns);
     /// `None` when none is cold, a rate is unknown, or too few are warm to serve the request
@@ -252,16 +261,12 @@ impl Hwlb {
     /// good (a smaller cache) is not starved once the window ends.
     fn split_cold(&self, req: &Request<'_>, now_ns: u64, warm: &mut [NodeId; MAX_REPLICAS]) -> Option<(ColdSplit, f64, u64)> {
         let n = req.candidates.len();
-        let (mut rates, mut warming, mut since_up_ns) = ([0.0; MAX_REPLICAS], [false; MAX_REPLICAS], [0u64; MAX_REPLICAS]);
+        let (mut rates, mut warming) = ([0.0; MAX_REPLICAS], [false; MAX_REPLICAS]);
         for j in 0..n {
             let node = req.candidates[j];
             rates[j] = self.peers.effective(node, now_ns)?;
-            let up_at = match self.up_at_ns.get(node.index()) {
-                Some(&t) if t != u64::MAX => t,
-                _ => self.started_ns.unwrap_or(now_ns),
-            };
+            let up_at = self.up_at(node, now_ns);
             warming[j] = up_at <= now_ns && now_ns - up_at < self.warmup.window_ns;
-            since_up_ns[j] = now_ns.saturating_sub(up_at);
         }
         let split = warmup::split_cold(&rates[..n], &warming[..n], req.count)?;
         let mut m = 0;
@@ -272,7 +277,8 @@ impl Hwlb {
             }
         }
         debug_assert_eq!(m, split.warm);
-        Some((split, rates[split.coldest], since_up_ns[split.coldest]))
+        let coldest = req.candidates[split.coldest];
+        Some((split, rates[split.coldest], now_ns.saturating_sub(self.up_at(coldest, now_ns))))
     }
 
     /// A read sent to `node` ended (the runtime reports each send's end exactly once).

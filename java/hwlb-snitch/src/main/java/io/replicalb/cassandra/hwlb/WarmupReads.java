@@ -139,11 +139,20 @@ public final class WarmupReads
         startedNs = Long.MIN_VALUE;
     }
 
+    /**
+     * When node {@code id} last came up, ns: when gossip saw it, else when the plug-in started
+     * ({@link Long#MIN_VALUE}: never).
+     */
+    private long upAt(int id)
+    {
+        Long up = upAtNs.get(id);
+        return up != null ? up : startedNs;
+    }
+
     /** Whether node {@code id} came up less than the window before {@code nowNs}. */
     public boolean warming(int id, long nowNs)
     {
-        Long up = upAtNs.get(id);
-        long at = up != null ? up : startedNs;
+        long at = upAt(id);
         if (at == Long.MIN_VALUE || at > nowNs)
             return false;
         return nowNs - at < windowNs;
@@ -155,11 +164,8 @@ public final class WarmupReads
      */
     public double pace(int id, long nowNs)
     {
-        if (rampNs == 0L)
-            return share;
-        Long up = upAtNs.get(id);
-        long at = up != null ? up : startedNs;
-        if (at == Long.MIN_VALUE)
+        long at = upAt(id);
+        if (rampNs == 0L || at == Long.MIN_VALUE)
             return share;
         return share * io.replicalb.core.hwlb.Warmup.slowStart(nowNs - at, rampNs);
     }
