@@ -30,6 +30,11 @@ pub struct PolicyInfo {
     /// Whether, as a client policy through a driver, it learns every node's hit rate off the
     /// request path (the driver polls them; `hwlb-client`) rather than from replies.
     pub polls_hit_rates: bool,
+    /// Whether it is made to run in the driver and inside the database together (`unified`,
+    /// which the README tells operators to install in both): where clients go through
+    /// coordinators, a bare name in a run item sets both sides, so a comparison measures it as
+    /// it is deployed. Other policies of side `both` set one side, the scenario's `both_side`.
+    pub both_sides_together: bool,
     build: fn(&ParamTable) -> Result<Box<dyn Policy>, PolicyError>,
 }
 
@@ -47,6 +52,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         needs: Needs::NONE,
         plans_beyond_replicas: false,
         polls_hit_rates: false,
+        both_sides_together: false,
         build: |o| boxed(naive::Naive::new(o)),
     },
     PolicyInfo {
@@ -57,6 +63,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         needs: Needs::of(&[Need::Feedback]),
         plans_beyond_replicas: false,
         polls_hit_rates: false,
+        both_sides_together: false,
         build: |o| boxed(hwlb::Hwlb::new(o)),
     },
     PolicyInfo {
@@ -67,6 +74,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         needs: Needs::of(&[Need::Feedback]),
         plans_beyond_replicas: false,
         polls_hit_rates: true,
+        both_sides_together: false,
         build: |o| boxed(hwlb::Hwlb::new_client(o)),
     },
     PolicyInfo {
@@ -77,6 +85,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         needs: Needs::NONE,
         plans_beyond_replicas: false,
         polls_hit_rates: false,
+        both_sides_together: false,
         build: |o| boxed(random::Random::new(o)),
     },
     PolicyInfo {
@@ -87,6 +96,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         needs: Needs::NONE,
         plans_beyond_replicas: false,
         polls_hit_rates: false,
+        both_sides_together: false,
         build: |o| boxed(round_robin::RoundRobin::new(o)),
     },
     PolicyInfo {
@@ -97,6 +107,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         needs: Needs::NONE,
         plans_beyond_replicas: false,
         polls_hit_rates: false,
+        both_sides_together: false,
         build: |o| boxed(least_outstanding::LeastOutstanding::new(o)),
     },
     PolicyInfo {
@@ -107,6 +118,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         needs: Needs::NONE,
         plans_beyond_replicas: false,
         polls_hit_rates: false,
+        both_sides_together: false,
         build: |o| boxed(p2c::P2c::new(o)),
     },
     PolicyInfo {
@@ -117,6 +129,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         needs: Needs::NONE,
         plans_beyond_replicas: false,
         polls_hit_rates: false,
+        both_sides_together: false,
         build: |o| boxed(peak_ewma::PeakEwma::new(o)),
     },
     PolicyInfo {
@@ -127,6 +140,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         needs: Needs::NONE,
         plans_beyond_replicas: false,
         polls_hit_rates: false,
+        both_sides_together: false,
         build: |o| boxed(dynamic_snitch::DynamicSnitch::new(o)),
     },
     PolicyInfo {
@@ -137,6 +151,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         needs: Needs::of(&[Need::Feedback]),
         plans_beyond_replicas: false,
         polls_hit_rates: false,
+        both_sides_together: false,
         build: |o| boxed(c3::C3::new(o)),
     },
     PolicyInfo {
@@ -147,6 +162,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         needs: Needs::NONE,
         plans_beyond_replicas: true,
         polls_hit_rates: false,
+        both_sides_together: false,
         build: |o| boxed(datastax::DataStaxDefault::new(o)),
     },
     PolicyInfo {
@@ -157,6 +173,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         needs: Needs::of(&[Need::Topology]),
         plans_beyond_replicas: true,
         polls_hit_rates: false,
+        both_sides_together: false,
         build: |o| boxed(weighted_least_loaded::WeightedLeastLoaded::new(o)),
     },
     PolicyInfo {
@@ -167,6 +184,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         needs: Needs::NONE,
         plans_beyond_replicas: true,
         polls_hit_rates: false,
+        both_sides_together: false,
         build: |o| boxed(latency_aware::LatencyAware::new(o)),
     },
     PolicyInfo {
@@ -177,6 +195,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         needs: Needs::of(&[Need::Probes]),
         plans_beyond_replicas: false,
         polls_hit_rates: false,
+        both_sides_together: false,
         build: |o| boxed(prequal::Prequal::new(o)),
     },
     PolicyInfo {
@@ -187,6 +206,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         needs: Needs::of(&[Need::Feedback]),
         plans_beyond_replicas: false,
         polls_hit_rates: false,
+        both_sides_together: true,
         build: |o| boxed(unified::Unified::new(o)),
     },
     PolicyInfo {
@@ -197,6 +217,7 @@ pub static POLICIES: &[PolicyInfo] = &[
         needs: Needs::of(&[Need::Truth]),
         plans_beyond_replicas: false,
         polls_hit_rates: false,
+        both_sides_together: false,
         build: |o| boxed(oracle::Oracle::new(o)),
     },
 ];

@@ -314,6 +314,12 @@ impl Plan {
         self.background = Some(id);
     }
 
+    /// Drops the background read asked for, if any.
+    #[inline]
+    pub fn clear_background(&mut self) {
+        self.background = None;
+    }
+
     /// The background read asked for, if any.
     #[inline]
     pub fn background(&self) -> Option<NodeId> {

@@ -23,7 +23,9 @@ const WARMUP_WINDOW_US: u64 = 900_000_000;
 struct Case {
     name: &'static str,
     about: &'static str,
-    health: CoordinatorHealth,
+    /// One coordinator rule per trace node (each pools the other nodes' latencies), every one
+    /// told every event, as the Java test's one snitch per node.
+    health: [CoordinatorHealth; NODES],
     live: [bool; NODES],
     rates: [Option<f64>; NODES],
     /// When each node last came up (`up` events), us; the case's coordinator started long
@@ -34,6 +36,7 @@ struct Case {
     plans: usize,
     passed_plans: usize,
     background_plans: usize,
+    gave_way_plans: usize,
 }
 
 impl Case {
@@ -41,7 +44,11 @@ impl Case {
         Case {
             name,
             about,
-            health: CoordinatorHealth::new(CoordinatorRule::default()),
+            health: std::array::from_fn(|l| {
+                let mut h = CoordinatorHealth::new(CoordinatorRule::default());
+                h.set_local(NodeId(l as u16));
+                h
+            }),
             live: [true; NODES],
             rates: [Some(0.9), Some(0.85), Some(0.82), Some(0.9)],
             up_at_us: [None; NODES],
@@ -50,6 +57,7 @@ impl Case {
             plans: 0,
             passed_plans: 0,
             background_plans: 0,
+            gave_way_plans: 0,
         }
     }
 
@@ -70,7 +78,9 @@ impl Case {
     fn send(&mut self, node: u16, times: u32) -> &mut Self {
         for _ in 0..times {
             let now = self.now_ns();
-            self.health.sent(NodeId(node), now);
+            for h in &mut self.health {
+                h.sent(NodeId(node), now);
+            }
             self.push(format!("\"event\": \"send\", \"node\": {node}"));
         }
         self
@@ -78,7 +88,9 @@ impl Case {
 
     fn reply(&mut self, node: u16, latency_us: u64) -> &mut Self {
         let now = self.now_ns();
-        self.health.replied(NodeId(node), latency_us * 1000, now);
+        for h in &mut self.health {
+            h.replied(NodeId(node), latency_us * 1000, now);
+        }
         self.push(format!("\"event\": \"reply\", \"node\": {node}, \"latency_us\": {latency_us}"));
         self
     }
@@ -86,7 +98,9 @@ impl Case {
     /// `node` answers a probe (alive, but no read latency).
     fn probe_answer(&mut self, node: u16) -> &mut Self {
         let now = self.now_ns();
-        self.health.answered(NodeId(node), now);
+        for h in &mut self.health {
+            h.answered(NodeId(node), now);
+        }
         self.push(format!("\"event\": \"probe_answer\", \"node\": {node}"));
         self
     }
@@ -101,20 +115,26 @@ impl Case {
 
     fn expiry(&mut self, node: u16) -> &mut Self {
         let now = self.now_ns();
-        self.health.expired(NodeId(node), now);
+        for h in &mut self.health {
+            h.expired(NodeId(node), now);
+        }
         self.push(format!("\"event\": \"expiry\", \"node\": {node}"));
         self
     }
 
     fn pending(&mut self, node: u16, count: u32) -> &mut Self {
-        self.health.pending(NodeId(node), count);
+        for h in &mut self.health {
+            h.pending(NodeId(node), count);
+        }
         self.push(format!("\"event\": \"pending\", \"node\": {node}, \"count\": {count}"));
         self
     }
 
     fn down(&mut self, node: u16) -> &mut Self {
         self.live[node as usize] = false;
-        self.health.reset(NodeId(node));
+        for h in &mut self.health {
+            h.reset(NodeId(node));
+        }
         self.push(format!("\"event\": \"down\", \"node\": {node}"));
         self
     }
@@ -122,7 +142,9 @@ impl Case {
     fn up(&mut self, node: u16) -> &mut Self {
         self.live[node as usize] = true;
         self.up_at_us[node as usize] = Some(self.t_us);
-        self.health.reset(NodeId(node));
+        for h in &mut self.health {
+            h.reset(NodeId(node));
+        }
         self.push(format!("\"event\": \"up\", \"node\": {node}"));
         self
     }
@@ -162,7 +184,7 @@ impl Case {
         };
         let mut out = [NodeId(0); MAX_REPLICAS];
         let now = self.now_ns();
-        let (n, outcome) = coordinator_order(&req, &self.health, &PlanConfig::default(), now, &mut out);
+        let (n, outcome) = coordinator_order(&req, &self.health[local as usize], &PlanConfig::default(), now, &mut out);
         let order: Vec<String> = out[..n].iter().map(|x| x.0.to_string()).collect();
         let list: Vec<String> = replicas.iter().map(|r| r.to_string()).collect();
         self.plans += 1;
@@ -173,13 +195,17 @@ impl Case {
             self.background_plans += 1;
         }
         self.push(format!(
-            "\"event\": \"plan\", \"replicas\": [{}], \"local\": {local}, \"k\": {k}, \"u\": {unit}, \"expect\": [{}], \"drawn\": {}, \"passed_over\": {}, \"u_background\": {background_unit}, \"background\": {}",
+            "\"event\": \"plan\", \"replicas\": [{}], \"local\": {local}, \"k\": {k}, \"u\": {unit}, \"expect\": [{}], \"drawn\": {}, \"passed_over\": {}, \"u_background\": {background_unit}, \"background\": {}, \"gave_way\": {}",
             list.join(", "),
             order.join(", "),
             outcome.drawn,
             outcome.passed_over,
-            outcome.background.map_or(-1, |b| i32::from(b.0))
+            outcome.background.map_or(-1, |b| i32::from(b.0)),
+            outcome.gave_way
         ));
+        if outcome.gave_way > 0 {
+            self.gave_way_plans += 1;
+        }
         self
     }
 
@@ -424,6 +450,51 @@ fn cases() -> Vec<Case> {
         .plan(&R, 0, 3, 0.5);
     c.at(1400).traffic(2, 1, 1000).plan(&R, 0, 2, 0.5);
     out.push(c);
+
+    let mut c = Case::new(
+        "overdue",
+        "a coordinator of a large cluster: the replicas' own averages aged out (no reply for 2 s), every replica's pooled latency (1-5 ms) stands in; one read out to replica 1 makes it give way at once, and once it has waited longer than the pooled average plus four deviations replica 1 is overdue, passed over after one read whatever the count; past the latency memory the verdict ends (the wait still makes it the costliest), an expiry passes it over again, a reply clears it",
+    );
+    for _ in 0..10 {
+        c.traffic(0, 1, 1000).traffic(1, 1, 5000).traffic(2, 1, 3000);
+    }
+    c.at(3000).plan(&R, 0, 2, 0.3).plan(&R, 3, 1, 0.55);
+    c.send(1, 1).at(3001).plan(&R, 0, 2, 0.3).plan(&R, 3, 1, 0.55);
+    c.at(3030).plan(&R, 0, 2, 0.3).plan(&R, 3, 1, 0.55).plan(&R, 1, 2, 0.3);
+    c.at(5100).plan(&R, 0, 2, 0.3).plan(&R, 3, 1, 0.55);
+    c.at(8000).expiry(1).plan(&R, 0, 2, 0.3);
+    c.at(8010).reply(1, 3000).plan(&R, 0, 2, 0.3).plan(&R, 3, 1, 0.55);
+    out.push(c);
+
+    let mut c = Case::new(
+        "equal-caches",
+        "every cache equally warm (HWLB steps aside): the inner order's first k give way to a replica that answers quicker (replica 1 at 4 ms, not slow by the slow rule) or has fewer reads of ours unanswered",
+    );
+    c.rates([Some(0.9), Some(0.9), Some(0.9), Some(0.9)]);
+    c.traffic(0, 5, 1000).traffic(1, 5, 4000).traffic(2, 5, 2000).at(10);
+    c.plan(&R, 0, 2, 0.5).plan(&R, 3, 1, 0.5).plan(&[1, 2, 0], 3, 2, 0.5);
+    c.send(0, 2).plan(&R, 3, 1, 0.5).plan(&R, 0, 2, 0.5);
+    out.push(c);
+
+    let mut c = Case::new(
+        "zone-back-cold",
+        "replica 2 back cold (rate 0) while the warm replicas (0.75) answer in 600 ms, overloaded: its background reads answer in 20 ms, so weighed by heat ((1 / 0.25)^2 x 20 = 320 ms) it takes a read and is read by it, not in the background; at 100 ms the warm replicas keep the reads",
+    );
+    c.warm()
+        .at(10)
+        .down(2)
+        .at(2000)
+        .up(2)
+        .rates([Some(0.75), Some(0.75), Some(0.0), Some(0.9)]);
+    c.traffic(0, 60, 600_000).traffic(1, 60, 600_000).traffic(2, 60, 20_000).at(2010);
+    c.plan_warming(&R, 3, 2, 0.5, 0.01)
+        .plan_warming(&R, 0, 2, 0.5, 0.01)
+        .plan_warming(&R, 3, 1, 0.4, 0.9);
+    c.at(2100).traffic(0, 60, 100_000).traffic(1, 60, 100_000).traffic(2, 2, 20_000);
+    c.plan_warming(&R, 3, 2, 0.5, 0.01)
+        .plan_warming(&R, 0, 2, 0.5, 0.01)
+        .plan_warming(&R, 3, 1, 0.4, 0.9);
+    out.push(c);
     out
 }
 
@@ -453,6 +524,8 @@ fn the_traces_file_is_what_the_rust_rule_gives() {
     }
     let background: usize = cases.iter().map(|c| c.background_plans).sum();
     assert!(background > 3, "the traces warm a cold replica in some plans: {background}");
+    let gave_way: usize = cases.iter().map(|c| c.gave_way_plans).sum();
+    assert!(gave_way > 5, "the traces give way to a cheaper replica in some plans: {gave_way}");
     let passed: usize = cases.iter().map(|c| c.passed_plans).sum();
     let plans: usize = cases.iter().map(|c| c.plans).sum();
     assert!(

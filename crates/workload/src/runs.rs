@@ -4,8 +4,9 @@
 //! - `CLIENT/COORDINATOR` sets both sides (coordinator routing only);
 //! - a name replaces the scenario's policy on the side the policy works on; a policy that works
 //!   on both sides replaces the side named by the scenario's `policy.both_side` (default
-//!   `coordinator`); with direct routing any name replaces the client policy (clients choose
-//!   the replicas themselves);
+//!   `coordinator`), except one made to run at both sides together (`unified`, the registry's
+//!   `both_sides_together`), which replaces both; with direct routing any name replaces the
+//!   client policy (clients choose the replicas themselves);
 //! - `ideal` (direct routing only) is not a policy: every server joins one shared FIFO queue
 //!   (an M/G/k system), the lower bound no balancer can beat.
 
@@ -72,6 +73,11 @@ pub fn parse_item(item: &str, model: &PolicyModel, routing: Routing) -> Result<R
         return Ok(spec);
     }
     let info = registry::find(item).map_err(|e| e.to_string())?;
+    if info.both_sides_together {
+        spec.client = choose(item, Some(Side::Client), model)?;
+        spec.coordinator = choose(item, Some(Side::Coordinator), model)?;
+        return Ok(spec);
+    }
     let side = match info.side {
         Side::Both => model.both_side,
         s => s,

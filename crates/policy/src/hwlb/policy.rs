@@ -79,7 +79,7 @@ pub static PARAMS: [ParamSpec; 10] = [
         default: D::Float {
             value: 0.0,
             min: 0.0,
-            max: 1.0,
+            max: 10.0,
         },
         description: "warm-up reads (0 = off, as published): a restarted replica colder than the warmest by more than 0.05 serves no reads of its own while enough others can, and reads keys in the background at this fraction of the pace that gives it its warm peers' misses per second (1 = the same misses per second)",
     },
@@ -296,6 +296,11 @@ impl Hwlb {
     /// The hit rate `node` counts with at `now_ns` (`None`: unknown, or no plug-in).
     pub fn effective_rate(&self, node: NodeId, now_ns: u64) -> Option<f64> {
         self.peers.effective(node, now_ns)
+    }
+
+    /// Hit rates above this count as this in the plans.
+    pub fn hit_rate_cap(&self) -> f64 {
+        self.config.hit_rate_cap
     }
 
     /// Switches HWLB on or off at run time (off = naive).

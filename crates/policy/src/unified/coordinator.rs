@@ -46,6 +46,12 @@
 //!   replicas' latencies under the load HWLB moves onto them often differ threefold, and each
 //!   such verdict made the coordinator read its own cold replica (real restarts: 1.29x to
 //!   1.62x the peers' misses, where `hwlb` alone kept 0.93x to 1.07x);
+//! - **overdue**: a read of ours has waited for more than `overdue_factor` (1) times the
+//!   replica's usual time ([`CoordinatorHealth::usual_ns`]: its own average, at least the other
+//!   replicas' pooled average plus four deviations, TCP's retransmission time-out) and for less
+//!   than `latency_memory_ms`. One read is evidence, whatever the count: a coordinator of a
+//!   300-node cluster rarely has two reads out to one replica, so the silent rule's ten never
+//!   come and a node that just died kept its reads until the failure detector spoke;
 //! - **on trial**: its average is no longer measured (no sample for `latency_memory_ms`), the
 //!   last one it had would be slow by the rule above against the candidates measured now, and
 //!   a read sent to it since its last reply is still unanswered (sent less than
@@ -70,6 +76,14 @@
 //! replicas are healthy (say a replica paused and another one briefly silent under load): the
 //! first k must take the one still answering, not a paused one the inner order puts first.
 //!
+//! **Load** ([`super::give_way`]). The order's first k live replicas are the targets; each may
+//! give way to a live replica not passed over (a cold one left out for warming included) whose
+//! expected time ([`CoordinatorHealth::expected_ns`]), weighed by how much colder it is, is
+//! lower; the coordinator's own replica keeps its place. When one gives way the order is
+//! rewritten by rank (the targets in the inner order, then the other healthy, the cold and the
+//! passed-over replicas as above). Where every live replica's rate is known only: a node
+//! without the plug-in keeps the inner order.
+//!
 //! **Warm-up reads** ([`crate::hwlb::warmup`]). Among the healthy replicas, one that came up
 //! recently (`warming`) and whose hit rate is below the warmest's by more than 0.05 is cold:
 //! when at least k others are warm, it leaves the draw (which is then over the warm ones) and
@@ -77,6 +91,7 @@
 //! coldest in the background when `background_unit` is below the chance that gives it the warm
 //! replicas' misses per second. The plug-in sends that read off the request path.
 
+use super::give_way::{self, Costs};
 use crate::health::{Health, HealthRule};
 use crate::hwlb::warmup;
 use crate::hwlb::{HwlbPlan, PlanConfig, SamplingRow};
@@ -102,6 +117,11 @@ pub struct CoordinatorRule {
     pub expiry_memory_ns: u64,
     /// Cold: hit rate below the warmest candidate's by more than this.
     pub cold_hit_rate_gap: f64,
+    /// Overdue: a read of ours unanswered for more than this many times the replica's usual
+    /// response time passes it over (0 = off).
+    pub overdue_factor: f64,
+    /// How much heat weighs against load when a drawn replica gives way ([`super::give_way`]).
+    pub heat_weight: u32,
 }
 
 impl Default for CoordinatorRule {
@@ -119,6 +139,8 @@ impl Default for CoordinatorRule {
             stall_ns: 1_000_000_000,
             expiry_memory_ns: 2_000_000_000,
             cold_hit_rate_gap: 0.1,
+            overdue_factor: 1.0,
+            heat_weight: 2,
         }
     }
 }
@@ -149,6 +171,43 @@ pub struct CoordinatorHealth {
     rule: CoordinatorRule,
     signals: NodeTable<Signals>,
     replies: Health,
+    /// Every other replica's read latencies pooled (the coordinator's own reads, which cross
+    /// no network, would make a replica it never reads look as quick as a local read).
+    pooled: Pooled,
+    /// The coordinator's own node, once known.
+    local: Option<NodeId>,
+}
+
+/// Every replica's read latencies pooled: what a read usually takes at this coordinator, the
+/// reference for a replica of a large cluster that this coordinator reads too rarely to have an
+/// average of its own.
+#[derive(Clone, Copy, Debug, Default)]
+struct Pooled {
+    /// Average latency, ns (0 before the first sample).
+    mean_ns: f64,
+    /// Average absolute deviation from it, ns.
+    deviation_ns: f64,
+}
+
+impl Pooled {
+    /// Weight of a new sample in both averages.
+    const EWMA_WEIGHT: f64 = 0.02;
+
+    /// Folds in one read latency, ns.
+    fn sample(&mut self, latency_ns: f64) {
+        if self.mean_ns == 0.0 {
+            self.mean_ns = latency_ns.max(1.0);
+            return;
+        }
+        self.deviation_ns += Pooled::EWMA_WEIGHT * ((latency_ns - self.mean_ns).abs() - self.deviation_ns);
+        self.mean_ns += Pooled::EWMA_WEIGHT * (latency_ns - self.mean_ns);
+    }
+
+    /// The pessimistic estimate: the average plus four deviations (TCP's retransmission
+    /// time-out), ns; `None` before any sample.
+    fn pessimistic_ns(&self) -> Option<f64> {
+        (self.mean_ns > 0.0).then_some(self.mean_ns + 4.0 * self.deviation_ns)
+    }
 }
 
 impl CoordinatorHealth {
@@ -159,11 +218,65 @@ impl CoordinatorHealth {
             "latency_ewma_weight in (0, 1]"
         );
         assert!(rule.slow_factor >= 1.0, "slow_factor at least 1");
+        assert!(rule.overdue_factor >= 0.0, "overdue_factor at least 0");
+        assert!(
+            rule.heat_weight <= give_way::MAX_HEAT_WEIGHT,
+            "heat_weight at most {}",
+            give_way::MAX_HEAT_WEIGHT
+        );
         CoordinatorHealth {
             rule,
             signals: NodeTable::new(),
             replies: Health::new(rule.health),
+            pooled: Pooled::default(),
+            local: None,
         }
+    }
+
+    /// Declares the coordinator's own node: its reads stay out of the pooled average.
+    #[inline]
+    pub fn set_local(&mut self, node: NodeId) {
+        self.local = Some(node);
+    }
+
+    /// What a read at `node` usually takes: the larger of its own latency average (when
+    /// measured) and the other replicas' pooled pessimistic estimate, ns; `None` before any
+    /// reply from one of them.
+    pub fn usual_ns(&self, node: NodeId, now_ns: u64) -> Option<f64> {
+        let pooled = self.pooled.pessimistic_ns()?;
+        Some(self.latency_ns(node, now_ns).map_or(pooled, |own| own.max(pooled)))
+    }
+
+    /// How long the oldest read of ours still unanswered at `node` has waited at `now_ns`, ns
+    /// (0 when none is).
+    pub fn waited_ns(&self, node: NodeId, now_ns: u64) -> u64 {
+        let s = self.signals.value(node);
+        match s.first_unanswered_send_ns {
+            Some(sent) if s.unanswered > 0 => now_ns.saturating_sub(sent),
+            _ => 0,
+        }
+    }
+
+    /// Overdue: a read of ours at `node` has waited for more than `overdue_factor` times its
+    /// usual time, and for less than `latency_memory_ns` (a read lost for longer no longer
+    /// holds the verdict: the next send starts a new wait). One such read is evidence, at any
+    /// cluster size: a coordinator of a large cluster rarely has two reads out to one replica.
+    pub fn overdue(&self, node: NodeId, now_ns: u64) -> bool {
+        let waited = self.waited_ns(node, now_ns) as f64;
+        if self.rule.overdue_factor <= 0.0 || waited <= 0.0 || waited >= self.rule.latency_memory_ns as f64 {
+            return false;
+        }
+        self.usual_ns(node, now_ns)
+            .is_some_and(|usual| waited > self.rule.overdue_factor * usual)
+    }
+
+    /// The expected time of one more read at `node`, ns: its latency average (the other
+    /// replicas' pooled one when it has none of its own; 0 before any), at least the wait of its oldest
+    /// unanswered read, times one plus its unanswered reads (ours queue behind each other).
+    pub fn expected_ns(&self, node: NodeId, now_ns: u64) -> f64 {
+        let s = self.signals.value(node);
+        let average = self.latency_ns(node, now_ns).unwrap_or(self.pooled.mean_ns);
+        average.max(self.waited_ns(node, now_ns) as f64) * (1.0 + f64::from(s.unanswered))
     }
 
     /// The rule's parameters.
@@ -205,6 +318,10 @@ impl CoordinatorHealth {
             return;
         }
         let sample = latency_ns as f64;
+        if self.local != Some(node) {
+            self.pooled.sample(sample);
+        }
+        let s = self.signals.entry(node);
         // An average no longer measured (no reply for latency_memory) restarts from this one.
         s.latency_ewma_ns = match s.last_sample_ns {
             Some(last) if now_ns.saturating_sub(last) < memory_ns => s.latency_ewma_ns + w * (sample - s.latency_ewma_ns),
@@ -282,7 +399,8 @@ impl CoordinatorHealth {
         // First those that cannot answer: silent or expired.
         let mut unable = 0u64;
         for (j, &node) in live.iter().enumerate() {
-            if Some(node) != local && (self.silent(node, now_ns) || self.expired_recently(node, now_ns)) {
+            let unable_to_answer = self.silent(node, now_ns) || self.expired_recently(node, now_ns) || self.overdue(node, now_ns);
+            if Some(node) != local && unable_to_answer {
                 unable |= 1 << j;
             }
         }
@@ -365,6 +483,8 @@ pub struct OrderOutcome {
     pub passed_over: usize,
     /// The cold replica this read also reads in the background, if any.
     pub background: Option<NodeId>,
+    /// Drawn replicas that gave way to one that costs less ([`super::give_way`]).
+    pub gave_way: usize,
 }
 
 /// The order of `req.replicas` for one read (see the [module docs](self)), written to `out`.
@@ -470,28 +590,52 @@ pub fn coordinator_order(
             }
         }
     }
-    let mut len = 0;
-    for pass in 0..3 {
+    let mut len = write_order(req, health, &chosen, &cold, &back, out);
+    // Load: the first k may give way to a replica that costs less, where every live replica's
+    // rate is known (a node without the plug-in, or a value not understood, keeps the inner
+    // order: the plug-in's safety rule).
+    let mut gave_way = 0;
+    if req.k >= 1 && m > req.k && live_rates[..m].iter().all(Option::is_some) {
+        let k = req.k;
+        let position = |node: NodeId| req.replicas.iter().position(|&x| x == node).expect("the order holds the replicas");
+        // The targets: the order's first k live replicas (the ones Cassandra contacts).
+        let (mut targets, mut t) = ([0usize; MAX_REPLICAS], 0);
+        for &node in &out[..len] {
+            let j = position(node);
+            if t < k && req.live[j] {
+                targets[t] = j;
+                t += 1;
+            }
+        }
+        debug_assert_eq!(t, k, "more than k replicas are live");
+        let (mut expected, mut eligible) = ([0.0; MAX_REPLICAS], 0u64);
         for j in 0..n {
-            let here = match pass {
-                0 => chosen[j],
-                1 => !chosen[j] && !back[j] && !cold[j],
-                _ => cold[j],
-            };
-            if here {
-                out[len] = req.replicas[j];
-                len += 1;
+            expected[j] = health.expected_ns(req.replicas[j], now_ns);
+            if req.live[j] && !back[j] {
+                eligible |= 1 << j;
+            }
+        }
+        let costs = Costs {
+            expected_ns: &expected[..n],
+            rates: req.rates,
+            eligible,
+            heat_weight: health.rule.heat_weight,
+            hit_rate_cap: config.hit_rate_cap,
+            keep: req.replicas.iter().position(|&x| x == req.local).map_or(0, |j| 1 << j),
+        };
+        let mut gave = [0usize; MAX_REPLICAS];
+        gave_way = give_way::give_way(&costs, &mut targets[..k], &mut gave);
+        if gave_way > 0 {
+            chosen = [false; MAX_REPLICAS];
+            for &t in &targets[..k] {
+                chosen[t] = true;
+            }
+            len = write_order(req, health, &chosen, &cold, &back, out);
+            if background.is_some_and(|b| chosen[position(b)]) {
+                background = None;
             }
         }
     }
-    // The last resorts: the most recent reply first, never replied last, ties in the inner order
-    // (a stable sort of the inner order).
-    let start = len;
-    for (&node, _) in req.replicas.iter().zip(&back).filter(|&(_, &b)| b) {
-        out[len] = node;
-        len += 1;
-    }
-    out[start..len].sort_by_key(|&node| std::cmp::Reverse(health.last_reply_ns(node)));
     debug_assert_eq!(len, n);
     (
         len,
@@ -499,8 +643,44 @@ pub fn coordinator_order(
             drawn,
             passed_over: passed.count_ones() as usize,
             background,
+            gave_way,
         },
     )
+}
+
+/// Writes the order of `req.replicas` by rank: the `chosen` ones, the other healthy ones, the
+/// `cold` ones, each in the inner order; the passed-over (`back`) ones last, the most recent
+/// reply first (never replied last; ties in the inner order). Returns the length.
+fn write_order(
+    req: &OrderRequest<'_>,
+    health: &CoordinatorHealth,
+    chosen: &[bool; MAX_REPLICAS],
+    cold: &[bool; MAX_REPLICAS],
+    back: &[bool; MAX_REPLICAS],
+    out: &mut [NodeId; MAX_REPLICAS],
+) -> usize {
+    let n = req.replicas.len();
+    let mut len = 0;
+    for pass in 0..3 {
+        for j in 0..n {
+            let here = match pass {
+                0 => chosen[j],
+                1 => !chosen[j] && !back[j] && !cold[j],
+                _ => !chosen[j] && cold[j],
+            };
+            if here {
+                out[len] = req.replicas[j];
+                len += 1;
+            }
+        }
+    }
+    let start = len;
+    for j in (0..n).filter(|&j| back[j] && !chosen[j]) {
+        out[len] = req.replicas[j];
+        len += 1;
+    }
+    out[start..len].sort_by_key(|&node| std::cmp::Reverse(health.last_reply_ns(node)));
+    len
 }
 
 #[cfg(test)]

@@ -18,20 +18,30 @@
 //!   default: no scenario measured a gain from them once own outstanding requests rank first.
 //! - **HWLB's shares at a coordinator** ([`crate::hwlb`]): with hit rates known, a coordinator
 //!   draws its replicas with HWLB's miss-equalising shares and exact systematic sampling, and a
-//!   restarted replica warms from background reads (`warmup_reads`) instead of serving cold.
+//!   restarted replica warms from background reads (`warmup_reads`, at twice its warm peers'
+//!   misses per second) instead of serving cold.
 //! - **Passing over, at a coordinator** ([`coordinator`]): a replica that is silent (the Java
 //!   driver's rule: at least `in_flight_threshold` sends since its last reply, fewer than
-//!   `min_responses` answers in `response_window_ms`: a killed or paused node), whose last
-//!   request timed out (`expiry_memory_ms`), or that is slow (its latency average well above
-//!   the others', `slow_factor` and `slow_margin_ms`) without being cold
-//!   (`cold_hit_rate_gap`) is left out of HWLB's draw, as if it were down, and put last; so
-//!   HWLB does not keep drawing a stuck node until the failure detector notices it. The
-//!   Cassandra plug-in applies the same rule (shared traces: `testdata/unified-coordinator-traces.json`).
+//!   `min_responses` answers in `response_window_ms`: a killed or paused node), overdue (one
+//!   read of ours unanswered for longer than its usual time, `overdue_factor`: the same
+//!   evidence at any cluster size), whose last request timed out (`expiry_memory_ms`), or that
+//!   is slow (its latency average well above the others', `slow_factor` and `slow_margin_ms`)
+//!   without being cold (`cold_hit_rate_gap`) is left out of HWLB's draw, as if it were down,
+//!   and put last; so HWLB does not keep drawing a stuck node until the failure detector
+//!   notices it.
+//! - **Load inside the draw, at a coordinator** ([`give_way`]): a drawn replica gives way to
+//!   one whose expected time, weighed by heat (`heat_weight`), is lower, so that where caches
+//!   are equal the choice follows queues; HWLB's shares decide where they differ. The
+//!   Cassandra plug-in applies the same rule (shared traces:
+//!   `testdata/unified-coordinator-traces.json`).
+//! - **Both sides**: `unified` is made to run in the driver and in the database together; a
+//!   bare `unified` in a run item sets both sides (the registry's `both_sides_together`).
 //!
 //! It needs only what `c3` and `hwlb` need (feedback) and works wherever they do: in the
 //! simulator, on the node cluster (both sides) and in the driver (client side, latencies only).
 
 pub mod coordinator;
+pub mod give_way;
 pub mod policy;
 pub mod untimed;
 

@@ -13,13 +13,14 @@ use crate::rng::Rng;
 use crate::types::{Decision, Failure, Feedback, NodeCaps, NodeId, Plan, Reply, Request, Side, MAX_REPLICAS};
 
 use super::coordinator::{CoordinatorHealth, CoordinatorRule};
+use super::give_way::{give_way, Costs, MAX_HEAT_WEIGHT};
 use super::untimed::{Untimed, UntimedRanking};
 
 /// The name it is registered under.
 pub const NAME: &str = "unified";
 
 /// Its parameters, with the defaults the tournament chose (docs/unified.md).
-pub static PARAMS: [ParamSpec; 23] = [
+pub static PARAMS: [ParamSpec; 26] = [
     ParamSpec::float(
         "concurrency_weight",
         1000.0,
@@ -97,10 +98,10 @@ pub static PARAMS: [ParamSpec; 23] = [
     },
     ParamSpec::float(
         "warmup_reads",
-        1.0,
+        2.0,
         0.0,
-        1.0,
-        "HWLB warm-up reads: a cold restarted replica reads in the background at this fraction of its warm peers' misses per second, and serves no reads of its own",
+        10.0,
+        "HWLB warm-up reads: a cold restarted replica serves no reads of its own and reads in the background at this multiple of its warm peers' misses per second (2: it warms in half the time HWLB's equal misses take)",
     ),
     ParamSpec::float(
         "warmup_ramp_s",
@@ -171,6 +172,29 @@ pub static PARAMS: [ParamSpec; 23] = [
         "coordinator: a time-out passes a replica over this long, unless it answered since",
     ),
     ParamSpec::float(
+        "overdue_factor",
+        1.0,
+        0.0,
+        1e6,
+        "coordinator: a replica with one read of ours unanswered for this many times its usual time (its average, at least every replica's pooled average plus four deviations) is passed over (0 = off)",
+    ),
+    ParamSpec {
+        name: "heat_weight",
+        default: D::Int {
+            value: 2,
+            min: 0,
+            max: MAX_HEAT_WEIGHT as i64,
+        },
+        description: "coordinator: a drawn replica gives way to one whose expected time x (misses ratio)^heat_weight is lower (0 = load alone decides)",
+    },
+    ParamSpec::float(
+        "stale_after_ms",
+        30_000.0,
+        0.001,
+        86_400_000.0,
+        "a peer's hit rate older than this counts as 0.95 (HWLB's published 1 s is for every reply; a coordinator of a large cluster hears from a replica a few times a minute)",
+    ),
+    ParamSpec::float(
         "cold_hit_rate_gap",
         0.1,
         0.0,
@@ -206,7 +230,7 @@ impl Unified {
             ewma_new_weight: c3.params().f64("ewma_new_weight"),
         };
         let mut hwlb_params = ParamTable::new();
-        for name in ["warmup_reads", "warmup_ramp_s"] {
+        for name in ["warmup_reads", "warmup_ramp_s", "stale_after_ms"] {
             hwlb_params.insert(name.into(), ParamValue::Float(params.f64(name)));
         }
         let rule = CoordinatorRule {
@@ -222,6 +246,8 @@ impl Unified {
             stall_ns: (params.f64("stall_ms") * 1e6) as u64,
             expiry_memory_ns: (params.f64("expiry_memory_ms") * 1e6) as u64,
             cold_hit_rate_gap: params.f64("cold_hit_rate_gap"),
+            overdue_factor: params.f64("overdue_factor"),
+            heat_weight: params.i64("heat_weight") as u32,
         };
         Ok(Unified {
             c3: c3.with_untimed_ranking(untimed),
@@ -254,7 +280,11 @@ impl Unified {
         }
         let passed = self.health.passed_over(req.candidates, &rates[..n], req.local, req.count, now_ns);
         if passed == 0 {
-            return self.hwlb.plan(req, now_ns, rng, out);
+            let d = self.hwlb.plan(req, now_ns, rng, out);
+            if d == Decision::Send {
+                self.give_way(req, &rates[..n], passed, now_ns, out);
+            }
+            return d;
         }
         let (mut healthy, mut h) = ([NodeId(0); MAX_REPLICAS], 0);
         let (mut back, mut b) = ([NodeId(0); MAX_REPLICAS], 0);
@@ -279,6 +309,7 @@ impl Unified {
             if decision != Decision::Send {
                 return decision;
             }
+            self.give_way(req, &rates[..n], passed, now_ns, out);
             len = out.all().len();
             order[..len].copy_from_slice(out.all());
         }
@@ -291,6 +322,61 @@ impl Unified {
         debug_assert_eq!(len, n);
         out.set_order(&order[..len], req.count);
         Decision::Send
+    }
+}
+
+impl Unified {
+    /// The load step after HWLB's draw ([`super::give_way`]): a target gives way to a live
+    /// candidate not passed over (a cold one left out for warming included) whose expected
+    /// time, weighed by heat, is lower. The ones that gave way become the first fallbacks.
+    fn give_way(&self, req: &Request<'_>, rates: &[Option<f64>], passed: u64, now_ns: u64, out: &mut Plan) {
+        let n = req.candidates.len();
+        let k = out.count();
+        if n <= k || rates.iter().any(Option::is_none) {
+            return;
+        }
+        let mut expected = [0.0; MAX_REPLICAS];
+        for (slot, &node) in expected.iter_mut().zip(req.candidates) {
+            *slot = self.health.expected_ns(node, now_ns);
+        }
+        let position = |node: NodeId| req.candidates.iter().position(|&c| c == node).expect("a target is a candidate");
+        let mut targets = [0usize; MAX_REPLICAS];
+        for (slot, &node) in targets[..k].iter_mut().zip(out.targets()) {
+            *slot = position(node);
+        }
+        let costs = Costs {
+            expected_ns: &expected[..n],
+            rates,
+            eligible: !passed & (u64::MAX >> (64 - n)),
+            heat_weight: self.health.rule().heat_weight,
+            hit_rate_cap: self.hwlb.hit_rate_cap(),
+            keep: req
+                .local
+                .and_then(|l| req.candidates.iter().position(|&c| c == l))
+                .map_or(0, |j| 1 << j),
+        };
+        let mut gave = [0usize; MAX_REPLICAS];
+        let swaps = give_way(&costs, &mut targets[..k], &mut gave);
+        if swaps == 0 {
+            return;
+        }
+        let mut order = [NodeId(0); MAX_REPLICAS];
+        for (slot, &t) in order.iter_mut().zip(&targets[..k]) {
+            *slot = req.candidates[t];
+        }
+        let mut len = k;
+        let gave_way = gave[..swaps].iter().map(|&j| req.candidates[j]);
+        for node in gave_way.chain(out.fallbacks().iter().copied()) {
+            if !order[..len].contains(&node) {
+                order[len] = node;
+                len += 1;
+            }
+        }
+        let background = out.background();
+        out.set_order(&order[..len], k);
+        if background.is_some_and(|b| order[..k].contains(&b)) {
+            out.clear_background();
+        }
     }
 }
 
@@ -311,7 +397,8 @@ impl Policy for Unified {
         if !req.plannable() {
             return Decision::Unavailable;
         }
-        if self.heat && req.local.is_some() {
+        if let (true, Some(local)) = (self.heat, req.local) {
+            self.health.set_local(local);
             return self.plan_with_heat(req, now_ns, rng, out);
         }
         if !self.rate_control && self.untimed.applies(req.candidates) {
@@ -508,7 +595,9 @@ mod tests {
                 p.on_reply(&hit_rate_reply(n.0, [0.9, 0.9, 0.5][n.index()]), t);
             }
         }
-        assert!(hits[2] < hits[1] && hits[2] > 0, "cold replica gets a smaller share: {hits:?}");
+        // HWLB's rows leave the cold replica's whole share to its own coordinator: coordinator 0
+        // keeps half its reads local and sends the rest to the warm peer.
+        assert_eq!(hits, [3_000, 3_000, 0], "the cold replica gets no reads from a warm coordinator");
         // Node 1 stops answering: after 10 of ours in flight and no answer for 200 ms it is
         // passed over, whatever HWLB draws.
         for _ in 0..10 {

@@ -33,7 +33,10 @@
 //! last reply, many clients move together to whichever node answered fast a moment ago, and
 //! its network card queues (`poc-network`, docs/unified.md).
 //!
-//! Ties (nodes never heard from score 0) are broken uniformly at random. Allocation-free: per
+//! Nodes never heard from score 0 (tried first), unless requests of ours are in flight there:
+//! then `(1 + n x outstanding)^b x max(wait, line)`, the wait for an answer counting as for a
+//! node that stopped answering (a client of a large cluster meets many nodes it has not heard
+//! from; one that is down must not keep scoring 0). Ties are broken uniformly at random. Allocation-free: per
 //! node a few numbers in a [`NodeTable`], per plan arrays on the stack.
 
 use crate::nodes::NodeTable;
@@ -91,13 +94,17 @@ impl Node {
         self.response_ns + r.deviation_weight * self.deviation_ns
     }
 
-    /// The part of the response time that load changes.
+    /// How long we have waited for an answer at `now_ns`, ns (0 with nothing in flight).
+    #[inline]
+    fn waited_ns(&self, now_ns: u64) -> f64 {
+        self.waiting_since_ns.map_or(0.0, |since| now_ns.saturating_sub(since) as f64)
+    }
+
     /// The excess over the floor: the pessimistic estimate's, at least the wait for an
     /// answer at `now_ns` (see the [module docs](self)).
     #[inline]
     fn excess_ns(&self, r: &UntimedRanking, now_ns: u64) -> f64 {
-        let waited_ns = self.waiting_since_ns.map_or(0.0, |since| now_ns.saturating_sub(since) as f64);
-        (self.pessimistic_ns(r).max(waited_ns) - self.floor_ns).max(0.0)
+        (self.pessimistic_ns(r).max(self.waited_ns(now_ns)) - self.floor_ns).max(0.0)
     }
 }
 
@@ -144,12 +151,20 @@ impl Untimed {
         }
         let line = lowest * (1.0 + r.equal_within);
         let (mut order, mut buf) = ([NodeId(0); MAX_REPLICAS], ScoreBuf::new());
-        let scores = scored_rotation(req.candidates, rng, &mut order, &mut buf, |node| match self.nodes.get(node) {
-            Some(x) if x.known => {
-                let q = 1.0 + r.concurrency_weight * x.outstanding as f64;
-                let penalty = if r.queue_exponent == 1.0 { q } else { q.powf(r.queue_exponent) };
-                x.floor_ns + penalty * x.excess_ns(r, now_ns).max(line)
+        let penalty = |outstanding: u32| {
+            let q = 1.0 + r.concurrency_weight * f64::from(outstanding);
+            if r.queue_exponent == 1.0 {
+                q
+            } else {
+                q.powf(r.queue_exponent)
             }
+        };
+        let scores = scored_rotation(req.candidates, rng, &mut order, &mut buf, |node| match self.nodes.get(node) {
+            Some(x) if x.known => x.floor_ns + penalty(x.outstanding) * x.excess_ns(r, now_ns).max(line),
+            // Never answered but waited for: the wait counts from the first request, as for
+            // a node that stopped answering (a client of a large cluster meets many nodes it
+            // has not heard from; one that is down must not keep scoring 0).
+            Some(x) if x.outstanding > 0 => penalty(x.outstanding) * x.waited_ns(now_ns).max(line),
             _ => 0.0,
         });
         let n = scores.len();

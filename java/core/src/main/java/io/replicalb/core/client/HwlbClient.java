@@ -35,7 +35,7 @@ public final class HwlbClient extends OrderingPolicy {
         Params.real("stale_rate", 0.95, 0.0, 1.0),
         Params.flag("extra_replica", true),
         Params.flag("enabled", true),
-        Params.real("warmup_reads", 0.0, 0.0, 1.0),
+        Params.real("warmup_reads", 0.0, 0.0, 10.0),
         Params.whole("warmup_max_in_flight", 4, 1, 1_000_000),
         Params.real("warmup_ramp_s", 0.0, 0.0, 3_600.0),
         Params.real("warmup_window_s", 900.0, 1.0, 86_400.0),

@@ -30,7 +30,7 @@ public final class Unified extends OrderingPolicy {
         Params.whole("untimed_outlier_count", 3, 0, 1_000_000),
         Params.flag("rate_control", false),
         Params.flag("heat", true),
-        Params.real("warmup_reads", 1.0, 0.0, 1.0),
+        Params.real("warmup_reads", 2.0, 0.0, 10.0),
         Params.real("warmup_ramp_s", 0.0, 0.0, 3_600.0),
         Params.whole("in_flight_threshold", 10, 1, 1_000_000),
         Params.whole("min_responses", 2, 1, 8),
@@ -41,6 +41,9 @@ public final class Unified extends OrderingPolicy {
         Params.real("latency_memory_ms", 2000.0, 0.001, 3_600_000.0),
         Params.real("stall_ms", 1000.0, 0.001, 3_600_000.0),
         Params.real("expiry_memory_ms", 2000.0, 0.0, 3_600_000.0),
+        Params.real("overdue_factor", 1.0, 0.0, 1e6),
+        Params.whole("heat_weight", 2, 0, 8),
+        Params.real("stale_after_ms", 30_000.0, 0.001, 86_400_000.0),
         Params.real("cold_hit_rate_gap", 0.1, 0.0, 1.0),
     };
 

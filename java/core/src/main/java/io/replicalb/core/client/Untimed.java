@@ -11,7 +11,8 @@ import io.replicalb.core.Rng;
  * counted as equal, an average restarted after {@code outlier_count} outliers in a row, and,
  * while requests of ours are in flight to a node, the wait for its answer a lower bound on its
  * response time: a node that stopped answering falls behind within about the others' response
- * time. Nodes never heard from score 0; ties are drawn uniformly.
+ * time. Nodes never heard from score 0, unless requests of ours are in flight there: then the
+ * wait counts as for a node that stopped answering; ties are drawn uniformly.
  */
 final class Untimed {
     /** The ranking's parameters (the Rust {@code UntimedRanking}). */
@@ -54,10 +55,20 @@ final class Untimed {
         return responseNs[node] + r.deviationWeight() * deviationNs[node];
     }
 
+    /** How long we have waited for an answer from {@code node}, ns (0 with nothing in flight). */
+    private double waitedNs(int node, long nowNs) {
+        return waiting[node] ? (double) Order.elapsedNs(waitingSinceNs[node], nowNs) : 0.0;
+    }
+
     /** The excess over the floor: the pessimistic estimate's, at least the wait for an answer. */
     private double excessNs(int node, long nowNs) {
-        double waitedNs = waiting[node] ? (double) Order.elapsedNs(waitingSinceNs[node], nowNs) : 0.0;
-        return Math.max(Math.max(pessimisticNs(node), waitedNs) - floorNs[node], 0.0);
+        return Math.max(Math.max(pessimisticNs(node), waitedNs(node, nowNs)) - floorNs[node], 0.0);
+    }
+
+    /** {@code (1 + n x outstanding)^b}. */
+    private double penalty(int outstanding) {
+        double q = 1.0 + r.concurrencyWeight() * outstanding;
+        return r.queueExponent() == 1.0 ? q : Math.pow(q, r.queueExponent());
     }
 
     /** Plans one target: the best-scored candidate (ties at random), the next best, the others. */
@@ -74,9 +85,10 @@ final class Untimed {
         for (int i = 0; i < count; i++) {
             int x = out[i];
             if (known[x]) {
-                double q = 1.0 + r.concurrencyWeight() * outstanding[x];
-                double penalty = r.queueExponent() == 1.0 ? q : Math.pow(q, r.queueExponent());
-                scores[i] = floorNs[x] + penalty * Math.max(excessNs(x, nowNs), line);
+                scores[i] = floorNs[x] + penalty(outstanding[x]) * Math.max(excessNs(x, nowNs), line);
+            } else if (outstanding[x] > 0) {
+                // Never answered but waited for: the wait counts, as for a node that stopped answering.
+                scores[i] = penalty(outstanding[x]) * Math.max(waitedNs(x, nowNs), line);
             } else {
                 scores[i] = 0.0;
             }

@@ -29,6 +29,11 @@ import java.util.Arrays;
  * those not colder than it (hit rate not below its own by more than {@code cold_hit_rate_gap})
  * and above it by more than {@code slow_margin_ms}, unless it is <b>cold</b> (hit rate below
  * the warmest candidate's by more than {@code cold_hit_rate_gap});</li>
+ * <li><b>overdue</b>: a read of ours has waited for more than {@code overdue_factor} times its
+ * usual time ({@link #usualNs}: its own average, at least every replica's pooled average plus
+ * four deviations) and less than {@code latency_memory_ms}: one read is evidence, whatever the
+ * count, which a coordinator of a large cluster needs (it rarely has two reads out to one
+ * replica);</li>
  * <li><b>on trial</b>: its average aged out (no sample for {@code latency_memory_ms}), the last
  * one would be slow by the rule above, and a read sent to it since its last reply, less than
  * {@code latency_memory_ms} ago, is unanswered. A slow verdict does not fade by time alone:
@@ -104,10 +109,31 @@ public final class CoordinatorHealth
     private final long expiryMemoryNs;
     private final double slowMarginNs;
     private volatile Signals[] nodes = new Signals[0];
+    /**
+     * Every other replica's read latencies pooled (average and mean deviation, ns; 0 before the
+     * first sample): the usual time of a replica this coordinator reads too rarely to have an
+     * average of its own. The coordinator's own reads cross no network and stay out: they would
+     * make a replica it never reads look as quick as a local read. Replies of many connections
+     * update it without a lock: a lost update only delays an average by one sample.
+     */
+    private volatile double pooledMeanNs;
+    private volatile double pooledDeviationNs;
+    /** Weight of a new sample in the pooled averages (as the Rust rule). */
+    private static final double POOLED_EWMA_WEIGHT = 0.02;
 
-    /** Nothing known yet. */
+    /** The coordinator's own node id (-1: unknown): its reads stay out of the pooled average. */
+    private final int localId;
+
+    /** Nothing known yet, at a coordinator whose own id is unknown. */
     public CoordinatorHealth(CoordinatorRule rule)
     {
+        this(rule, -1);
+    }
+
+    /** Nothing known yet, at coordinator {@code localId}. */
+    public CoordinatorHealth(CoordinatorRule rule, int localId)
+    {
+        this.localId = localId;
         this.rule = rule;
         this.windowNs = rule.responseWindowNs();
         this.latencyMemoryNs = rule.latencyMemoryNs();
@@ -199,6 +225,8 @@ public final class CoordinatorHealth
             if (latencyNs > stallNs)
                 return;
             double sample = (double) latencyNs;
+            if (id != localId)
+                pooledSample(sample);
             if (s.sampled && nowNs - s.lastSampleNs < latencyMemoryNs)
                 s.latencyEwmaNs = s.latencyEwmaNs + rule.latencyEwmaWeight() * (sample - s.latencyEwmaNs);
             else
@@ -206,6 +234,65 @@ public final class CoordinatorHealth
             s.lastSampleNs = nowNs;
             s.sampled = true;
         }
+    }
+
+    private void pooledSample(double sample)
+    {
+        double mean = pooledMeanNs;
+        if (mean == 0.0)
+        {
+            pooledMeanNs = Math.max(sample, 1.0);
+            return;
+        }
+        pooledDeviationNs = pooledDeviationNs + POOLED_EWMA_WEIGHT * (Math.abs(sample - mean) - pooledDeviationNs);
+        pooledMeanNs = mean + POOLED_EWMA_WEIGHT * (sample - mean);
+    }
+
+    /**
+     * What a read at node {@code id} usually takes at {@code nowNs}: the larger of its own
+     * average (when measured) and every replica's pooled average plus four deviations (TCP's
+     * retransmission time-out), ns; NaN before any reply.
+     */
+    public double usualNs(int id, long nowNs)
+    {
+        double mean = pooledMeanNs;
+        if (mean <= 0.0)
+            return Double.NaN;
+        double pooled = mean + 4.0 * pooledDeviationNs;
+        double own = latencyNs(id, nowNs);
+        return Double.isNaN(own) ? pooled : Math.max(own, pooled);
+    }
+
+    /** How long the oldest read of ours still unanswered at node {@code id} has waited at {@code nowNs}, ns (0: none). */
+    public long waitedNs(int id, long nowNs)
+    {
+        Signals s = of(id);
+        long first = s.firstUnansweredSendNs;
+        if (s.unanswered <= 0 || first == Long.MIN_VALUE)
+            return 0L;
+        return Math.max(0L, nowNs - first);
+    }
+
+    /** Overdue: a read of ours at node {@code id} has waited more than overdue_factor times its usual time, and less than latency_memory. */
+    public boolean overdue(int id, long nowNs)
+    {
+        double waited = (double) waitedNs(id, nowNs);
+        if (rule.overdueFactor() <= 0.0 || waited <= 0.0 || waited >= (double) latencyMemoryNs)
+            return false;
+        double usual = usualNs(id, nowNs);
+        return !Double.isNaN(usual) && waited > rule.overdueFactor() * usual;
+    }
+
+    /**
+     * The expected time of one more read at node {@code id}, ns: its latency average (the pooled
+     * one when it has none of its own; 0 before any reply), at least the wait of its oldest
+     * unanswered read, times one plus its unanswered reads.
+     */
+    public double expectedNs(int id, long nowNs)
+    {
+        double own = latencyNs(id, nowNs);
+        double average = Double.isNaN(own) ? pooledMeanNs : own;
+        return Math.max(average, (double) waitedNs(id, nowNs)) * (1.0 + of(id).unanswered);
     }
 
     /** A request to node {@code id} expired (timed out) at {@code nowNs}. */
@@ -348,7 +435,7 @@ public final class CoordinatorHealth
             latency[j] = latencyNs(ids[j], nowNs);
             if (!Double.isNaN(rates[j]))
                 warmest = Math.max(warmest, rates[j]);
-            if (ids[j] != localId && (silent(ids[j], nowNs) || expiredRecently(ids[j], nowNs)))
+            if (ids[j] != localId && (silent(ids[j], nowNs) || expiredRecently(ids[j], nowNs) || overdue(ids[j], nowNs)))
                 unable |= 1L << j;
         }
         long mask = unable;

@@ -16,6 +16,8 @@ package io.replicalb.cassandra.hwlb;
  * @param coldHitRateGap cold (never passed over for being slow): hit rate below the warmest's by more than this
  * @param probeIntervalMs a live peer without a reply for this long is probed (ECHO), ms
  * @param probeTimeoutMs a probe unanswered this long counts as an expiry, ms
+ * @param overdueFactor overdue: one read unanswered for more than this many times the replica's usual time passes it over (0 = off)
+ * @param heatWeight a drawn replica gives way to one whose expected time x (misses ratio)^heatWeight is lower ({@link GiveWay}; 0..8)
  */
 public record CoordinatorRule(int inFlightThreshold,
                               int minResponses,
@@ -28,12 +30,14 @@ public record CoordinatorRule(int inFlightThreshold,
                               long expiryMemoryMs,
                               double coldHitRateGap,
                               long probeIntervalMs,
-                              long probeTimeoutMs)
+                              long probeTimeoutMs,
+                              double overdueFactor,
+                              int heatWeight)
 {
     /** The most replies the silent rule can be asked to count. */
     public static final int MAX_MIN_RESPONSES = 8;
     /** The defaults (the Rust policy's). */
-    public static final CoordinatorRule DEFAULT = new CoordinatorRule(10, 2, 200, 0.05, 3.0, 5.0, 2000, 1000, 2000, 0.1, 200, 1000);
+    public static final CoordinatorRule DEFAULT = new CoordinatorRule(10, 2, 200, 0.05, 3.0, 5.0, 2000, 1000, 2000, 0.1, 200, 1000, 1.0, 2);
 
     /** Checks the invariants. */
     public CoordinatorRule
@@ -46,6 +50,10 @@ public record CoordinatorRule(int inFlightThreshold,
             throw new IllegalArgumentException("latency_ewma_weight must be in (0, 1]");
         if (!(slowFactor >= 1.0))
             throw new IllegalArgumentException("slow_factor must be at least 1");
+        if (!(overdueFactor >= 0.0))
+            throw new IllegalArgumentException("overdue_factor must be at least 0");
+        if (heatWeight < 0 || heatWeight > GiveWay.MAX_HEAT_WEIGHT)
+            throw new IllegalArgumentException("heat_weight must be in [0, " + GiveWay.MAX_HEAT_WEIGHT + "]");
     }
 
     /** The window, ns. */

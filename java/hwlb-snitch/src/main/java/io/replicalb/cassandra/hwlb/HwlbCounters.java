@@ -35,7 +35,9 @@ public final class HwlbCounters
     public static final int TABLE_RATES = 7;
     /** Node counter: reads that left a cold warming replica out (unified's warm-up reads). */
     public static final int COLD_LEFT_OUT = 8;
-    private static final int NODE_COUNTERS = 9;
+    /** Node counter: reads where unified's first k gave way to a replica that costs less ({@link GiveWay}). */
+    public static final int GAVE_WAY = 9;
+    private static final int NODE_COUNTERS = 10;
 
     private final CopyOnWriteArrayList<Stripe> stripes = new CopyOnWriteArrayList<>();
     private final AtomicLong planRecomputes = new AtomicLong();

@@ -91,8 +91,10 @@ public record HwlbSettings(String innerSnitch,
         m.put("cold_hit_rate_gap", d.coldHitRateGap() + "; [0, 1]");
         m.put("probe_interval_ms", d.probeIntervalMs() + "; [10, 3600000]");
         m.put("probe_timeout_ms", d.probeTimeoutMs() + "; [10, 3600000]");
+        m.put("overdue_factor", d.overdueFactor() + "; [0, 1000000] (0 = off)");
+        m.put("heat_weight", d.heatWeight() + "; [0, " + GiveWay.MAX_HEAT_WEIGHT + "] (0 = load alone decides)");
         WarmupConfig w = WarmupConfig.DEFAULT;
-        m.put("warmup_reads", w.share() + "; [0, 1] (unified: 0 = a cold replica takes its HWLB share)");
+        m.put("warmup_reads", w.share() + "; [0, 10] (unified: the multiple of its peers' misses per second a cold replica reads in the background; 0 = it takes its HWLB share)");
         m.put("warmup_max_in_flight", w.maxInFlight() + "; [1, 1000000]");
         m.put("warmup_window_s", w.windowS() + "; [1, 86400]");
         m.put("warmup_ramp_s", w.rampS() + "; [0, 3600] (0 = the whole pace at once)");
@@ -153,10 +155,12 @@ public record HwlbSettings(String innerSnitch,
                                                    whole(lookup, "expiry_memory_ms", d.expiryMemoryMs(), 0, 3_600_000),
                                                    real(lookup, "cold_hit_rate_gap", d.coldHitRateGap(), 0.0, 1.0),
                                                    whole(lookup, "probe_interval_ms", d.probeIntervalMs(), 10, 3_600_000),
-                                                   whole(lookup, "probe_timeout_ms", d.probeTimeoutMs(), 10, 3_600_000));
+                                                   whole(lookup, "probe_timeout_ms", d.probeTimeoutMs(), 10, 3_600_000),
+                                                   real(lookup, "overdue_factor", d.overdueFactor(), 0.0, 1e6),
+                                                   (int) whole(lookup, "heat_weight", d.heatWeight(), 0, GiveWay.MAX_HEAT_WEIGHT));
         int maxTables = (int) whole(lookup, "max_tables", DEFAULT_MAX_TABLES, 0, GossipValue.MAX_TABLES);
         WarmupConfig w = WarmupConfig.DEFAULT;
-        WarmupConfig warmup = new WarmupConfig(real(lookup, "warmup_reads", w.share(), 0.0, 1.0),
+        WarmupConfig warmup = new WarmupConfig(real(lookup, "warmup_reads", w.share(), 0.0, 10.0),
                                                (int) whole(lookup, "warmup_max_in_flight", w.maxInFlight(), 1, 1_000_000),
                                                real(lookup, "warmup_window_s", w.windowS(), 1.0, 86_400.0),
                                                real(lookup, "warmup_ramp_s", w.rampS(), 0.0, 3_600.0));
@@ -205,6 +209,8 @@ public record HwlbSettings(String innerSnitch,
         m.put("cold_hit_rate_gap", Double.toString(rule.coldHitRateGap()));
         m.put("probe_interval_ms", Long.toString(rule.probeIntervalMs()));
         m.put("probe_timeout_ms", Long.toString(rule.probeTimeoutMs()));
+        m.put("overdue_factor", Double.toString(rule.overdueFactor()));
+        m.put("heat_weight", Integer.toString(rule.heatWeight()));
         m.put("warmup_reads", Double.toString(warmup.share()));
         m.put("warmup_max_in_flight", Integer.toString(warmup.maxInFlight()));
         m.put("warmup_window_s", Double.toString(warmup.windowS()));

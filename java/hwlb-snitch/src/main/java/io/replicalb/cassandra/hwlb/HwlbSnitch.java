@@ -82,7 +82,7 @@ public class HwlbSnitch implements IEndpointSnitch
         this.local = local;
         this.control = new HwlbSwitch(settings.policy(), settings.readCl());
         this.directory = new PeerDirectory(local, settings.staleAfterMs() * 1_000_000L, settings.staleRate(), System.nanoTime());
-        this.health = new CoordinatorHealth(settings.rule());
+        this.health = new CoordinatorHealth(settings.rule(), directory.localId());
         this.warmup = new WarmupReads(settings.warmup(), System.nanoTime());
         this.router = new ReplicaRouter(this.inner, local, control, directory, settings.plan(), counters, health, warmup);
         this.surface = new HwlbControl(settings, control, counters, directory, local);

@@ -91,6 +91,7 @@ public final class HwlbTables
                   .addRegularColumn("table_rates", UTF8Type.instance)
                   .addRegularColumn("table_reads", LongType.instance)
                   .addRegularColumn("cold_left_out", LongType.instance)
+                  .addRegularColumn("gave_way", LongType.instance)
                   .addRegularColumn("warmup_reads", LongType.instance)
                   .addRegularColumn("warmup_skipped", LongType.instance)
                   .addRegularColumn("warmup_failures", LongType.instance)
@@ -124,6 +125,7 @@ public final class HwlbTables
                   .column("table_rates", c.getTableRates())
                   .column("table_reads", t.get(HwlbCounters.TABLE_RATES))
                   .column("cold_left_out", t.get(HwlbCounters.COLD_LEFT_OUT))
+                  .column("gave_way", t.get(HwlbCounters.GAVE_WAY))
                   .column("warmup_reads", c.getWarmupReads())
                   .column("warmup_skipped", c.getWarmupSkipped())
                   .column("warmup_failures", c.getWarmupFailures());

@@ -117,6 +117,12 @@ public final class ReplicaRouter
         int[] candPos = new int[8];
         double[] candRate = new double[8];
         double[] latency = new double[8];
+        /** The load step's inputs and outputs, by position in the call's collection. */
+        double[] expectedAt = new double[8];
+        double[] rateAt = new double[8];
+        int[] targets = new int[8];
+        int[] gaveWay = new int[8];
+        int[] slots = new int[8];
         int size;
         /**
          * Endpoint to id, by identity, direct-mapped: Cassandra hands out the same endpoint
@@ -162,6 +168,11 @@ public final class ReplicaRouter
                 candPos = new int[n];
                 candRate = new double[n];
                 latency = new double[n];
+                expectedAt = new double[n];
+                rateAt = new double[n];
+                targets = new int[n];
+                gaveWay = new int[n];
+                slots = new int[n];
             }
         }
 
@@ -346,6 +357,13 @@ public final class ReplicaRouter
             live++;
         }
         int k = kGiven >= 0 ? kGiven : Math.min(cl.blockFor(inScope), Math.max(inScope, 1));
+        // unified's load step applies where there is a choice among the live replicas and every
+        // live replica's rate is known (a node without the plug-in, or a value not understood,
+        // keeps the inner order).
+        boolean ratesKnown = true;
+        for (int j = 0; j < live; j++)
+            ratesKnown &= !Double.isNaN(s.candRate[j]);
+        boolean giveWay = mode.policy() == CoordinatorPolicy.UNIFIED && mode.enabled() && plannable && !garbled && ratesKnown && k >= 1 && live > k;
         // unified: pass over the silent, expired and slow (not cold) live replicas.
         long passed = 0L;
         if (mode.policy() == CoordinatorPolicy.UNIFIED && live > 0)
@@ -419,7 +437,7 @@ public final class ReplicaRouter
                 stripe.count(garbled ? HwlbCounters.FALLBACKS : HwlbCounters.STEPPED_ASIDE);
             if (coldId >= 0)
                 askWarmUp(s, coldId, coldRate, Warmup.uniformMissesPerRead(s.candRate, live, k, config), backgroundUnit, nowNs);
-            return reordered ? rankedOrder(address, replicas, s, view, k, countSends, nowNs) : innerOrder(address, replicas, s, view, k, countSends, nowNs);
+            return undrawnOrder(address, replicas, s, view, k, countSends, nowNs, reordered, giveWay, rates);
         }
         // Canonical order: by node id (the coordinator's is 0; insertion sort, a handful of replicas).
         int[] cand = s.cand;
@@ -451,7 +469,7 @@ public final class ReplicaRouter
         if (!plan.active())
         {
             stripe.count(garbled ? HwlbCounters.FALLBACKS : HwlbCounters.STEPPED_ASIDE);
-            return reordered ? rankedOrder(address, replicas, s, view, k, countSends, nowNs) : innerOrder(address, replicas, s, view, k, countSends, nowNs);
+            return undrawnOrder(address, replicas, s, view, k, countSends, nowNs, reordered, giveWay, rates);
         }
         double u = Double.isNaN(unit) ? ThreadLocalRandom.current().nextDouble() : unit;
         long mask = plan.sampler.sampleMask(k, u);
@@ -462,18 +480,29 @@ public final class ReplicaRouter
         double[] kTimesRow = plan.kTimesRow;
         for (int j = 0; j < live; j++)
         {
-            int id = cand[j];
-            stripe.expected(id, kTimesRow[j]);
+            stripe.expected(cand[j], kTimesRow[j]);
             if ((mask & (1L << j)) != 0)
-            {
                 s.chosenAt[candPos[j]] = true;
-                stripe.chosen(id);
-                stripe.firstK(id);
-                if (countSends)
-                    health.sent(id, nowNs);
-                if (id == localId)
-                    localReads++;
-            }
+        }
+        if (giveWay)
+        {
+            int t = 0;
+            for (int i = 0; i < s.size; i++)
+                if (s.chosenAt[i])
+                    s.targets[t++] = i;
+            giveWayTo(s, view, rates, k, nowNs);
+        }
+        for (int i = 0; i < s.size; i++)
+        {
+            if (!s.chosenAt[i])
+                continue;
+            int id = s.idAt[i];
+            stripe.chosen(id);
+            stripe.firstK(id);
+            if (countSends)
+                health.sent(id, nowNs);
+            if (id == localId)
+                localReads++;
         }
         stripe.add(HwlbCounters.LOCAL_READS, localReads);
         stripe.add(HwlbCounters.REMOTE_READS, k - localReads);
@@ -505,6 +534,89 @@ public final class ReplicaRouter
             s.background = coldId;
     }
 
+    /**
+     * The order when HWLB does not draw: the inner order (with passed-over and cold replicas
+     * ranked after the others when {@code reordered}); for unified ({@code giveWay}) its first k
+     * may give way to replicas that cost less, and the order is then ranked with the new first k
+     * first. Counts its first k.
+     */
+    private <C extends ReplicaCollection<? extends C>> C undrawnOrder(InetAddressAndPort address, C replicas, Scratch s, PeerView view, int k,
+                                                                      boolean countSends, long nowNs, boolean reordered, boolean giveWay,
+                                                                      double[] rates)
+    {
+        if (!giveWay)
+            return reordered ? rankedOrder(address, replicas, s, view, k, countSends, nowNs) : innerOrder(address, replicas, s, view, k, countSends, nowNs);
+        C ordered = reordered ? sortRanked(address, replicas, s) : inner.sortedByProximity(address, replicas);
+        int t = 0;
+        for (int i = 0; i < ordered.size() && t < k; i++)
+        {
+            int pos = s.positionOf(ordered.get(i));
+            if (pos >= 0 && s.inScope[pos] && view.live(s.idAt[pos]))
+                s.targets[t++] = pos;
+        }
+        if (t == k && giveWayTo(s, view, rates, k, nowNs))
+            ordered = sortRanked(address, replicas, s);
+        countFirstK(ordered, s, view, k, countSends, nowNs);
+        return ordered;
+    }
+
+    /**
+     * unified's load step ({@link GiveWay}) on the k targets in {@code s.targets} (positions):
+     * every live replica in scope that is not passed over may take a target's place. When one
+     * gives way, {@code s.chosenAt} marks the new targets (and nothing else), a background read
+     * asked of a replica that is now a target is dropped, and it is counted. Returns whether one
+     * did.
+     */
+    private boolean giveWayTo(Scratch s, PeerView view, double[] rates, int k, long nowNs)
+    {
+        int n = s.size;
+        long eligible = 0L;
+        long keep = 0L;
+        for (int i = 0; i < n; i++)
+        {
+            int id = s.idAt[i];
+            if (id >= 0 && id == view.localId)
+                keep |= 1L << i;
+            boolean known = id >= 0;
+            s.expectedAt[i] = known ? health.expectedNs(id, nowNs) : 0.0;
+            s.rateAt[i] = known ? rates[id] : Double.NaN;
+            if (known && s.inScope[i] && view.live(id) && !s.backAt[i])
+                eligible |= 1L << i;
+        }
+        int swaps = GiveWay.apply(s.expectedAt, s.rateAt, eligible, keep, n, health.rule().heatWeight(), config.hitRateCap(), s.targets, k, s.gaveWay,
+                                  s.slots);
+        if (swaps == 0)
+            return false;
+        for (int i = 0; i < n; i++)
+            s.chosenAt[i] = false;
+        for (int t = 0; t < k; t++)
+        {
+            int pos = s.targets[t];
+            s.chosenAt[pos] = true;
+            if (s.idAt[pos] == s.background)
+                s.background = -1;
+        }
+        s.stripe.count(HwlbCounters.GAVE_WAY);
+        return true;
+    }
+
+    /** The collection sorted by the ranks of {@link ChosenFirst}. */
+    private <C extends ReplicaCollection<? extends C>> C sortRanked(InetAddressAndPort address, C replicas, Scratch s)
+    {
+        ChosenFirst cmp = s.comparator;
+        cmp.address = address;
+        try
+        {
+            return innerSortsByComparator
+                   ? replicas.sorted(cmp)
+                   : inner.sortedByProximity(address, replicas).sorted(cmp);
+        }
+        finally
+        {
+            cmp.address = null;
+        }
+    }
+
     /** The inner snitch's order, counting its first k live replicas in scope. */
     private <C extends ReplicaCollection<? extends C>> C innerOrder(InetAddressAndPort address, C replicas, Scratch s, PeerView view, int k,
                                                                     boolean countSends, long nowNs)
@@ -518,19 +630,7 @@ public final class ReplicaRouter
     private <C extends ReplicaCollection<? extends C>> C rankedOrder(InetAddressAndPort address, C replicas, Scratch s, PeerView view, int k,
                                                                      boolean countSends, long nowNs)
     {
-        ChosenFirst cmp = s.comparator;
-        cmp.address = address;
-        C ordered;
-        try
-        {
-            ordered = innerSortsByComparator
-                      ? replicas.sorted(cmp)
-                      : inner.sortedByProximity(address, replicas).sorted(cmp);
-        }
-        finally
-        {
-            cmp.address = null;
-        }
+        C ordered = sortRanked(address, replicas, s);
         countFirstK(ordered, s, view, k, countSends, nowNs);
         return ordered;
     }

@@ -103,9 +103,10 @@ class SettingsTest
                                               Map.entry("slow_factor", "4"), Map.entry("slow_margin_ms", "7.5"),
                                               Map.entry("latency_memory_ms", "3000"), Map.entry("stall_ms", "500"), Map.entry("expiry_memory_ms", "1000"),
                                               Map.entry("cold_hit_rate_gap", "0.2"), Map.entry("probe_interval_ms", "100"),
-                                              Map.entry("probe_timeout_ms", "2000"));
+                                              Map.entry("probe_timeout_ms", "2000"), Map.entry("overdue_factor", "2.5"),
+                                              Map.entry("heat_weight", "3"));
         HwlbSettings s = HwlbSettings.parse(p::get);
-        assertEquals(new CoordinatorRule(20, 3, 500, 0.1, 4.0, 7.5, 3000, 500, 1000, 0.2, 100, 2000), s.rule());
+        assertEquals(new CoordinatorRule(20, 3, 500, 0.1, 4.0, 7.5, 3000, 500, 1000, 0.2, 100, 2000, 2.5, 3), s.rule());
         for (String name : p.keySet())
         {
             assertEquals(p.get(name), s.asMap().get(name).replaceAll("\\.0$", ""), name);

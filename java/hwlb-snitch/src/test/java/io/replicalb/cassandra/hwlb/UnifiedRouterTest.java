@@ -17,8 +17,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * unified through {@code sortedByProximity}: the router counts its own sends, so a replica that
- * stops answering is passed over after in_flight_threshold reads and comes back with its first
- * reply; while passed over it is never among the first k, and the draw stays exact.
+ * stops answering takes one read, gives way while that read is out and is passed over once it is
+ * overdue, and comes back with its first reply; while passed over it is never among the first k,
+ * and the draw stays exact.
  */
 class UnifiedRouterTest
 {
@@ -31,7 +32,7 @@ class UnifiedRouterTest
     }
 
     @Test
-    void aReplicaThatStopsAnsweringIsPassedOverAndComesBackWithItsFirstReply() throws Exception
+    void aReplicaThatStopsAnsweringTakesOneReadThenIsPassedOverAndComesBackWithItsFirstReply() throws Exception
     {
         Map<String, String> props = Map.of("policy", "unified", "read_cl", "ONE");
         HwlbSnitch s = new HwlbSnitch(HwlbSettings.parse(props::get), new TestCluster.RankSnitch(Map.of()), ep(21));
@@ -46,32 +47,48 @@ class UnifiedRouterTest
         }
         int id22 = d.view().id(ep(22));
         int id23 = d.view().id(ep(23));
+        // .23 answered in 1 ms before: the pooled usual time is 1 ms (.22 has no average of its own).
+        for (int i = 0; i < 20; i++)
+            s.health().replied(id23, 1_000_000, now);
         EndpointsForToken rs = replicas(21, 22, 23);
         // .23 answers every read; .22 answers nothing (paused).
         int to22 = 0;
-        int silentFrom = -1;
         for (int i = 0; i < 400; i++)
         {
             List<InetAddressAndPort> o = order(s.sortedByProximity(ep(21), rs));
-            if (o.get(0).equals(ep(22)) && ++to22 == 10)
-                silentFrom = i + 1;
+            if (o.get(0).equals(ep(22)))
+                to22++;
             if (o.get(0).equals(ep(23)))
                 s.health().replied(id23, 1_000_000, System.nanoTime());
         }
-        // Its last replies (none) are older than the window at once: after 10 sends it is silent.
-        assertEquals(10, to22, "exactly in_flight_threshold reads reach the silent replica");
-        assertTrue(s.health().silent(id22, System.nanoTime()));
-        assertTrue(silentFrom > 0 && silentFrom < 100, "the 10th read to .22 came early: " + silentFrom);
-        assertEquals(400 - silentFrom, s.control().getPassedOver(), "passed over in every read from then on");
+        // One unanswered read doubles its expected time: it gives way from then on, and once
+        // that read has waited longer than the usual time it is overdue, passed over.
+        assertEquals(1, to22, "one read reaches the silent replica");
+        assertTrue(s.control().counters().totals().get(HwlbCounters.GAVE_WAY) > 0, "it gave way");
+        Thread.sleep(20);
+        assertTrue(s.health().overdue(id22, System.nanoTime()), "its read is overdue");
+        assertFalse(s.health().silent(id22, System.nanoTime()), "ten sends would make it silent: it got one");
+        long before = s.control().getPassedOver();
+        for (int i = 0; i < 50; i++)
+        {
+            List<InetAddressAndPort> o = order(s.sortedByProximity(ep(21), rs));
+            assertEquals(ep(22), o.get(2), "the overdue replica is the last resort");
+            s.health().replied(d.view().id(o.get(0)), 1_000_000, System.nanoTime());
+        }
+        assertEquals(before + 50, s.control().getPassedOver(), "passed over in every read");
         assertEquals(0, s.control().getFallbacks());
         // It answers (the pause ends) a request queued 4 s ago: a stall, not slowness; taken back at once.
         s.health().replied(id22, 4_000_000_000L, System.nanoTime());
         assertTrue(Double.isNaN(s.health().latencyNs(id22, System.nanoTime())), "a stall stays out of the average");
-        assertFalse(s.health().silent(id22, System.nanoTime()));
+        assertFalse(s.health().overdue(id22, System.nanoTime()));
         long passed = s.control().getPassedOver();
         boolean seen = false;
         for (int i = 0; i < 100 && !seen; i++)
-            seen = order(s.sortedByProximity(ep(21), rs)).get(0).equals(ep(22));
+        {
+            List<InetAddressAndPort> o = order(s.sortedByProximity(ep(21), rs));
+            seen = o.get(0).equals(ep(22));
+            s.health().replied(d.view().id(o.get(0)), 1_000_000, System.nanoTime());
+        }
         assertTrue(seen, "drawn again");
         assertEquals(passed, s.control().getPassedOver());
     }
@@ -155,12 +172,13 @@ class UnifiedRouterTest
         }
         assertTrue(firstTwo > 0, "unarmed: .23 takes its HWLB share");
         assertEquals(0, s.control().getColdLeftOut());
-        // Inside one: never among the first two; read in the background at 0.1 / 0.4 of the
-        // reads (the warm replicas each miss 0.1 per read, it 0.4).
+        // Inside one: never among the first two; read in the background at the pace (unified's
+        // default: twice the warm replicas' misses per second) x 0.1 / 0.4 of the reads (the warm
+        // replicas each miss 0.1 per read, it 0.4).
         int background = backgroundReads(s, rs, reads);
         assertEquals(0, s.control().getFallbacks(), "no ordering failed");
         assertEquals(reads, s.control().getColdLeftOut());
-        assertTrue(close(background, reads, 0.1 / 0.4), background + " of " + reads);
+        assertTrue(close(background, reads, WarmupConfig.DEFAULT.share() * 0.1 / 0.4), background + " of " + reads);
         // Warm again (within 0.05 of the warmest): its HWLB share, nothing in the background.
         d.recordRate(ep(23), 0.86, System.nanoTime(), System.nanoTime());
         WarmupReads.arm();
@@ -182,10 +200,11 @@ class UnifiedRouterTest
         {
             HwlbSnitch s = withColdReplica(props, minutes * minute);
             int background = backgroundReads(s, replicas(21, 22, 23), reads);
-            double expected = Math.min(1.0, minutes / 60.0) * 0.1 / 0.4;
+            double expected = Math.min(1.0, minutes / 60.0) * WarmupConfig.DEFAULT.share() * 0.1 / 0.4;
             assertTrue(close(background, reads, expected), minutes + " min after it came up: " + background + " of " + reads);
             assertEquals(reads, s.control().getColdLeftOut(), "left out of the reads from the start");
         }
-        assertEquals(0.5, withColdReplica(props, 0L).warmup().pace(0, System.nanoTime() + 30 * minute), 1e-3, "a node not seen coming up: its ramp from the plug-in's start");
+        assertEquals(WarmupConfig.DEFAULT.share() / 2, withColdReplica(props, 0L).warmup().pace(0, System.nanoTime() + 30 * minute), 1e-3,
+                     "a node not seen coming up: its ramp from the plug-in's start");
     }
 }

@@ -43,9 +43,9 @@ class UnifiedTracesTest
 
         Coordinators()
         {
-            // The traces give the warm-up decisions at the whole pace (the Rust statement's
-            // warmup_share); the slow start that scales it is tested on its own.
-            Map<String, String> props = Map.of("policy", "unified", "stale_after_ms", "86400000", "warmup_ramp_s", "0");
+            // The traces give the warm-up decisions at the pace of the peers' misses per second
+            // (the Rust statement's warmup_share 1); the slow start that scales it is tested on its own.
+            Map<String, String> props = Map.of("policy", "unified", "stale_after_ms", "86400000", "warmup_ramp_s", "0", "warmup_reads", "1");
             long now = System.nanoTime();
             for (int l = 0; l < NODES; l++)
             {
