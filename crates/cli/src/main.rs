@@ -1,6 +1,7 @@
 //! `replica-lb`: the one binary. Thin: parses arguments and calls the crates.
 
 mod cassandra_cmd;
+mod checks;
 mod cluster_cmd;
 mod error;
 mod experiment_cmd;
@@ -8,6 +9,7 @@ mod hwlb_cmd;
 mod load_cmd;
 mod node_cmd;
 mod policies_cmd;
+mod progress;
 mod sim_cmd;
 mod tournament_cmd;
 

@@ -127,6 +127,7 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> 
         phases,
         faults,
         cassandra,
+        edits: Vec::new(),
     })
 }
 
