@@ -11,8 +11,13 @@ use serde::Serialize;
 #[derive(Subcommand, Debug)]
 pub enum HwlbCommand {
     /// Print the shares and every coordinator's row for the given hit rates and CL.
+    #[command(after_help = "Examples:
+  replica-lb hwlb plan --hit-rates 0,0.8,0.8 --cl 2
+  replica-lb hwlb plan --hit-rates 0.1,0.9,0.9,0.9 --cl 3 --json")]
     Plan(PlanArgs),
     /// Simulate requests drawn from the plan and count where the reads went.
+    #[command(after_help = "Examples:
+  replica-lb hwlb sample --hit-rates 0,0.8,0.8 --cl 2 --draws 1000000 --seed 7")]
     Sample(SampleArgs),
 }
 

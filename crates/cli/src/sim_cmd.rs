@@ -18,6 +18,9 @@ const COLD_RESTART: &str = include_str!("../../../scenarios/cold-restart.toml");
 #[derive(Subcommand, Debug)]
 pub enum SimCommand {
     /// Run a scenario file for one or more policies and write the results.
+    #[command(after_help = "Examples:
+  replica-lb sim run scenarios/cold-restart.toml --policy naive,hwlb,c3 --out out/cr
+  replica-lb sim run scenarios/poc-network.toml --set network.nic_gbps=0.65 --charts")]
     Run(RunArgs),
 }
 
