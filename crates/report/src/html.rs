@@ -41,12 +41,10 @@ pub fn render(input: &ReportInput<'_>) -> String {
         format_args!("{PAGE_CSS}{}", crate::chart::CHART_CSS)
     );
     let _ = writeln!(h, "<h1>{}</h1>", esc(input.scenario));
-    for (i, para) in input.description.lines().filter(|l| !l.trim().is_empty()).enumerate() {
-        let class = if i == 0 && !input.asked.overrides.is_empty() {
-            "desc edited"
-        } else {
-            "desc"
-        };
+    for para in input.description.lines().filter(|l| !l.trim().is_empty()) {
+        // The line that says the scenario was edited (Scenario::run_description) stands out.
+        let edited = !input.asked.overrides.is_empty() && para.starts_with("Edited ");
+        let class = if edited { "desc edited" } else { "desc" };
         let _ = writeln!(h, "<p class=\"{class}\">{}</p>", esc(para));
     }
     run_record(&mut h, input);
@@ -329,7 +327,7 @@ mod tests {
             ..asked()
         };
         let page = render(&input(
-            "Edited for this run with --set: network.nic_gbps=0.65 (the file: 1.0).\nAs run: 0.65 Gbps NICs.",
+            "An experiment.\nEdited for this run with --set: network.nic_gbps=0.65 (the file: 1.0).\nAs run: 0.65 Gbps NICs.",
             &a,
             &[&m],
         ));
