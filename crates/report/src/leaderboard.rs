@@ -289,8 +289,9 @@ impl Leaderboard {
         let mut h = String::new();
         let _ = write!(
             h,
-            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title>\n<style>{CSS}</style></head><body>\n<h1>{t}</h1>\n<p>{RULES} Rows ordered by the overall geometric mean of the p99 ratios. A dash: the policy does not apply to that scenario.</p>\n",
-            t = esc(title)
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title>\n<style>{CSS}</style></head><body>\n<h1>{t}</h1>\n<p>{rules} Rows ordered by the overall geometric mean of the p99 ratios. A dash: the policy does not apply to that scenario.</p>\n",
+            t = esc(title),
+            rules = code_spans(&esc(RULES))
         );
         for f in Self::figures() {
             let _ = write!(
@@ -359,6 +360,19 @@ struct Figure {
 
 /// The ranking's rules, as the tables state them.
 const RULES: &str = "Each cell: the figure in ms over every request (a timed-out or failed request counts at the read time-out: the run's own `latency_all_ms`) and its ratio to the best non-oracle policy of the scenario. Where more than 1% (for p99; 0.1% for p99.9) of a policy's requests failed, the figure is the time-out itself (marked `*` in Markdown) and the policy is ranked by the time-out times its failed share over 1% (0.1%): of several policies at the time-out, fewer failures rank better.";
+
+/// Markdown's `code` spans as HTML `<code>` elements.
+fn code_spans(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, part) in text.split('`').enumerate() {
+        if i % 2 == 1 {
+            let _ = write!(out, "<code>{part}</code>");
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}
 
 /// Milliseconds in three significant figures at most (`5000`, `84.7`, `1.17`).
 fn short_ms(ms: f64) -> String {
@@ -482,7 +496,8 @@ mod tests {
         assert_eq!(r[2].p999_rank_ms, 5000.0 * 5.0);
         let md = board.to_markdown();
         assert!(md.contains("| few | x93.75 | 5000.00* (x93.75) |"), "{md}");
-        assert!(board.to_html("t").contains("1.50% failed"));
+        let html = board.to_html("t");
+        assert!(html.contains("1.50% failed") && html.contains("<code>latency_all_ms</code>") && !html.contains('`'));
         // At exactly the boundary the quantile ranks as it is.
         assert_eq!(rank_ms(0.99, 30.0, 0.01, 5000.0), 30.0);
     }
