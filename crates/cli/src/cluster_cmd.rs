@@ -16,25 +16,48 @@ use std::time::Duration;
 #[derive(Subcommand, Debug)]
 pub enum ClusterCommand {
     /// Start N nodes on loopback, wait until every node sees all the others, write DIR/cluster.json.
+    #[command(after_help = "Examples:
+  replica-lb cluster up --nodes 3 --dir /tmp/rlb --policy hwlb
+  replica-lb cluster up --engine cassandra --nodes 3 --dir /tmp/cass --coordinator-policy unified")]
     Up(UpArgs),
     /// Print each node's state.
+    #[command(after_help = "Examples:
+  replica-lb cluster status --dir /tmp/rlb
+  replica-lb cluster status --dir /tmp/rlb --json")]
     Status(DirArgs),
     /// Stop every node (SIGTERM, then SIGKILL after 5 s).
+    #[command(after_help = "Examples:
+  replica-lb cluster down --dir /tmp/rlb")]
     Down(DirArgs),
     /// Restart one node: kill -9 it if it runs, keep it down --down-s seconds, start it again
     /// from its recorded config (same data, an empty cache) and wait until it is back.
+    #[command(after_help = "Examples:
+  replica-lb cluster restart --dir /tmp/rlb --node 2 --down-s 10")]
     Restart(RestartArgs),
     /// Pause one node for --for-s seconds (SIGSTOP, wait, SIGCONT: a real "GC pause").
+    #[command(after_help = "Examples:
+  replica-lb cluster pause --dir /tmp/rlb --node 1 --for-s 20")]
     Pause(PauseArgs),
     /// Add --ms milliseconds to every replica read reply of one node (0 clears).
+    #[command(after_help = "Examples:
+  replica-lb cluster delay --dir /tmp/rlb --node 1 --ms 10
+  replica-lb cluster delay --dir /tmp/rlb --node 1 --ms 0     # clears it")]
     Delay(DelayArgs),
     /// Make one node's emulated disk slower: service times x --factor (1 = as configured), or
     /// switch it --on / --off.
+    #[command(after_help = "Examples:
+  replica-lb cluster slow-disk --dir /tmp/rlb --node 1 --factor 5
+  replica-lb cluster slow-disk --dir /tmp/rlb --node 1 --off")]
     SlowDisk(SlowDiskArgs),
     /// Send a signal to one node: kill (kill -9), term, stop (pause), cont (resume).
+    #[command(after_help = "Examples:
+  replica-lb cluster signal --dir /tmp/rlb --id 2 --signal stop
+  replica-lb cluster signal --dir /tmp/rlb --id 2 --signal cont")]
     Signal(SignalArgs),
     /// Cassandra with the replica-lb plug-in: switch every coordinator to `hwlb` or `naive` at
     /// run time (and for nodes started again later).
+    #[command(after_help = "Examples:
+  replica-lb cluster switch --dir /tmp/cass --coordinator-policy dynamic-snitch")]
     Switch(SwitchArgs),
     /// The delay proxy in front of a Cassandra cluster's CQL ports (started by `cluster up
     /// --engine cassandra`; not for direct use).

@@ -3,12 +3,13 @@
 //! instead of `sim`, DIR/<label>/timeseries.csv, report.html); with `--compare-sim` the
 //! simulator runs the same scenario too and the report shows both side by side.
 
+use crate::checks;
 use crate::error::{CliError, CliResult};
 use clap::Args;
 use harness::engine::experiment::{Experiment, SetupError, Tables};
 use harness::engine::Engine;
-use harness::run_dir::{self, RunDir};
-use metrics::RunMetrics;
+use harness::run_dir::{self, OutDir, RunDir};
+use metrics::{Asked, RunMetrics};
 use sim::Scenario;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -30,7 +31,8 @@ pub struct ExperimentArgs {
     /// side) or CLIENT/COORDINATOR. Default: the scenario's own list.
     #[arg(long, value_name = "LIST")]
     policy: Option<String>,
-    /// Output directory (default: out/<scenario name>).
+    /// Output directory (default: out/<scenario name>): checked before any work, and an
+    /// earlier run in it is replaced whole.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Also run the simulator on the same scenario and show both in one report.
@@ -73,6 +75,12 @@ pub fn run(args: ExperimentArgs) -> CliResult {
         SetupError::Scenario(e) => CliError::usage(format!("{path}: {e}")),
     })?;
     let out = args.out.unwrap_or_else(|| Path::new("out").join(&scenario.name));
+    let out = checks::out_dir(&out, "--out")?;
+    let specs = exp.sim_specs();
+    if args.compare_sim {
+        checks::memory(&[(&scenario, specs.len())], 0)?;
+    }
+    let asked = checks::asked(exp.runs().iter().map(|r| r.label.clone()), &args.sets);
     let (cluster_root, _temp) = match args.cluster_dir {
         Some(d) => (d, None),
         None => {
@@ -81,17 +89,18 @@ pub fn run(args: ExperimentArgs) -> CliResult {
         }
     };
     std::fs::create_dir_all(&cluster_root).map_err(|e| CliError::failed(format!("cannot create {}: {e}", cluster_root.display())))?;
-    std::fs::create_dir_all(&out).map_err(|e| CliError::failed(format!("cannot create {}: {e}", out.display())))?;
     for n in &notes {
         eprintln!("note: {n}");
     }
+    // This run's results replace the earlier one's whole, written as each run ends.
+    out.clear().map_err(CliError::failed)?;
 
     // The simulator first (seconds), so a long real run is not needed to see it fail.
-    let specs = exp.sim_specs();
     let sim_results = if args.compare_sim {
         eprintln!("simulating {} run(s) of {}", specs.len(), scenario.name);
-        let r = sim::run_all(&scenario, &specs, scenario.seed, 0, None).map_err(CliError::usage)?;
-        write_sim(&scenario, &r, &out.join("sim"))?;
+        let r = crate::sim_cmd::simulate(&scenario, &specs, scenario.seed)?;
+        let sim_asked = checks::asked(specs.iter().map(|s| s.label.clone()), &args.sets);
+        write_sim(&scenario, &sim_asked, &r, &out.path().join("sim"))?;
         Some(r)
     } else {
         None
@@ -104,7 +113,7 @@ pub fn run(args: ExperimentArgs) -> CliResult {
         let m = started.run(i, &mut progress).map_err(CliError::failed)?;
         // Written after every run, so a later failure keeps the earlier results.
         real.push(m);
-        write_real(&scenario, &exp, &real, sim_results.as_deref(), &out)?;
+        write_real(&scenario, &exp, &asked, &real, sim_results.as_deref(), &out)?;
     }
     drop(started);
     let sims = sim_results.as_deref();
@@ -114,28 +123,38 @@ pub fn run(args: ExperimentArgs) -> CliResult {
         Tables::Tail => tail_table(&real, sims),
     };
     print!("{table}");
-    let p = out.join("compare.md");
+    let p = out.path().join("compare.md");
     std::fs::write(&p, &table).map_err(|e| CliError::failed(format!("cannot write {}: {e}", p.display())))?;
-    println!("wrote {}", out.join("report.html").display());
+    println!("wrote {}", out.path().join("report.html").display());
     Ok(())
 }
 
-fn write_sim(sc: &Scenario, results: &[sim::RunResult], out: &Path) -> Result<(), CliError> {
+fn write_sim(sc: &Scenario, asked: &Asked, results: &[sim::RunResult], out: &Path) -> Result<(), CliError> {
     let dir = RunDir {
         scenario: &sc.name,
         engine: None,
         seed: sc.seed,
+        asked,
         runs: results.iter().map(|r| (r.spec.dir.as_str(), &r.metrics)).collect(),
     };
     dir.write(out).map_err(CliError::failed)?;
     Ok(())
 }
 
-fn write_real(sc: &Scenario, exp: &Experiment, real: &[RunMetrics], sims: Option<&[sim::RunResult]>, out: &Path) -> Result<(), CliError> {
+fn write_real(
+    sc: &Scenario,
+    exp: &Experiment,
+    asked: &Asked,
+    real: &[RunMetrics],
+    sims: Option<&[sim::RunResult]>,
+    out: &OutDir,
+) -> Result<(), CliError> {
+    let out = out.path();
     let dir = RunDir {
         scenario: &sc.name,
         engine: Some(exp.engine().as_str()),
         seed: sc.seed,
+        asked,
         runs: exp.runs().iter().zip(real).map(|(r, m)| (r.dir.as_str(), m)).collect(),
     };
     dir.write(out).map_err(CliError::failed)?;
@@ -156,14 +175,16 @@ fn write_real(sc: &Scenario, exp: &Experiment, real: &[RunMetrics], sims: Option
     let refs: Vec<&RunMetrics> = columns.iter().collect();
     let what = exp.description();
     let description = if sims.is_some() {
-        format!("{what} next to the simulator. {}", sc.description)
+        format!("{what} next to the simulator.\n{}", sc.run_description())
     } else {
-        format!("{what}. {}", sc.description)
+        format!("{what}.\n{}", sc.run_description())
     };
     let input = report::ReportInput {
         scenario: &sc.name,
         description: &description,
         seed: sc.seed,
+        asked,
+        timeout_ms: sc.requests.read_timeout_ns as f64 / 1e6,
         runs: &refs,
     };
     run_dir::write_report(out, &input, false).map_err(CliError::failed)
@@ -189,10 +210,10 @@ fn row(m: &RunMetrics, source: &str) -> String {
     let mut cells = vec![s.policy.clone(), source.to_string()];
     for p in &s.phases {
         cells.push(format!("{:.3}", hit_ratio(m, p.start_s as u32, p.end_s as u32)));
-        cells.push(format!("{:.2}", p.latency_ms.mean));
-        cells.push(format!("{:.2}", p.latency_ms.p99));
+        cells.push(format!("{:.2}", p.latency_all_ms.mean));
+        cells.push(format!("{:.2}", p.latency_all_ms.p99));
     }
-    let ph = |name: &str| s.phases.iter().find(|p| p.name == name).map(|p| p.latency_ms);
+    let ph = |name: &str| s.phases.iter().find(|p| p.name == name).map(|p| p.latency_all_ms);
     match (ph("steady"), ph("after-restart")) {
         (Some(a), Some(b)) if a.mean > 0.0 && a.p99 > 0.0 => {
             cells.push(format!("{:.2}", b.mean / a.mean));
@@ -217,8 +238,8 @@ fn compare_table(real: &[RunMetrics], sims: Option<&[sim::RunResult]>) -> String
     let mut head = vec!["policy".to_string(), "run".to_string()];
     for p in &first.summary.phases {
         head.push(format!("{} hit ratio", p.name));
-        head.push(format!("{} mean ms", p.name));
-        head.push(format!("{} p99 ms", p.name));
+        head.push(format!("{} mean ms (every request)", p.name));
+        head.push(format!("{} p99 ms (every request)", p.name));
     }
     head.extend(
         [
@@ -300,23 +321,33 @@ fn tail_table(real: &[RunMetrics], sims: Option<&[sim::RunResult]>) -> String {
     let Some(first) = real.first() else {
         return t;
     };
-    let mut head = ["policy", "run", "p50 ms", "p99 ms", "p99.9 ms", "time-outs", "completed"].join(" | ");
+    let mut head = [
+        "policy",
+        "run",
+        "p50 ms (every request)",
+        "p99 ms (every request)",
+        "p99.9 ms (every request)",
+        "p99 ms (completed only)",
+        "time-outs",
+        "completed",
+    ]
+    .join(" | ");
     for p in &first.summary.phases {
-        let _ = write!(head, " | {} p99 ms", p.name);
+        let _ = write!(head, " | {} p99 ms (every request)", p.name);
     }
-    let cols = 7 + first.summary.phases.len();
+    let cols = 8 + first.summary.phases.len();
     let _ = writeln!(t, "| {head} |");
     let _ = writeln!(t, "|{}", "---|".repeat(cols));
     let line = |t: &mut String, m: &RunMetrics, source: &str| {
         let s = &m.summary;
-        let l = &s.latency_ms;
+        let l = &s.latency_all_ms;
         let _ = write!(
             t,
-            "| {} | {source} | {:.2} | {:.2} | {:.2} | {} | {}",
-            s.policy, l.p50, l.p99, l.p999, s.timeouts, s.completed
+            "| {} | {source} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {}",
+            s.policy, l.p50, l.p99, l.p999, s.latency_ms.p99, s.timeouts, s.completed
         );
         for p in &s.phases {
-            let _ = write!(t, " | {:.2}", p.latency_ms.p99);
+            let _ = write!(t, " | {:.2}", p.latency_all_ms.p99);
         }
         t.push_str(" |\n");
     };

@@ -2,21 +2,23 @@
 //! every core, then a leaderboard (JSON, Markdown, HTML) of tail latency as a ratio to the best
 //! policy of each scenario.
 
+use crate::checks;
 use crate::error::{CliError, CliResult};
+use crate::progress;
 use clap::Args;
+use harness::run_dir::OutDir;
 use harness::tournament::{entrants, reads_truth};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use report::{Entry, Leaderboard};
 use sim::{Job, Scenario};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 
 /// `tournament` arguments.
 #[derive(Args, Debug)]
 pub struct TournamentArgs {
     /// Output directory: leaderboard.json, leaderboard.md, leaderboard.html and one
-    /// summary.json per scenario.
+    /// summary.json per scenario (checked before the runs; an earlier run in it is replaced
+    /// whole).
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
     /// Comma-separated scenarios: names in --scenario-dir (`cold-restart`) or paths to TOML
@@ -44,6 +46,7 @@ pub struct TournamentArgs {
 
 /// Runs the tournament.
 pub fn run(args: TournamentArgs) -> CliResult {
+    let out = checks::out_dir(&args.out, "--out")?;
     let scenarios = load_scenarios(&args)?;
     let mut jobs: Vec<Job<'_>> = Vec::new();
     for sc in &scenarios {
@@ -55,6 +58,11 @@ pub fn run(args: TournamentArgs) -> CliResult {
     if jobs.is_empty() {
         return Err(CliError::usage("no policy applies to any of the scenarios given"));
     }
+    let batch: Vec<(&Scenario, usize)> = scenarios
+        .iter()
+        .map(|sc| (sc, jobs.iter().filter(|j| std::ptr::eq(j.scenario, sc)).count()))
+        .collect();
+    checks::memory(&batch, args.threads)?;
     let results = run_with_progress(&jobs, args.threads)?;
     let mut input: Vec<(String, Vec<Entry>)> = Vec::new();
     let mut summaries: Vec<(String, metrics::Summary)> = Vec::new();
@@ -78,12 +86,13 @@ pub fn run(args: TournamentArgs) -> CliResult {
                 scenario: sc.name.clone(),
                 engine: None,
                 seed,
+                asked: checks::asked(runs.iter().map(|r| r.spec.label.clone()), &[]),
                 runs: runs.iter().map(|r| r.metrics.summary.clone()).collect(),
             },
         ));
     }
     let board = Leaderboard::build(&input);
-    write_outputs(&args.out, &board, &summaries)?;
+    write_outputs(&out, &board, &summaries)?;
     print_overall(&board);
     println!("wrote {}", args.out.join("leaderboard.html").display());
     Ok(())
@@ -137,38 +146,19 @@ fn load_scenarios(args: &TournamentArgs) -> Result<Vec<Scenario>, CliError> {
     Ok(out)
 }
 
-/// Runs every job on the pool with one progress bar over the simulated time of all of them
-/// (stderr, terminals only); any failed run or failed accounting audit is an error.
+/// Runs every job on the pool, showing progress on stderr ([`progress::watch`]); any failed
+/// run or failed accounting audit is an error.
 fn run_with_progress(jobs: &[Job<'_>], threads: usize) -> Result<Vec<sim::RunResult>, CliError> {
-    let total_ms: u64 = jobs
+    let done_ms: Vec<AtomicU64> = jobs.iter().map(|_| AtomicU64::new(0)).collect();
+    let runs: Vec<progress::Run> = jobs
         .iter()
-        .map(|j| j.scenario.run.warmup_ns / 1_000_000 + j.scenario.run.duration_s as u64 * 1000)
-        .sum();
-    let progress: Vec<AtomicU64> = jobs.iter().map(|_| AtomicU64::new(0)).collect();
-    let target = if std::io::stderr().is_terminal() {
-        ProgressDrawTarget::stderr()
-    } else {
-        ProgressDrawTarget::hidden()
-    };
-    let bar = ProgressBar::with_draw_target(Some(total_ms.max(1)), target);
-    let style = ProgressStyle::with_template("tournament [{bar:40}] {percent:>3}% of the simulated time, {msg}")
-        .map_or_else(|_| ProgressStyle::default_bar(), |s| s.progress_chars("=> "));
-    bar.set_style(style);
-    let done = std::sync::atomic::AtomicBool::new(false);
-    let results = std::thread::scope(|scope| {
-        let runner = scope.spawn(|| {
-            let r = sim::run_jobs(jobs, threads, Some(&progress));
-            done.store(true, Ordering::Release);
-            r
-        });
-        while !done.load(Ordering::Acquire) {
-            bar.set_position(progress.iter().map(|p| p.load(Ordering::Relaxed)).sum::<u64>().min(total_ms));
-            bar.set_message(format!("{} runs", jobs.len()));
-            std::thread::sleep(std::time::Duration::from_millis(200));
-        }
-        runner.join()
-    });
-    bar.finish_and_clear();
+        .map(|j| progress::Run {
+            scenario: j.scenario.name.clone(),
+            policy: j.spec.label.clone(),
+            total_ms: crate::sim_cmd::simulated_ms(j.scenario),
+        })
+        .collect();
+    let results = progress::watch("tournament", &runs, &done_ms, || sim::run_jobs(jobs, threads, Some(&done_ms)));
     let results = results.map_err(|_| CliError::failed("a simulation crashed (a bug: please report it with the scenario and seed)"))?;
     results
         .into_iter()
@@ -183,9 +173,11 @@ fn run_with_progress(jobs: &[Job<'_>], threads: usize) -> Result<Vec<sim::RunRes
         .collect()
 }
 
-fn write_outputs(out: &Path, board: &Leaderboard, summaries: &[(String, metrics::Summary)]) -> CliResult {
+/// Replaces the earlier run in `out` with the leaderboard and each scenario's summary.json.
+fn write_outputs(out: &OutDir, board: &Leaderboard, summaries: &[(String, metrics::Summary)]) -> CliResult {
+    out.clear().map_err(CliError::failed)?;
+    let out = out.path();
     let io = |what: &Path, e: std::io::Error| CliError::failed(format!("cannot write {}: {e}", what.display()));
-    std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
     let files = [
         ("leaderboard.json", board.to_json()),
         ("leaderboard.md", board.to_markdown()),

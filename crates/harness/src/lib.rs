@@ -8,13 +8,15 @@
 //! faults a real Apache Cassandra cluster the same way; [`engine`] is the one seam between
 //! the two engines. What several commands share lives here
 //! too: loading a scenario file ([`scenario_file`]), writing a run directory ([`run_dir`]),
-//! and a tournament's entrants ([`tournament`]).
+//! a tournament's entrants ([`tournament`]), and the memory this machine has free
+//! ([`host`]).
 
 #![warn(missing_docs)]
 
 pub mod cassandra;
 pub mod engine;
 pub mod experiment;
+pub mod host;
 pub mod launcher;
 pub mod loadgen;
 pub mod run_dir;

@@ -6,20 +6,23 @@ use std::path::Path;
 use workload::Scenario;
 
 /// The scenario at `path` with the `--set KEY=VALUE` overrides `sets` applied (the file's stem
-/// names it when it has no `name`). The error is one line: the file that cannot be read, the
-/// override that does not apply, or the parse error (noting when only the overrides broke it).
+/// names it when it has no `name`), the overrides kept in its `edits`. The error is one line:
+/// the file that cannot be read, the override that does not apply, or the parse error (noting
+/// when only the overrides broke it).
 pub fn load(path: &Path, sets: &[String]) -> Result<Scenario, String> {
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read scenario {shown}: {e}"))?;
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
-    let edited = workload::apply_overrides(&text, sets).map_err(|e| format!("{shown}: {e}"))?;
-    workload::parse(&edited, stem).map_err(|e| {
+    let (edited, edits) = workload::apply_overrides_noting(&text, sets).map_err(|e| format!("{shown}: {e}"))?;
+    let mut sc = workload::parse(&edited, stem).map_err(|e| {
         let mut line = e.render(&shown);
         if !sets.is_empty() && workload::parse(&text, stem).is_ok() {
             line.push_str(" (after the --set overrides)");
         }
         line
-    })
+    })?;
+    sc.edits = edits;
+    Ok(sc)
 }
 
 #[cfg(test)]

@@ -2,22 +2,28 @@
 //! cluster (`node` = `all`, counters summed, latency filled). The header is a contract.
 
 use crate::recorder::Series;
-use std::fmt::Write as _;
+use std::io::Write;
 
 /// The exact header line.
 pub const HEADER: &str = "t_s,node,reads,cache_hits,cache_misses,hit_ratio,local_reads,remote_reads,replica_reads,disk_queue,p50_ms,p99_ms,nic_out_bytes,nic_in_bytes,internode_out_bytes";
 
 /// The whole CSV as text.
 pub fn timeseries_csv(series: &Series) -> String {
-    let mut out = String::with_capacity(64 * (series.nodes + 1) * series.seconds as usize + 128);
-    out.push_str(HEADER);
-    out.push('\n');
+    let mut out = Vec::with_capacity(64 * (series.nodes + 1) * series.seconds as usize + 128);
+    // Writing into a Vec cannot fail.
+    let _ = write_timeseries_csv(&mut out, series);
+    String::from_utf8(out).expect("the CSV is ASCII")
+}
+
+/// Writes the CSV to `w` a row at a time (a long run of a large cluster is gigabytes of text:
+/// it is never held whole in memory). Give it a buffered writer.
+pub fn write_timeseries_csv(w: &mut impl Write, series: &Series) -> std::io::Result<()> {
+    writeln!(w, "{HEADER}")?;
     for t in 0..series.seconds {
         for n in 0..series.nodes {
             let r = series.node(t, n);
-            // Writing into a String cannot fail.
-            let _ = writeln!(
-                out,
+            writeln!(
+                w,
                 "{t},{n},{},{},{},{:.4},{},{},{},{},,,{},{},{}",
                 r.reads,
                 r.cache_hits,
@@ -30,12 +36,12 @@ pub fn timeseries_csv(series: &Series) -> String {
                 r.nic_out_bytes,
                 r.nic_in_bytes,
                 r.internode_out_bytes
-            );
+            )?;
         }
         let a = series.all(t);
         let c = series.cluster.get(t as usize).copied().unwrap_or_default();
-        let _ = writeln!(
-            out,
+        writeln!(
+            w,
             "{t},all,{},{},{},{:.4},{},{},{},{},{:.3},{:.3},{},{},{}",
             a.reads,
             a.cache_hits,
@@ -50,9 +56,9 @@ pub fn timeseries_csv(series: &Series) -> String {
             a.nic_out_bytes,
             a.nic_in_bytes,
             a.internode_out_bytes
-        );
+        )?;
     }
-    out
+    Ok(())
 }
 
 #[cfg(test)]
@@ -66,6 +72,7 @@ mod tests {
             nodes: 2,
             duration_s: 2,
             phases: vec![],
+            timeout_ns: 5_000_000_000,
         })
         .unwrap();
         r.read(0, 1, ReadKind::Replica, CacheOutcome::Hit);

@@ -8,7 +8,8 @@
 //! - [`csv`](crate::csv): `timeseries.csv`;
 //! - [`tally`]: requests counted by outcome with their latency (a load generator's run and
 //!   seconds);
-//! - [`warmup`]: how long a restarted node takes to reach its peers' hit ratio.
+//! - [`warmup`]: how long a restarted node takes to reach its peers' hit ratio;
+//! - [`format`]: numbers as reports write them.
 //!
 //! It depends on nothing of ours, so the simulator and the real cluster both feed it and one
 //! report compares them.
@@ -16,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod csv;
+pub mod format;
 pub mod latency;
 pub mod recorder;
 pub mod summary;
@@ -24,5 +26,5 @@ pub mod warmup;
 
 pub use latency::{LatencyHistogram, LatencyStats, TailStats};
 pub use recorder::{CacheOutcome, ClusterSecond, Marker, NodeSecond, PhaseSpec, ReadKind, Recorder, RecorderConfig, RunMetrics, Series};
-pub use summary::{MultiSummary, NetworkSummary, NodeTotals, PhaseSummary, RealStats, RunStats, RunSummary, SimStats, Summary};
+pub use summary::{Asked, MultiSummary, NetworkSummary, NodeTotals, PhaseSummary, RealStats, RunStats, RunSummary, SimStats, Summary};
 pub use tally::{Outcome, Tally};

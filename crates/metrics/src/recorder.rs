@@ -1,12 +1,13 @@
 //! What a run records while it goes: per node per second counters, and cluster latency per
-//! second and per named phase.
+//! second and per named phase, of the completed requests and of every request (a timed-out or
+//! failed one at the read time-out: [`LatencyHistogram::with_failures`]).
 //!
 //! Memory stays small however long the run: node counters are a flat array of
 //! `seconds x nodes` small records, and latency goes into the run's and the phases'
 //! histograms as it comes, the current second's values being kept aside only until the second
 //! closes and is reduced to p50/p99/mean, never one histogram per second.
 
-use crate::latency::{recorded_us, round_us, LatencyHistogram};
+use crate::latency::{exact_or_top, recorded_us, round_us, LatencyHistogram};
 use crate::summary::{MultiSummary, NetworkSummary, NodeTotals, PhaseSummary, RunStats, RunSummary, SimStats};
 use crate::warmup::warmup_seconds;
 
@@ -65,19 +66,32 @@ impl NodeSecond {
     }
 }
 
-/// Cluster-wide latency for one second (requests completed in it), ms.
+/// Cluster-wide latency for one second (requests that ended in it), ms.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ClusterSecond {
     /// Requests completed.
     pub completed: u32,
-    /// Exact mean.
+    /// Exact mean of the completed requests.
     pub mean_ms: f64,
-    /// Median.
+    /// Median of the completed requests.
     pub p50_ms: f64,
-    /// 99th percentile.
+    /// 99th percentile of the completed requests.
     pub p99_ms: f64,
     /// Requests that timed out in this second.
     pub timeouts: u32,
+    /// Requests that failed (not timed out) in this second.
+    pub errors: u32,
+    /// Median of every request that ended in this second (failures at the time-out).
+    pub p50_all_ms: f64,
+    /// 99th percentile of every request that ended in this second (failures at the time-out).
+    pub p99_all_ms: f64,
+}
+
+impl ClusterSecond {
+    /// Requests that ended in this second, however.
+    pub fn ended(&self) -> u32 {
+        self.completed + self.timeouts + self.errors
+    }
 }
 
 /// Who did a replica read, as seen by the node serving it.
@@ -111,13 +125,30 @@ pub struct PhaseSpec {
     pub end_s: u32,
 }
 
-/// A vertical line on the charts: a fault starting or ending.
+/// A fault starting or ending, for the charts.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Marker {
     /// When, seconds since the start of measurement.
     pub t_s: f64,
-    /// What happened (`node 2 down`).
+    /// What happened: `node N WHAT` (`node 2 down`, `node 0 paused`, `node 1 delay 10 ms`).
     pub label: String,
+}
+
+impl Marker {
+    /// The node the label names (`node 2 down` -> 2).
+    pub fn node(&self) -> Option<usize> {
+        self.label.strip_prefix("node ")?.split(' ').next()?.parse().ok()
+    }
+
+    /// What happened, its first word after the node (`node 2 down` -> `down`, `node 1 delay
+    /// 10 ms` -> `delay`): the kind of mark the charts group by.
+    pub fn kind(&self) -> &str {
+        let rest = match self.label.strip_prefix("node ") {
+            Some(r) => r.split_once(' ').map_or("", |(_, what)| what),
+            None => self.label.as_str(),
+        };
+        rest.split(' ').next().unwrap_or("")
+    }
 }
 
 /// The shape of a recording.
@@ -129,7 +160,24 @@ pub struct RecorderConfig {
     pub duration_s: u32,
     /// Named phases.
     pub phases: Vec<PhaseSpec>,
+    /// The read time-out, ns: where a timed-out or failed request counts in the all-requests
+    /// figures.
+    pub timeout_ns: u64,
 }
+
+impl RecorderConfig {
+    /// The bytes a recording of this shape holds (its per-node per-second counters, its
+    /// per-second cluster figures, its histograms), for a memory estimate before a run.
+    pub fn bytes(&self) -> u64 {
+        let seconds = self.duration_s as u64;
+        let counters = seconds * self.nodes as u64 * std::mem::size_of::<NodeSecond>() as u64;
+        let cluster = seconds * std::mem::size_of::<ClusterSecond>() as u64;
+        counters + cluster + (self.phases.len() as u64 + 2) * HISTOGRAM_BYTES
+    }
+}
+
+/// About what one latency histogram holds (1 us to 1 h at 3 significant digits).
+const HISTOGRAM_BYTES: u64 = 200_000;
 
 /// Records one run.
 #[derive(Debug)]
@@ -142,15 +190,20 @@ pub struct Recorder {
     second: SecondLatencies,
     /// Time-outs in the open second.
     second_timeouts: u32,
+    /// Errors in the open second.
+    second_errors: u32,
+    timeout_ns: u64,
     overall: LatencyHistogram,
-    phases: Vec<(PhaseSpec, LatencyHistogram)>,
+    /// Each phase with its completed requests' latency and its failed (timed-out or errored)
+    /// requests.
+    phases: Vec<(PhaseSpec, LatencyHistogram, u64)>,
     requests: u64,
     completed: u64,
     timeouts: u64,
     errors: u64,
     markers: Vec<Marker>,
-    /// Multi-key requests: (issued, completed, latency), when the run has them.
-    multi: Option<(u64, u64, LatencyHistogram)>,
+    /// Multi-key requests, when the run has them.
+    multi: Option<MultiCounts>,
     /// `Some` when bytes are summarised: each node's NIC, bits per second (`None` inside:
     /// unlimited).
     network: Option<Option<f64>>,
@@ -158,6 +211,16 @@ pub struct Recorder {
     node_zone: Vec<u16>,
     /// Zone names, by index.
     zone_names: Vec<String>,
+}
+
+/// A run's multi-key requests so far.
+#[derive(Debug, Default)]
+struct MultiCounts {
+    issued: u64,
+    completed: u64,
+    /// Ended with a part timed out or failed.
+    failed: u64,
+    latency: LatencyHistogram,
 }
 
 /// The latencies completed in the open second, as recorded (us) plus their exact sum. Its
@@ -168,6 +231,8 @@ pub struct Recorder {
 struct SecondLatencies {
     us: Vec<u64>,
     sum_ns: u128,
+    /// The time-out, us, once failures were added at it (as in [`LatencyHistogram`]).
+    exact_us: Option<u64>,
 }
 
 impl SecondLatencies {
@@ -175,6 +240,24 @@ impl SecondLatencies {
     fn record_ns(&mut self, latency_ns: u64) {
         self.us.push(recorded_us(latency_ns));
         self.sum_ns += latency_ns as u128;
+    }
+
+    /// Adds `failed` requests at `timeout_ns`, as [`LatencyHistogram::with_failures`] does.
+    fn record_failures(&mut self, failed: u32, timeout_ns: u64) {
+        if failed == 0 {
+            return;
+        }
+        let us = recorded_us(timeout_ns);
+        self.us.extend(std::iter::repeat_n(us, failed as usize));
+        self.sum_ns += timeout_ns as u128 * failed as u128;
+        self.exact_us = Some(us);
+    }
+
+    /// Empties it for the next second.
+    fn clear(&mut self) {
+        self.us.clear();
+        self.sum_ns = 0;
+        self.exact_us = None;
     }
 
     /// As [`LatencyHistogram::mean_ms`].
@@ -197,7 +280,8 @@ impl SecondLatencies {
         }
         let rank = ((q.min(1.0) * n as f64).ceil() as usize).clamp(1, n);
         let (_, &mut us, _) = self.us.select_nth_unstable(rank - 1);
-        scale.highest_equivalent_us(us) as f64 / 1000.0
+        let top = scale.highest_equivalent_us(us);
+        exact_or_top(self.exact_us, top, |us| scale.highest_equivalent_us(us)) as f64 / 1000.0
     }
 }
 
@@ -286,8 +370,10 @@ impl Recorder {
             open_second: 0,
             second: SecondLatencies::default(),
             second_timeouts: 0,
+            second_errors: 0,
+            timeout_ns: config.timeout_ns,
             overall: LatencyHistogram::new(),
-            phases: config.phases.into_iter().map(|p| (p, LatencyHistogram::new())).collect(),
+            phases: config.phases.into_iter().map(|p| (p, LatencyHistogram::new(), 0)).collect(),
             requests: 0,
             completed: 0,
             timeouts: 0,
@@ -349,21 +435,28 @@ impl Recorder {
 
     /// Summarises multi-key requests in this run ([`RunSummary::multi`]).
     pub fn track_multi(&mut self) {
-        self.multi.get_or_insert_with(|| (0, 0, LatencyHistogram::new()));
+        self.multi.get_or_insert_with(MultiCounts::default);
     }
 
     /// A multi-key request was issued (during measurement).
     pub fn multi_issued(&mut self) {
         if let Some(m) = &mut self.multi {
-            m.0 += 1;
+            m.issued += 1;
         }
     }
 
     /// A multi-key request issued during measurement was answered in full after `latency_ns`.
     pub fn multi_completed(&mut self, latency_ns: u64) {
         if let Some(m) = &mut self.multi {
-            m.1 += 1;
-            m.2.record_ns(latency_ns);
+            m.completed += 1;
+            m.latency.record_ns(latency_ns);
+        }
+    }
+
+    /// A multi-key request issued during measurement ended with a part timed out or failed.
+    pub fn multi_failed(&mut self) {
+        if let Some(m) = &mut self.multi {
+            m.failed += 1;
         }
     }
 
@@ -406,19 +499,39 @@ impl Recorder {
     }
 
     /// A request timed out at `t_ns` (counted in the total whenever it happens, and in its
-    /// second's `timeouts` when that second is recorded).
+    /// second's `timeouts` and its phase when that second is recorded).
     pub fn timeout(&mut self, t_ns: u64) {
         self.timeouts += 1;
-        let second = t_ns / 1_000_000_000;
-        if second < self.duration_s as u64 {
-            self.close_until(second as u32);
+        if self.close_for_failure(t_ns) {
             self.second_timeouts += 1;
         }
     }
 
-    /// A request failed (no replica available).
-    pub fn error(&mut self) {
+    /// A request failed (no replica available) at `t_ns` (counted in the total whenever it
+    /// happens, and in its second's `errors` and its phase when that second is recorded).
+    pub fn error(&mut self, t_ns: u64) {
         self.errors += 1;
+        if self.close_for_failure(t_ns) {
+            self.second_errors += 1;
+        }
+    }
+
+    /// Closes the seconds before the one of `t_ns` and counts a failure in the phases of the
+    /// open second (a failure reported late counts there, as a late completion does); `false`
+    /// when `t_ns` is past the recording.
+    fn close_for_failure(&mut self, t_ns: u64) -> bool {
+        let second = t_ns / 1_000_000_000;
+        if second >= self.duration_s as u64 {
+            return false;
+        }
+        self.close_until(second as u32);
+        let open = self.open_second;
+        for (p, _, failed) in &mut self.phases {
+            if p.start_s <= open && open < p.end_s {
+                *failed += 1;
+            }
+        }
+        true
     }
 
     /// A request completed at `t_ns` after `latency_ns`.
@@ -433,7 +546,7 @@ impl Recorder {
         let open = self.open_second;
         self.second.record_ns(latency_ns);
         self.overall.record_ns(latency_ns);
-        for (p, ph) in &mut self.phases {
+        for (p, ph, _) in &mut self.phases {
             if p.start_s <= open && open < p.end_s {
                 ph.record_ns(latency_ns);
             }
@@ -450,15 +563,20 @@ impl Recorder {
     fn close_until(&mut self, second: u32) {
         while self.open_second < second {
             let s = &mut self.second;
-            self.cluster.push(ClusterSecond {
+            let mut c = ClusterSecond {
                 completed: s.us.len() as u32,
                 mean_ms: round_us(s.mean_ms()),
                 p50_ms: round_us(s.quantile_ms(0.5, &self.overall)),
                 p99_ms: round_us(s.quantile_ms(0.99, &self.overall)),
                 timeouts: std::mem::take(&mut self.second_timeouts),
-            });
-            s.us.clear();
-            s.sum_ns = 0;
+                errors: std::mem::take(&mut self.second_errors),
+                ..ClusterSecond::default()
+            };
+            s.record_failures(c.timeouts + c.errors, self.timeout_ns);
+            c.p50_all_ms = round_us(s.quantile_ms(0.5, &self.overall));
+            c.p99_all_ms = round_us(s.quantile_ms(0.99, &self.overall));
+            self.cluster.push(c);
+            s.clear();
             self.open_second += 1;
         }
     }
@@ -474,7 +592,7 @@ impl Recorder {
             cluster: self.cluster,
             markers: self.markers,
             highlight: restart.map(|(n, _)| n),
-            phases: self.phases.iter().map(|(p, _)| p.clone()).collect(),
+            phases: self.phases.iter().map(|(p, _, _)| p.clone()).collect(),
             nic_bits_per_s: self.network.flatten(),
             node_zone: self.node_zone,
             zone_names: self.zone_names,
@@ -494,6 +612,7 @@ impl Recorder {
             })
             .collect();
         let warmup_s = restart.and_then(|(node, back_s)| warmup_seconds(&series, node, back_s));
+        let timeout_ns = self.timeout_ns;
         let summary = RunSummary {
             policy,
             requests: self.requests,
@@ -501,22 +620,25 @@ impl Recorder {
             timeouts: self.timeouts,
             errors: self.errors,
             latency_ms: self.overall.stats(),
+            latency_all_ms: self.overall.with_failures(self.timeouts + self.errors, timeout_ns).stats(),
             phases: self
                 .phases
                 .iter()
-                .map(|(p, h)| PhaseSummary {
+                .map(|(p, h, failed)| PhaseSummary {
                     name: p.name.clone(),
                     start_s: p.start_s as f64,
                     end_s: p.end_s as f64,
                     latency_ms: h.stats(),
+                    latency_all_ms: h.with_failures(*failed, timeout_ns).stats(),
                 })
                 .collect(),
             nodes,
             warmup_s,
-            multi: self.multi.as_ref().map(|(issued, completed, h)| MultiSummary {
-                requests: *issued,
-                completed: *completed,
-                latency_ms: h.stats(),
+            multi: self.multi.as_ref().map(|m| MultiSummary {
+                requests: m.issued,
+                completed: m.completed,
+                latency_ms: m.latency.stats(),
+                latency_all_ms: m.latency.with_failures(m.failed, timeout_ns).stats(),
             }),
             network: self.network.map(|nic| network_summary(&series, nic)),
             run: RunStats::Sim(SimStats { events, wall_s }),
@@ -558,6 +680,7 @@ mod tests {
                 start_s: 1,
                 end_s: 3,
             }],
+            timeout_ns: 5 * S,
         })
         .unwrap();
         r.read(0, 0, ReadKind::Local, CacheOutcome::Hit);
@@ -569,6 +692,7 @@ mod tests {
         r.timeout(2 * S + 5);
         r.timeout(2 * S + 6);
         r.timeout(9 * S); // after the end: in the total only
+        r.error(2 * S + 7);
         r.issued();
         let m = r.finish("x".into(), None, 7, 0.0);
         assert_eq!(m.series.node(0, 0).local_reads, 1);
@@ -582,6 +706,30 @@ mod tests {
         assert_eq!(m.summary.latency_ms.mean, 2.0);
         assert_eq!(m.summary.phases[0].latency_ms.mean, 3.0);
         assert_eq!(m.summary.nodes[0].reads, 1);
+        // Every request: 2 completed, 3 timed out, 1 failed; the last three at the time-out.
+        let all = m.summary.latency_all_ms;
+        assert_eq!((all.p50, all.p99, m.summary.errors), (5000.0, 5000.0, 1));
+        assert!((all.mean - (1.0 + 3.0 + 4.0 * 5000.0) / 6.0).abs() < 1e-9, "{all:?}");
+        // The phase [1, 3) s: one completion and the failures of second 2 (not the late one).
+        let phase = m.summary.phases[0].latency_all_ms;
+        assert!((phase.mean - (3.0 + 3.0 * 5000.0) / 4.0).abs() < 1e-9, "{phase:?}");
+        let c = m.series.cluster[2];
+        assert_eq!((c.timeouts, c.errors, c.ended(), c.p99_ms, c.p99_all_ms), (2, 1, 3, 0.0, 5000.0));
+        assert_eq!((m.series.cluster[1].p99_all_ms, m.series.cluster[1].p99_ms), (3.001, 3.001));
+    }
+
+    #[test]
+    fn a_markers_node_and_kind_come_from_its_label() {
+        let m = |label: &str| Marker {
+            t_s: 1.0,
+            label: label.into(),
+        };
+        assert_eq!((m("node 2 down").node(), m("node 2 down").kind()), (Some(2), "down"));
+        assert_eq!(
+            (m("node 11 delay 10 ms").node(), m("node 11 delay 10 ms").kind()),
+            (Some(11), "delay")
+        );
+        assert_eq!((m("zone b lost").node(), m("zone b lost").kind()), (None, "zone"));
     }
 
     #[test]
@@ -602,6 +750,14 @@ mod tests {
             for q in [0.001, 0.5, 0.9, 0.99, 0.999, 1.0] {
                 assert_eq!(s.quantile_ms(q, &h), h.quantile_ms(q), "n = {n}, q = {q}");
             }
+            // With failures at the time-out, as the all-requests histogram has them.
+            let failed = (n / 20) as u32 + 1;
+            let all = h.with_failures(failed as u64, 5_000_000_000);
+            s.record_failures(failed, 5_000_000_000);
+            assert_eq!(s.mean_ms(), all.mean_ms());
+            for q in [0.5, 0.99, 0.999] {
+                assert_eq!(s.quantile_ms(q, &h), all.quantile_ms(q), "n = {n}, q = {q}, with failures");
+            }
         }
     }
 
@@ -612,6 +768,7 @@ mod tests {
                 nodes,
                 duration_s,
                 phases: vec![],
+                timeout_ns: 5_000_000_000,
             })
             .is_err()
         };

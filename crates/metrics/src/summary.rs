@@ -14,8 +14,24 @@ pub struct Summary {
     pub engine: Option<String>,
     /// The seed every run used.
     pub seed: u64,
+    /// What the run was asked: the binary's version, the policies, the `--set` overrides.
+    #[serde(flatten)]
+    pub asked: Asked,
     /// One per policy, in the order they were asked for.
     pub runs: Vec<RunSummary>,
+}
+
+/// What a run was asked, recorded beside its results (summary.json, the report) so that a
+/// result says what produced it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Asked {
+    /// The version of the binary that ran it (`replica-lb --version`).
+    pub version: String,
+    /// The policy items run, in order (the `--policy` list, or the scenario's own).
+    pub policies: Vec<String>,
+    /// The `--set KEY=VALUE` overrides applied to the scenario file, in order (empty: the file
+    /// as it is).
+    pub overrides: Vec<String>,
 }
 
 /// One policy's run.
@@ -33,6 +49,9 @@ pub struct RunSummary {
     pub errors: u64,
     /// Latency of every completed request.
     pub latency_ms: LatencyStats,
+    /// Latency of every request, a timed-out or failed one counted at the read time-out (the
+    /// figures a report leads with).
+    pub latency_all_ms: LatencyStats,
     /// Latency per named phase.
     pub phases: Vec<PhaseSummary>,
     /// Per-node totals.
@@ -93,6 +112,9 @@ pub struct PhaseSummary {
     pub end_s: f64,
     /// Latency of requests completed in it.
     pub latency_ms: LatencyStats,
+    /// Latency of every request that ended in it, a timed-out or failed one counted at the
+    /// read time-out.
+    pub latency_all_ms: LatencyStats,
 }
 
 /// One node's totals over the measured run.
@@ -123,6 +145,9 @@ pub struct MultiSummary {
     pub completed: u64,
     /// Latency of the completed ones, from the client's send until its last key's answer.
     pub latency_ms: LatencyStats,
+    /// Latency of every one that ended, a timed-out or failed one counted at the read
+    /// time-out.
+    pub latency_all_ms: LatencyStats,
 }
 
 /// Bytes on the network over the measured run.
@@ -165,7 +190,7 @@ impl Summary {
 
 #[cfg(test)]
 mod tests {
-    use crate::{RealStats, Recorder, RecorderConfig, RunStats, Summary};
+    use crate::{Asked, RealStats, Recorder, RecorderConfig, RunStats, Summary};
 
     #[test]
     fn a_real_run_says_real_where_a_simulation_says_sim_in_the_same_place() {
@@ -173,13 +198,20 @@ mod tests {
             nodes: 1,
             duration_s: 1,
             phases: vec![],
+            timeout_ns: 5_000_000_000,
         })
         .unwrap();
         let mut m = r.finish("naive".into(), None, 7, 1.5);
+        let asked = Asked {
+            version: "0.1.0".into(),
+            policies: vec!["naive".into()],
+            overrides: vec!["clients.count=2".into()],
+        };
         let sim = Summary {
             scenario: "s".into(),
             engine: None,
             seed: 3,
+            asked: asked.clone(),
             runs: vec![m.summary.clone()],
         };
         m.summary.run = RunStats::Real(RealStats { wall_s: 12.5 });
@@ -187,6 +219,7 @@ mod tests {
             scenario: "s".into(),
             engine: Some("node".into()),
             seed: 3,
+            asked,
             runs: vec![m.summary.clone()],
         };
         let (sim, real) = (sim.to_json(), real.to_json());
@@ -194,6 +227,12 @@ mod tests {
         assert_eq!(v["runs"][0]["real"]["wall_s"], 12.5);
         assert!(v["runs"][0].get("sim").is_none());
         let v: serde_json::Value = serde_json::from_str(&sim).unwrap();
+        assert_eq!(
+            (v["version"].as_str(), v["overrides"][0].as_str()),
+            (Some("0.1.0"), Some("clients.count=2"))
+        );
+        assert_eq!(v["policies"], serde_json::json!(["naive"]));
+        assert_eq!(v["runs"][0]["latency_all_ms"], v["runs"][0]["latency_ms"], "nothing failed");
         assert_eq!(
             (v["runs"][0]["sim"]["events"].as_u64(), v["runs"][0]["sim"]["wall_s"].as_f64()),
             (Some(7), Some(1.5))

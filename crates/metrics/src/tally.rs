@@ -66,6 +66,26 @@ impl Tally {
     pub fn tail_stats(&self) -> TailStats {
         self.latency.as_ref().map(LatencyHistogram::tail_stats).unwrap_or_default()
     }
+
+    /// Every request's latency, a timed-out or failed one at `timeout_ns`
+    /// ([`LatencyHistogram::with_failures`]; `None`: nothing ended).
+    pub fn all_latency(&self, timeout_ns: u64) -> Option<LatencyHistogram> {
+        let failed = self.errors + self.timeouts;
+        match &self.latency {
+            Some(h) => Some(h.with_failures(failed, timeout_ns)),
+            None if failed > 0 => Some(LatencyHistogram::new().with_failures(failed, timeout_ns)),
+            None => None,
+        }
+    }
+
+    /// Every request's latency figures, a timed-out or failed one at `timeout_ns` (zeros when
+    /// nothing ended).
+    pub fn all_tail_stats(&self, timeout_ns: u64) -> TailStats {
+        self.all_latency(timeout_ns)
+            .as_ref()
+            .map(LatencyHistogram::tail_stats)
+            .unwrap_or_default()
+    }
 }
 
 #[cfg(test)]
@@ -88,6 +108,9 @@ mod tests {
             json,
             r#"{"mean":2.0,"p50":2.0,"p95":2.0,"p99":2.0,"p999":2.0,"p9999":2.0,"max":2.0}"#
         );
+        let all = t.all_tail_stats(5_000_000_000);
+        assert_eq!((all.p50, all.max, t.all_latency(1).map(|h| h.count())), (5000.0, 5000.0, Some(3)));
+        assert_eq!(Tally::default().all_tail_stats(1), TailStats::default());
         assert_eq!(Outcome::Ok.and(Outcome::Error), Outcome::Error);
         assert_eq!(Outcome::Error.and(Outcome::Timeout), Outcome::Timeout);
     }

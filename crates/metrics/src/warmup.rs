@@ -52,6 +52,7 @@ mod tests {
             nodes: 2,
             duration_s: 40,
             phases: vec![],
+            timeout_ns: 5_000_000_000,
         })
         .unwrap();
         for t in 0..40u64 {

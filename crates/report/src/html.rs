@@ -1,17 +1,23 @@
-//! The HTML page: header, summary tables, then the charts ([`crate::panels`]): the policies
-//! compared on shared axes, then each node measure with data as small multiples.
+//! The HTML page: header (the scenario, what the run was asked), summary tables leading with
+//! the latency of every request (a failed one at the read time-out) with the completed
+//! requests' beside it, then the charts ([`crate::panels`]): the policies compared on shared
+//! axes, then each node measure with data as small multiples.
 
-use metrics::RunMetrics;
+use metrics::{Asked, LatencyStats, RunMetrics};
 use std::fmt::Write as _;
 
 /// What the report shows.
 pub struct ReportInput<'a> {
     /// Scenario name.
     pub scenario: &'a str,
-    /// Scenario description (free text).
+    /// Scenario description (free text; one paragraph per line).
     pub description: &'a str,
     /// The seed.
     pub seed: u64,
+    /// What the run was asked (version, policies, `--set` overrides).
+    pub asked: &'a Asked,
+    /// The read time-out, ms: where a failed request counts in the all-requests figures.
+    pub timeout_ms: f64,
     /// The runs, in the order drawn.
     pub runs: &'a [&'a RunMetrics],
 }
@@ -32,15 +38,16 @@ pub fn render(input: &ReportInput<'_>) -> String {
         h,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>replica-lb: {}</title>\n<style>{}</style></head><body>\n",
         esc(input.scenario),
-        CSS
+        format_args!("{PAGE_CSS}{}", crate::chart::CHART_CSS)
     );
-    let _ = write!(
-        h,
-        "<h1>{}</h1>\n<p class=\"desc\">{}</p>\n<p>seed {}</p>\n",
-        esc(input.scenario),
-        esc(input.description),
-        input.seed
-    );
+    let _ = writeln!(h, "<h1>{}</h1>", esc(input.scenario));
+    for para in input.description.lines().filter(|l| !l.trim().is_empty()) {
+        // The line that says the scenario was edited (Scenario::run_description) stands out.
+        let edited = !input.asked.overrides.is_empty() && para.starts_with("Edited ");
+        let class = if edited { "desc edited" } else { "desc" };
+        let _ = writeln!(h, "<p class=\"{class}\">{}</p>", esc(para));
+    }
+    run_record(&mut h, input);
     summary_table(&mut h, input);
     network_table(&mut h, input);
     phase_table(&mut h, input);
@@ -76,29 +83,61 @@ pub fn chart_files(input: &ReportInput<'_>) -> Vec<(String, String)> {
     files
 }
 
+/// The line that says what produced the page: seed, policies, overrides, version.
+fn run_record(h: &mut String, input: &ReportInput<'_>) {
+    let a = input.asked;
+    let overrides = if a.overrides.is_empty() {
+        "none (the scenario file as it is)".to_string()
+    } else {
+        a.overrides
+            .iter()
+            .map(|o| format!("<code>{}</code>", esc(o)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let _ = writeln!(
+        h,
+        "<p class=\"record\">seed {} &middot; policies {} &middot; --set overrides: {} &middot; replica-lb {}</p>",
+        input.seed,
+        esc(&a.policies.join(", ")),
+        overrides,
+        esc(&a.version)
+    );
+}
+
+/// Mean, p50, p95, p99, p99.9 as table cells.
+fn latency_cells(h: &mut String, l: &LatencyStats) {
+    for v in [l.mean, l.p50, l.p95, l.p99, l.p999] {
+        let _ = write!(h, "<td>{v:.3}</td>");
+    }
+}
+
 fn summary_table(h: &mut String, input: &ReportInput<'_>) {
-    h.push_str("<h2>Summary</h2>\n<table><tr><th>policy</th><th>requests</th><th>completed</th><th>timeouts</th><th>errors</th><th>mean ms</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>warm-up s</th></tr>\n");
+    let _ = write!(
+        h,
+        "<h2>Summary</h2>\n<p class=\"note\">Latency of <b>every request</b>: a timed-out or failed request counts at the read time-out ({} ms), so a tail never hides its failures. Completed only: the answered requests, beside it.</p>\n<table><tr><th rowspan=\"2\" class=\"name\">policy</th><th rowspan=\"2\">requests</th><th rowspan=\"2\">completed</th><th rowspan=\"2\">time-outs</th><th rowspan=\"2\">errors</th><th colspan=\"5\" class=\"all\">every request, ms</th><th colspan=\"5\">completed only, ms</th><th rowspan=\"2\">warm-up s</th></tr>\n<tr>{LATENCY_HEADS}{LATENCY_HEADS}</tr>\n",
+        metrics::format::thousands(input.timeout_ms)
+    );
     for run in input.runs {
         let s = &run.summary;
-        let l = &s.latency_ms;
-        let _ = writeln!(
+        let _ = write!(
             h,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
             esc(&s.policy),
             s.requests,
             s.completed,
             s.timeouts,
-            s.errors,
-            l.mean,
-            l.p50,
-            l.p95,
-            l.p99,
-            l.p999,
-            fmt_opt(s.warmup_s)
+            s.errors
         );
+        latency_cells(h, &s.latency_all_ms);
+        latency_cells(h, &s.latency_ms);
+        let _ = writeln!(h, "<td>{}</td></tr>", fmt_opt(s.warmup_s));
     }
     h.push_str("</table>\n");
 }
+
+/// The sub-headers of a latency group.
+const LATENCY_HEADS: &str = "<th>mean</th><th>p50</th><th>p95</th><th>p99</th><th>p99.9</th>";
 
 /// Multi-key requests and bytes on the network, when some run has NICs modelled or multi-key
 /// requests.
@@ -110,20 +149,20 @@ fn network_table(h: &mut String, input: &ReportInput<'_>) {
     if !shown {
         return;
     }
-    h.push_str("<h2>Network and multi-key requests</h2>\n<table><tr><th>policy</th><th>multi requests</th><th>multi completed</th><th>multi p50 ms</th><th>multi p99 ms</th><th>multi p99.9 ms</th><th>client GB</th><th>internode GB</th><th>busiest NIC second</th></tr>\n");
+    h.push_str("<h2>Network and multi-key requests</h2>\n<table><tr><th>policy</th><th>multi requests</th><th>multi completed</th><th>multi p50 ms, every request</th><th>multi p99 ms, every request</th><th>multi p99.9 ms, every request</th><th>multi p99 ms, completed only</th><th>client GB</th><th>internode GB</th><th>busiest NIC second</th></tr>\n");
     for run in input.runs {
         let s = &run.summary;
         let _ = write!(h, "<tr><td>{}</td>", esc(&s.policy));
         match &s.multi {
             Some(m) => {
-                let l = &m.latency_ms;
+                let a = &m.latency_all_ms;
                 let _ = write!(
                     h,
-                    "<td>{}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td>",
-                    m.requests, m.completed, l.p50, l.p99, l.p999
+                    "<td>{}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td>",
+                    m.requests, m.completed, a.p50, a.p99, a.p999, m.latency_ms.p99
                 );
             }
-            None => h.push_str("<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td>"),
+            None => h.push_str("<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td><td>-</td>"),
         }
         match &s.network {
             Some(n) => {
@@ -148,74 +187,107 @@ fn phase_table(h: &mut String, input: &ReportInput<'_>) {
     if first.summary.phases.is_empty() {
         return;
     }
-    h.push_str("<h2>Phases</h2>\n<table><tr><th>policy</th>");
+    h.push_str("<h2>Phases</h2>\n<table><tr><th rowspan=\"2\" class=\"name\">policy</th>");
     for p in &first.summary.phases {
         let _ = write!(
             h,
-            "<th colspan=\"3\">{} [{:.0}, {:.0}) s: mean / p99 / p99.9 ms</th>",
+            "<th colspan=\"4\">{} [{:.0}, {:.0}) s, ms</th>",
             esc(&p.name),
             p.start_s,
             p.end_s
         );
     }
+    h.push_str("</tr>\n<tr>");
+    for _ in &first.summary.phases {
+        h.push_str("<th class=\"all\">mean, every request</th><th class=\"all\">p99, every request</th><th class=\"all\">p99.9, every request</th><th>p99, completed only</th>");
+    }
     h.push_str("</tr>\n");
     for run in input.runs {
         let _ = write!(h, "<tr><td>{}</td>", esc(&run.summary.policy));
         for p in &run.summary.phases {
-            let l = &p.latency_ms;
-            let _ = write!(h, "<td>{:.3}</td><td>{:.3}</td><td>{:.3}</td>", l.mean, l.p99, l.p999);
+            let a = &p.latency_all_ms;
+            let _ = write!(
+                h,
+                "<td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td>",
+                a.mean, a.p99, a.p999, p.latency_ms.p99
+            );
         }
         h.push_str("</tr>\n");
     }
     h.push_str("</table>\n");
 }
 
-const CSS: &str = "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}h1{margin-bottom:0.2em}.desc{max-width:70em;color:#444}\
+/// The page's style, then the charts' ([`crate::chart::CHART_CSS`]).
+const PAGE_CSS: &str = "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}h1{margin-bottom:0.2em}.desc{max-width:70em;color:#444;margin:0.3em 0}\
+.desc.edited{color:#8a4b00;font-weight:600}.record{color:#555;font-size:13px}.note{max-width:70em;color:#444;font-size:13px}\
 table{border-collapse:collapse;margin:0.5em 0 1em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;font-size:13px}\
-th{background:#f3f3f3}td:first-child{text-align:left}.grid td,.grid th{border:none;padding:2px;text-align:center}\
-.multiples{display:flex;flex-wrap:wrap;gap:6px 10px;align-items:flex-start}h3{font-size:14px;margin:1em 0 0.3em}.chart .title{font-size:11px;fill:#333}.chart .tick{font-size:9px;fill:#666}.chart .grid{stroke:#eee}\
-.chart .frame{fill:none;stroke:#999}.chart .marker{stroke:#555;stroke-dasharray:3,3}.chart .span{fill:#f4f0ff}.legend span{margin-right:0.8em}";
+th{background:#f3f3f3}th.all{background:#e4ecf7}th.name{text-align:left}td:first-child{text-align:left}.grid td,.grid th{border:none;padding:2px;text-align:center}\
+.multiples{display:flex;flex-wrap:wrap;gap:6px 10px;align-items:flex-start}h3{font-size:14px;margin:1em 0 0.3em}.legend span{margin-right:0.8em}";
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use metrics::{CacheOutcome, ReadKind, Recorder, RecorderConfig};
 
+    fn asked() -> Asked {
+        Asked {
+            version: "0.1.0".into(),
+            policies: vec!["naive".into()],
+            overrides: vec![],
+        }
+    }
+
+    fn input<'a>(description: &'a str, asked: &'a Asked, runs: &'a [&'a RunMetrics]) -> ReportInput<'a> {
+        ReportInput {
+            scenario: "s",
+            description,
+            seed: 1,
+            asked,
+            timeout_ms: 5000.0,
+            runs,
+        }
+    }
+
+    fn recorder(nodes: usize, duration_s: u32) -> Recorder {
+        Recorder::new(RecorderConfig {
+            nodes,
+            duration_s,
+            phases: vec![],
+            timeout_ns: 5_000_000_000,
+        })
+        .unwrap()
+    }
+
     #[test]
     fn renders_a_self_contained_page() {
-        let mut r = Recorder::new(RecorderConfig {
-            nodes: 2,
-            duration_s: 3,
-            phases: vec![],
-        })
-        .unwrap();
+        let mut r = recorder(2, 3);
         r.read(0, 0, ReadKind::Local, CacheOutcome::Hit);
         r.completed(10, 1_000_000);
         r.marker(1.0, "node 1 down");
         let m = r.finish("naive".into(), Some((1, 2.0)), 0, 0.0);
-        let page = render(&ReportInput {
-            scenario: "s",
-            description: "d <x>",
-            seed: 1,
-            runs: &[&m, &m],
-        });
+        let a = asked();
+        let page = render(&input("d <x>", &a, &[&m, &m]));
         assert!(page.starts_with("<!DOCTYPE html>"));
         assert!(
             !page.contains("http://") || page.matches("http://").count() == page.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
         );
         assert!(!page.contains("<script"));
-        // Compared: p99 and p50 (no time-outs); per node, for each of the 2 runs: reads served,
+        // Compared: p99 and p50 (no failures); per node, for each of the 2 runs: reads served,
         // hit ratio and local reads (no misses, remote or replica reads: no panels).
         assert_eq!(page.matches("<svg").count(), 2 + 2 * 3);
-        assert!(!page.contains("time-outs/s") && !page.contains("cache misses/s") && !page.contains("remote reads/s"));
-        assert!(page.contains("d &lt;x&gt;") && page.contains("(restarted)"));
+        assert!(!page.contains(crate::panels::FAILED_TITLE) && !page.contains("cache misses/s") && !page.contains("remote reads/s"));
+        assert!(page.contains("d &lt;x&gt;") && page.contains("node 1 (restarted)"));
+        // The fault is a line named by its kind; the record of what was asked is there.
+        assert!(page.contains("class=\"mark\" text-anchor=\"start\">down</text>"));
+        assert!(
+            page.contains("seed 1 &middot; policies naive &middot; --set overrides: none"),
+            "{page}"
+        );
+        // The summary leads with every request, completed only beside it.
+        let every = page.find(">every request, ms</th>").unwrap();
+        assert!(every < page.find(">completed only, ms</th>").unwrap());
         // The same charts as files of their own, each under a name of its own.
-        let files = chart_files(&ReportInput {
-            scenario: "s",
-            description: "d",
-            seed: 1,
-            runs: &[&m, &m],
-        });
+        let files = chart_files(&input("d", &a, &[&m, &m]));
         let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(files.len(), 2 + 2 * 3, "{names:?}");
         assert!(
@@ -228,36 +300,47 @@ mod tests {
         assert!(hit_ratio.contains(">cache hit ratio: naive</text>"), "{hit_ratio}");
     }
 
+    /// Failures draw their panel, and a second whose p99 is the time-out is drawn on the top
+    /// edge of a scale set by the others.
     #[test]
-    fn time_outs_draw_their_panel() {
-        let mut r = Recorder::new(RecorderConfig {
-            nodes: 1,
-            duration_s: 2,
-            phases: vec![],
-        })
-        .unwrap();
-        r.completed(10, 1_000_000);
+    fn failures_draw_their_panel_and_stay_off_the_scale() {
+        let mut r = recorder(1, 3);
+        r.completed(10, 40_000_000);
+        r.completed(2_000_000_010, 47_000_000);
         r.timeout(1_500_000_000);
         let m = r.finish("c3".into(), None, 0, 0.0);
-        let page = render(&ReportInput {
-            scenario: "s",
-            description: "",
-            seed: 1,
-            runs: &[&m],
-        });
-        assert!(page.contains("time-outs/s"));
+        let a = asked();
+        let page = render(&input("", &a, &[&m]));
+        assert!(page.contains(crate::panels::FAILED_TITLE));
+        assert!(page.contains("on the top edge: the read time-out, 5,000 ms"), "{page}");
+        // The p99 axis is linear to 50 ms (40 and 47 ms), not log up to 5 s.
+        let p99 = &crate::panels::compared_charts(&input("", &a, &[&m]))[0];
+        assert_eq!((p99.y.max, p99.y.log), (50.0, false));
     }
 
-    /// A 300-node cluster is drawn by zone: each chart has a line per zone and the worst few
-    /// nodes (and the restarted one), not 300 lines.
+    /// An edited scenario says so first, and the record lists the overrides.
     #[test]
-    fn a_large_cluster_is_drawn_by_zone() {
-        let mut r = Recorder::new(RecorderConfig {
-            nodes: 300,
-            duration_s: 3,
-            phases: vec![],
-        })
-        .unwrap();
+    fn an_edited_scenario_says_so() {
+        let m = recorder(1, 1).finish("naive".into(), None, 0, 0.0);
+        let a = Asked {
+            overrides: vec!["network.nic_gbps=0.65".into()],
+            ..asked()
+        };
+        let page = render(&input(
+            "An experiment.\nEdited for this run with --set: network.nic_gbps=0.65 (the file: 1.0).\nAs run: 0.65 Gbps NICs.",
+            &a,
+            &[&m],
+        ));
+        assert!(page.contains("<p class=\"desc edited\">Edited for this run"), "{page}");
+        assert!(page.contains("<p class=\"desc\">As run: 0.65 Gbps NICs.</p>"));
+        assert!(page.contains("<code>network.nic_gbps=0.65</code>"));
+    }
+
+    /// A 300-node cluster draws its restarted nodes as one line against the others' mean and
+    /// band, and its worst nodes named in the chart, not 300 lines.
+    #[test]
+    fn a_large_cluster_is_drawn_as_faulted_against_the_others() {
+        let mut r = recorder(300, 3);
         r.set_zones((0..300).map(|n| (n % 3) as u16).collect(), vec!["a".into(), "b".into(), "c".into()]);
         for n in 0..300 {
             for k in 0..=(n % 7) {
@@ -266,21 +349,26 @@ mod tests {
         }
         r.read(0, 5, ReadKind::Replica, CacheOutcome::Miss);
         r.completed(10, 1_000_000);
+        for (t, node) in [(0.5, 7), (0.7, 10)] {
+            r.marker(t, format!("node {node} down"));
+            r.marker(t + 0.5, format!("node {node} up"));
+        }
         let m = r.finish("naive".into(), Some((7, 1.0)), 0, 0.0);
-        let page = render(&ReportInput {
-            scenario: "s",
-            description: "",
-            seed: 1,
-            runs: &[&m],
-        });
-        assert!(page.contains("zone a: mean of 100 nodes") && page.contains("zone c (mean of 100 nodes)"));
+        let a = asked();
+        let page = render(&input("", &a, &[&m]));
         // Per-node panels with data: reads served, hit ratio, misses, replica reads: each
-        // draws 3 zones, 3 worst nodes and the restarted node 7 when it is not among them.
-        let node_lines = page.matches("<title>node ").count();
-        assert!((4 * 3..=4 * 4).contains(&node_lines), "{node_lines} node lines");
-        assert_eq!(page.matches("<title>zone ").count(), 4 * 3);
-        // Node 5's one miss makes it the worst on the hit ratio.
-        assert!(page.contains("<title>node 5 (zone c)</title>"), "node 5 missing");
-        assert!(page.contains("node 7 (zone b, restarted)"));
+        // draws the others' band and mean, the 2 restarted nodes' mean and 3 worst nodes.
+        assert_eq!(page.matches("<title>the other 298 nodes: mean</title>").count(), 4);
+        // (The hit ratio has one second of data: no band to draw.)
+        assert_eq!(
+            page.matches("<title>the other 298 nodes: 5th to 95th percentile</title>").count(),
+            3
+        );
+        assert_eq!(page.matches("<title>the 2 restarted nodes: mean</title>").count(), 4);
+        assert_eq!(page.matches("class=\"tag\"").count(), 4 * 3);
+        // Node 5's one miss makes it the worst on the hit ratio, named in the chart.
+        assert!(page.contains("<title>node 5 (zone c)</title>node 5</text>"), "node 5 missing");
+        // Four marks are lines; the legend says what the gold line is.
+        assert!(page.contains("&#9632; the 2 restarted nodes: mean</span>"));
     }
 }

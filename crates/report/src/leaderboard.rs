@@ -1,15 +1,21 @@
 //! The tournament's leaderboard: every policy in every scenario, each tail figure divided by
 //! the best one in its scenario, and the geometric mean of those ratios over the scenarios a
 //! policy ran in. Written as JSON (the contract), Markdown and a self-contained HTML table
-//! coloured by ratio to the best.
+//! coloured by ratio to the best, readable at 1,400 px with fourteen scenarios.
 //!
-//! Two rules keep the ranking honest:
-//! - a time-out is a request too: when more than 1% (0.1%) of a policy's requests time out,
-//!   its p99 (p99.9) is the read time-out itself, however fast the requests that completed;
+//! Three rules keep the ranking honest:
+//! - a failure is a request too: the figures are the run's own over every request
+//!   (`latency_all_ms` of summary.json: a timed-out or failed request counted at the read
+//!   time-out, [`metrics::LatencyHistogram::with_failures`]), the same numbers `sim run` gives;
+//! - at the time-out the ranking goes on: where more than 1% (0.1%) of a policy's requests
+//!   failed, its p99 (p99.9) is the time-out itself, and the figure it is ranked by
+//!   ([`rank_ms`]) is the time-out times its failed share over 1% (0.1%): of policies whose
+//!   p99 all equal the time-out, the one that failed fewer requests ranks better;
 //! - a policy that reads ground truth (the oracle) is listed, but never counts as the best:
 //!   ratios are to the best policy a real system could run.
 
 use crate::html::esc;
+use metrics::latency::round_us;
 use metrics::RunSummary;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -19,42 +25,55 @@ use std::fmt::Write as _;
 pub struct Entry {
     /// The policy item (`c3`, `random/hwlb`, ...).
     pub policy: String,
-    /// Mean latency of completed requests, ms.
+    /// Mean latency of every request (failures at the time-out), ms.
     pub mean_ms: f64,
-    /// p99 over all requests (time-outs at the time-out), ms.
+    /// p99 of every request (failures at the time-out), ms.
     pub p99_ms: f64,
-    /// p99.9 over all requests (time-outs at the time-out), ms.
+    /// p99.9 of every request (failures at the time-out), ms.
     pub p999_ms: f64,
     /// Requests that timed out.
     pub timeouts: u64,
+    /// Requests that failed otherwise.
+    pub errors: u64,
+    /// Of the requests that ended, the share that timed out or failed.
+    pub failed_fraction: f64,
+    /// The read time-out, ms.
+    pub timeout_ms: f64,
     /// Whether the policy reads ground truth (never the best).
     pub oracle: bool,
 }
 
 impl Entry {
-    /// The entry of a run: `timeout_ms` is the scenario's read time-out, `oracle` whether the
-    /// policy reads ground truth.
+    /// The entry of a run: its all-requests figures; `timeout_ms` is the scenario's read
+    /// time-out, `oracle` whether the policy reads ground truth.
     pub fn from_summary(s: &RunSummary, timeout_ms: f64, oracle: bool) -> Entry {
-        let tail = |q: f64, completed_ms: f64| tail_ms(q, completed_ms, s.completed, s.timeouts, timeout_ms);
+        let failed = s.timeouts + s.errors;
         Entry {
             policy: s.policy.clone(),
-            mean_ms: s.latency_ms.mean,
-            p99_ms: tail(0.99, s.latency_ms.p99),
-            p999_ms: tail(0.999, s.latency_ms.p999),
+            mean_ms: s.latency_all_ms.mean,
+            p99_ms: s.latency_all_ms.p99,
+            p999_ms: s.latency_all_ms.p999,
             timeouts: s.timeouts,
+            errors: s.errors,
+            failed_fraction: failed as f64 / (s.completed + failed).max(1) as f64,
+            timeout_ms,
             oracle,
         }
     }
 }
 
-/// The `q` quantile over all ended requests, given the completed requests' quantile: time-outs
-/// are slower than every completed request, so past a share of `1 - q` they own it.
-fn tail_ms(q: f64, completed_ms: f64, completed: u64, timeouts: u64, timeout_ms: f64) -> f64 {
-    let timed_out = timeouts as f64 / (completed + timeouts).max(1) as f64;
-    if timed_out > 1.0 - q {
-        timeout_ms
+/// The figure a scenario ranks the `q` quantile by: the quantile itself (`quantile_ms`, over
+/// every request), except where more than `1 - q` of the requests failed, which puts the
+/// quantile at the time-out: there it is the time-out times the failed share over `1 - q`, so
+/// that among policies at the time-out the one with fewer failures ranks better (2% failed at
+/// p99: twice the time-out).
+pub fn rank_ms(q: f64, quantile_ms: f64, failed_fraction: f64, timeout_ms: f64) -> f64 {
+    // The share past the quantile, exact in decimal (1 - 0.99 is not 0.01 in binary).
+    let tail = ((1.0 - q) * 1e6).round() / 1e6;
+    if failed_fraction > tail {
+        round_us(quantile_ms.max(timeout_ms * failed_fraction / tail))
     } else {
-        completed_ms
+        quantile_ms
     }
 }
 
@@ -63,17 +82,27 @@ fn tail_ms(q: f64, completed_ms: f64, completed: u64, timeouts: u64, timeout_ms:
 pub struct ResultRow {
     /// The policy item.
     pub policy: String,
-    /// Mean latency of completed requests, ms.
+    /// Mean latency of every request (failures at the time-out), ms.
     pub mean_ms: f64,
-    /// p99, ms (time-outs counted).
+    /// p99 of every request (failures at the time-out), ms.
     pub p99_ms: f64,
-    /// p99.9, ms (time-outs counted).
+    /// p99.9 of every request (failures at the time-out), ms.
     pub p999_ms: f64,
     /// Requests that timed out.
     pub timeouts: u64,
-    /// `p99_ms` over the best non-oracle p99 of the scenario.
+    /// Requests that failed otherwise.
+    pub errors: u64,
+    /// Of the requests that ended, the share that timed out or failed.
+    pub failed_fraction: f64,
+    /// The figure the p99 is ranked by ([`rank_ms`]): `p99_ms`, or past 1% failed the
+    /// time-out times the failed share over 1%.
+    pub p99_rank_ms: f64,
+    /// The figure the p99.9 is ranked by: `p999_ms`, or past 0.1% failed the time-out times
+    /// the failed share over 0.1%.
+    pub p999_rank_ms: f64,
+    /// `p99_rank_ms` over the best non-oracle one of the scenario.
     pub p99_ratio_to_best: f64,
-    /// `p999_ms` over the best non-oracle p99.9 of the scenario.
+    /// `p999_rank_ms` over the best non-oracle one of the scenario.
     pub p999_ratio_to_best: f64,
 }
 
@@ -131,18 +160,27 @@ impl Leaderboard {
         let mut scenarios = Vec::with_capacity(input.len());
         // policy -> (log-sum p99, log-sum p99.9, count, oracle), in first-seen order.
         let mut sums: Vec<(String, f64, f64, usize, bool)> = Vec::new();
+        let rank = |q: f64, e: &Entry| {
+            let quantile = if q == 0.99 { e.p99_ms } else { e.p999_ms };
+            rank_ms(q, quantile, e.failed_fraction, e.timeout_ms)
+        };
         for (name, entries) in input {
-            let (b99, b999) = (best(entries, |e| e.p99_ms), best(entries, |e| e.p999_ms));
+            let (b99, b999) = (best(entries, |e| rank(0.99, e)), best(entries, |e| rank(0.999, e)));
             let mut results = Vec::with_capacity(entries.len());
             for e in entries {
+                let (p99_rank_ms, p999_rank_ms) = (rank(0.99, e), rank(0.999, e));
                 let row = ResultRow {
                     policy: e.policy.clone(),
                     mean_ms: e.mean_ms,
                     p99_ms: e.p99_ms,
                     p999_ms: e.p999_ms,
                     timeouts: e.timeouts,
-                    p99_ratio_to_best: e.p99_ms.max(1e-9) / b99,
-                    p999_ratio_to_best: e.p999_ms.max(1e-9) / b999,
+                    errors: e.errors,
+                    failed_fraction: e.failed_fraction,
+                    p99_rank_ms,
+                    p999_rank_ms,
+                    p99_ratio_to_best: p99_rank_ms.max(1e-9) / b99,
+                    p999_ratio_to_best: p999_rank_ms.max(1e-9) / b999,
                 };
                 let i = match sums.iter().position(|s| s.0 == e.policy) {
                     Some(i) => i,
@@ -191,11 +229,12 @@ impl Leaderboard {
     }
 
     /// `leaderboard.md`: one table per tail figure, one row per policy (best overall first),
-    /// one column per scenario; a cell is `ms (xratio)`.
+    /// one column per scenario; a cell is `ms (xratio)`, `*` marking a figure at the time-out
+    /// (ranked by its failed share).
     pub fn to_markdown(&self) -> String {
-        let mut m = String::from("# Leaderboard\n\nEach cell: the figure in ms and its ratio to the best non-oracle policy of the scenario (time-outs count as requests at the read time-out). `-`: the policy does not apply to the scenario.\n");
-        for (title, pick, overall) in Self::figures() {
-            let _ = write!(m, "\n## {title}\n\n| policy | overall |");
+        let mut m = format!("# Leaderboard\n\n{RULES} `-`: the policy does not apply to the scenario.\n");
+        for f in Self::figures() {
+            let _ = write!(m, "\n## {}\n\n| policy | overall |", f.title);
             for s in &self.scenarios {
                 let _ = write!(m, " {} |", s.scenario);
             }
@@ -204,12 +243,13 @@ impl Leaderboard {
             m.push('\n');
             for o in &self.overall {
                 let mark = if o.oracle { " (oracle)" } else { "" };
-                let _ = write!(m, "| {}{mark} | x{:.2} |", o.policy, overall(o));
+                let _ = write!(m, "| {}{mark} | x{:.2} |", o.policy, (f.overall)(o));
                 for s in &self.scenarios {
                     match self.row(s, &o.policy) {
                         Some(r) => {
-                            let (ms, ratio) = pick(r);
-                            let _ = write!(m, " {ms:.2} (x{ratio:.2}) |");
+                            let (ms, ratio) = ((f.ms)(r), (f.ratio)(r));
+                            let star = if (f.at_time_out)(r) { "*" } else { "" };
+                            let _ = write!(m, " {ms:.2}{star} (x{ratio:.2}) |");
                         }
                         None => m.push_str(" - |"),
                     }
@@ -220,33 +260,53 @@ impl Leaderboard {
         m
     }
 
-    /// The tail figures the tables show: title, (ms, ratio) of a row, overall geomean.
-    #[allow(clippy::type_complexity)]
-    fn figures() -> [(&'static str, fn(&ResultRow) -> (f64, f64), fn(&Overall) -> f64); 2] {
+    /// The tail figures the tables show.
+    fn figures() -> [Figure; 2] {
         [
-            ("p99", |r| (r.p99_ms, r.p99_ratio_to_best), |o| o.p99_geomean_ratio),
-            ("p99.9", |r| (r.p999_ms, r.p999_ratio_to_best), |o| o.p999_geomean_ratio),
+            Figure {
+                title: "p99",
+                tail: "1%",
+                ms: |r| r.p99_ms,
+                ratio: |r| r.p99_ratio_to_best,
+                at_time_out: |r| r.p99_rank_ms > r.p99_ms,
+                overall: |o| o.p99_geomean_ratio,
+            },
+            Figure {
+                title: "p99.9",
+                tail: "0.1%",
+                ms: |r| r.p999_ms,
+                ratio: |r| r.p999_ratio_to_best,
+                at_time_out: |r| r.p999_rank_ms > r.p999_ms,
+                overall: |o| o.p999_geomean_ratio,
+            },
         ]
     }
 
     /// `leaderboard.html`: the Markdown's tables, each cell coloured from green (the best) to
-    /// red (4x the best or worse), self-contained (inline CSS, no scripts).
+    /// red (4x the best or worse), self-contained (inline CSS, no scripts), fitting a 1,400 px
+    /// window with fourteen scenarios (fixed layout, scenario names wrapped at their hyphens).
     pub fn to_html(&self, title: &str) -> String {
         let mut h = String::new();
         let _ = write!(
             h,
-            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title>\n<style>{CSS}</style></head><body>\n<h1>{t}</h1>\n<p>Each cell: the figure in ms and its ratio to the best non-oracle policy of the scenario; time-outs count as requests at the read time-out; rows ordered by the overall geometric mean of the p99 ratios. A dash: the policy does not apply to that scenario.</p>\n",
-            t = esc(title)
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title>\n<style>{CSS}</style></head><body>\n<h1>{t}</h1>\n<p>{rules} Rows ordered by the overall geometric mean of the p99 ratios. A dash: the policy does not apply to that scenario.</p>\n",
+            t = esc(title),
+            rules = code_spans(&esc(RULES))
         );
-        for (name, pick, overall) in Self::figures() {
-            let _ = write!(h, "<h2>{name}</h2>\n<table><tr><th>policy</th><th>overall</th>");
+        for f in Self::figures() {
+            let _ = write!(
+                h,
+                "<h2>{}</h2>\n<table><colgroup><col class=\"policy\"><col class=\"overall\"></colgroup><tr><th>policy</th><th>overall</th>",
+                f.title
+            );
             for s in &self.scenarios {
-                let _ = write!(h, "<th>{}</th>", esc(&s.scenario));
+                // Long names wrap at their hyphens, so that every column fits.
+                let _ = write!(h, "<th>{}</th>", esc(&s.scenario).replace('-', "-<wbr>"));
             }
             h.push_str("</tr>\n");
             for o in &self.overall {
                 let mark = if o.oracle { " <span class=\"oracle\">oracle</span>" } else { "" };
-                let g = overall(o);
+                let g = (f.overall)(o);
                 let _ = write!(
                     h,
                     "<tr><td class=\"p\">{}{mark}</td><td style=\"background:{}\">x{g:.2}</td>",
@@ -256,16 +316,19 @@ impl Leaderboard {
                 for s in &self.scenarios {
                     match self.row(s, &o.policy) {
                         Some(r) => {
-                            let (ms, ratio) = pick(r);
-                            let timeouts = if r.timeouts > 0 {
-                                format!("<br><small>{} time-outs</small>", r.timeouts)
+                            let (ms, ratio) = ((f.ms)(r), (f.ratio)(r));
+                            let failed = if (f.at_time_out)(r) {
+                                format!("<br><small class=\"failed\">{} failed</small>", percent(r.failed_fraction))
+                            } else if r.timeouts + r.errors > 0 {
+                                format!("<br><small>{} failed</small>", r.timeouts + r.errors)
                             } else {
                                 String::new()
                             };
                             let _ = write!(
                                 h,
-                                "<td style=\"background:{}\">{ms:.2} ms<br><small>x{ratio:.2}</small>{timeouts}</td>",
-                                ratio_colour(ratio)
+                                "<td style=\"background:{}\">{} ms<br><small>x{ratio:.2}</small>{failed}</td>",
+                                ratio_colour(ratio),
+                                short_ms(ms)
                             );
                         }
                         None => h.push_str("<td class=\"na\">-</td>"),
@@ -273,10 +336,62 @@ impl Leaderboard {
                 }
                 h.push_str("</tr>\n");
             }
-            h.push_str("</table>\n");
+            let _ = writeln!(
+                h,
+                "</table>\n<p class=\"key\">A cell at the read time-out (more than {} of the requests failed) shows the share that failed: it is ranked by the time-out times that share over {}.</p>",
+                f.tail, f.tail
+            );
         }
         h.push_str("</body></html>\n");
         h
+    }
+}
+
+/// A tail figure of the tables: its title, the share of failures that puts it at the
+/// time-out, and how to read it from a row and from a policy's overall.
+struct Figure {
+    title: &'static str,
+    tail: &'static str,
+    ms: fn(&ResultRow) -> f64,
+    ratio: fn(&ResultRow) -> f64,
+    at_time_out: fn(&ResultRow) -> bool,
+    overall: fn(&Overall) -> f64,
+}
+
+/// The ranking's rules, as the tables state them.
+const RULES: &str = "Each cell: the figure in ms over every request (a timed-out or failed request counts at the read time-out: the run's own `latency_all_ms`) and its ratio to the best non-oracle policy of the scenario. Where more than 1% (for p99; 0.1% for p99.9) of a policy's requests failed, the figure is the time-out itself (marked `*` in Markdown) and the policy is ranked by the time-out times its failed share over 1% (0.1%): of several policies at the time-out, fewer failures rank better.";
+
+/// Markdown's `code` spans as HTML `<code>` elements.
+fn code_spans(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, part) in text.split('`').enumerate() {
+        if i % 2 == 1 {
+            let _ = write!(out, "<code>{part}</code>");
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}
+
+/// Milliseconds in three significant figures at most (`5000`, `84.7`, `1.17`).
+fn short_ms(ms: f64) -> String {
+    if ms >= 100.0 {
+        format!("{ms:.0}")
+    } else if ms >= 10.0 {
+        format!("{ms:.1}")
+    } else {
+        format!("{ms:.2}")
+    }
+}
+
+/// A share as a percentage with two significant decimals (`1.52%`, `0.13%`).
+fn percent(share: f64) -> String {
+    let p = share * 100.0;
+    if p >= 10.0 {
+        format!("{p:.1}%")
+    } else {
+        format!("{p:.2}%")
     }
 }
 
@@ -287,7 +402,9 @@ fn ratio_colour(ratio: f64) -> String {
     format!("hsl({:.0},70%,85%)", 120.0 * (1.0 - x))
 }
 
-const CSS: &str = "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;margin-bottom:2em}th,td{border:1px solid #ccc;padding:4px 8px;text-align:right;font-variant-numeric:tabular-nums}th{background:#f4f4f4}td.p{text-align:left;font-weight:600}td.na{color:#999;text-align:center}.oracle{font-weight:400;font-size:.8em;color:#666}small{color:#444}";
+const CSS: &str = "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222;max-width:1352px}table{border-collapse:collapse;margin-bottom:0.4em;width:100%;table-layout:fixed}\
+col.policy{width:11em}col.overall{width:4.2em}th,td{border:1px solid #ccc;padding:3px 4px;text-align:right;font-variant-numeric:tabular-nums;font-size:12px;overflow-wrap:anywhere}\
+th{background:#f4f4f4;font-weight:600;vertical-align:bottom}th:first-child{text-align:left}td.p{text-align:left;font-weight:600}td.na{color:#999;text-align:center}.oracle{font-weight:400;font-size:.8em;color:#666}small{color:#444}small.failed{color:#900}.key{font-size:12px;color:#444;margin-bottom:2em}";
 
 #[cfg(test)]
 mod tests {
@@ -300,6 +417,9 @@ mod tests {
             p99_ms: p99,
             p999_ms: p999,
             timeouts: 0,
+            errors: 0,
+            failed_fraction: 0.0,
+            timeout_ms: 5000.0,
             oracle,
         }
     }
@@ -335,6 +455,10 @@ mod tests {
             "p99_ms",
             "p999_ms",
             "timeouts",
+            "errors",
+            "failed_fraction",
+            "p99_rank_ms",
+            "p999_rank_ms",
             "p99_ratio_to_best",
             "p999_ratio_to_best",
         ] {
@@ -350,13 +474,31 @@ mod tests {
         assert_eq!(html.matches("<tr><td class=\"p\">").count(), 6);
     }
 
+    /// Three policies whose p99 is the time-out are told apart by their failures: 1.5% ranks
+    /// 1.5x the time-out, 3% 3x; under 1% failed, the p99 itself ranks.
     #[test]
-    fn time_outs_own_the_tail_past_their_share() {
-        // 0.5% time-outs: more than p99.9 can hide, fewer than p99 can.
-        assert_eq!(tail_ms(0.99, 3.0, 9_950, 50, 5000.0), 3.0);
-        assert_eq!(tail_ms(0.999, 8.0, 9_950, 50, 5000.0), 5000.0);
-        assert_eq!(tail_ms(0.99, 3.0, 9_800, 200, 5000.0), 5000.0);
-        assert_eq!(tail_ms(0.999, 8.0, 10_000, 0, 5000.0), 8.0);
-        assert_eq!(tail_ms(0.999, 0.0, 0, 0, 5000.0), 0.0);
+    fn at_the_time_out_fewer_failures_rank_better() {
+        let at = |policy: &str, failed_fraction: f64, p99: f64| Entry {
+            failed_fraction,
+            timeouts: (failed_fraction * 1e5) as u64,
+            ..entry(policy, p99, 5000.0, false)
+        };
+        let board = Leaderboard::build(&[(
+            "s".into(),
+            vec![at("few", 0.015, 5000.0), at("many", 0.03, 5000.0), at("under", 0.005, 80.0)],
+        )]);
+        let r = &board.scenarios[0].results;
+        assert_eq!((r[0].p99_rank_ms, r[1].p99_rank_ms, r[2].p99_rank_ms), (7500.0, 15000.0, 80.0));
+        assert_eq!((r[0].p99_ratio_to_best, r[1].p99_ratio_to_best), (7500.0 / 80.0, 15000.0 / 80.0));
+        let names: Vec<&str> = board.overall.iter().map(|o| o.policy.as_str()).collect();
+        assert_eq!(names, ["under", "few", "many"]);
+        // p99.9: every one is past 0.1%, so their failures alone order them.
+        assert_eq!(r[2].p999_rank_ms, 5000.0 * 5.0);
+        let md = board.to_markdown();
+        assert!(md.contains("| few | x93.75 | 5000.00* (x93.75) |"), "{md}");
+        let html = board.to_html("t");
+        assert!(html.contains("1.50% failed") && html.contains("<code>latency_all_ms</code>") && !html.contains('`'));
+        // At exactly the boundary the quantile ranks as it is.
+        assert_eq!(rank_ms(0.99, 30.0, 0.01, 5000.0), 30.0);
     }
 }

@@ -1,56 +1,76 @@
-//! The report's charts, drawn for what the scenario exercises:
+//! The report's charts, drawn for what the scenario exercises and readable from 3 to 2,000
+//! nodes:
 //!
 //! - **Policies compared**: one wide chart per measure with one line per policy on the same
-//!   axes — p99 and p50 latency over time, and time-outs per second when any run had one;
+//!   axes, each policy in its colour ([`policy_color`], the same on every chart) — p99 and p50
+//!   latency per second over every request (a failed one at the read time-out; a second whose
+//!   figure is the time-out is drawn on the top edge, so that it does not flatten the rest),
+//!   and the failed requests so far when any run had one (cumulative: five policies' lines
+//!   stay apart, each named at its end);
 //! - **Per node**: for each node measure with data in some run (reads served, cache hit ratio,
-//!   misses, local, remote and replica reads), one small chart per policy with a line per node,
-//!   wrapped across the page (readable with any number of policies), all on the same y axis.
-//!   A cluster of more than [`MAX_NODE_LINES`] nodes draws instead a line per zone (the mean
-//!   of its nodes) and the [`WORST_NODES`] worst nodes of the chart, so 300 nodes stay readable.
+//!   misses, local, remote and replica reads), one small chart per policy, wrapped across the
+//!   page, all on the same y axis. Up to [`MAX_NODE_LINES`] nodes, a line per node (the
+//!   faulted ones in gold, the others in greys: never a policy's colour); above, the faulted
+//!   nodes as one line (their mean) against the others (their mean and their 5th to 95th
+//!   percentile as a band), and the [`WORST_NODES`] worst nodes of the chart named by id in it.
 //!
-//! A measure no run recorded (no cache, no remote reads, no time-outs) draws no panel.
+//! Faults are dashed lines labelled with their kind when there are a few (a restart's "down"
+//! and "up", as in the HWLB blog's panels), a rug of ticks per kind under each chart when there
+//! are many. A measure no run recorded (no cache, no remote reads, no failures) draws no panel.
 
-use crate::chart::{nice_max, Chart, Line, SMALL, WIDE};
+use crate::chart::{Band, Chart, Line, Mark, YAxis, SMALL, WIDE};
 use crate::html::{esc, ReportInput};
+use metrics::format::thousands;
 use metrics::{ClusterSecond, NodeSecond, RunMetrics, Series};
 use std::fmt::Write as _;
 
-/// Node colours (the restarted node is drawn in [`HIGHLIGHT`], bold).
-const NODE_PALETTE: [&str; 10] = [
-    "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#7f7f7f", "#d62728", "#bcbd22", "#e377c2", "#ff7f0e",
-];
-const HIGHLIGHT: &str = "#e6a700";
-
-/// Up to this many nodes, a per-node chart draws one line per node (every cluster the
-/// simulator ran before it grew past 64 nodes); a larger cluster is drawn by zone.
-pub(crate) const MAX_NODE_LINES: usize = 64;
-/// The worst nodes a chart of a large cluster draws beside its zones' means.
+/// Up to this many nodes, a per-node chart draws one line per node; a larger cluster is drawn
+/// as its faulted nodes against the others.
+pub(crate) const MAX_NODE_LINES: usize = 8;
+/// The worst nodes a chart of a large cluster names beside the aggregates.
 pub(crate) const WORST_NODES: usize = 3;
-/// Zone colours (a large cluster's zone means).
-const ZONE_PALETTE: [&str; 6] = ["#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#7f7f7f"];
-/// The worst nodes' colours, worst first.
-const WORST_PALETTE: [&str; WORST_NODES] = ["#d62728", "#ff7f0e", "#e377c2"];
 
-/// Policy colours: 16 well-separated hues, so 14 policies stay apart.
-const POLICY_PALETTE: [&str; 16] = [
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#637939",
-    "#843c39", "#7b4173", "#3182bd", "#e6550d",
+/// The faulted (restarted, paused, slowed) nodes: gold, the HWLB blog's colour for the
+/// restarted node, then darker golds.
+const FAULTED_PALETTE: [&str; 3] = ["#e6a700", "#a67c00", "#f2cc5a"];
+/// The other nodes of a small cluster: greys, told apart by shade and dash (never a policy's
+/// colour).
+const NODE_STYLES: [(&str, Option<&str>); 6] = [
+    ("#2b2b2b", None),
+    ("#9a9a9a", None),
+    ("#2b2b2b", Some("5,3")),
+    ("#9a9a9a", Some("5,3")),
+    ("#2b2b2b", Some("1,2")),
+    ("#9a9a9a", Some("1,2")),
+];
+/// A large cluster's other nodes: their band and their mean.
+const OTHERS_BAND: &str = "#dcdcdc";
+const OTHERS_MEAN: &str = "#4d4d4d";
+/// A large cluster's worst nodes: black, told apart by dash, each named in the chart.
+const WORST_DASH: [Option<&str>; WORST_NODES] = [None, Some("5,3"), Some("1,2")];
+
+/// Policy colours: 14 well-separated hues, none grey or gold (the nodes' colours), so that a
+/// policy keeps its colour on every chart and is never mistaken for a node.
+const POLICY_PALETTE: [&str; 14] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#393b79", "#637939", "#843c39", "#7b4173",
+    "#3182bd", "#e6550d",
 ];
 
-fn node_color(run: &RunMetrics, n: usize) -> (&'static str, bool) {
-    if run.series.highlight == Some(n) {
-        (HIGHLIGHT, true)
-    } else {
-        (NODE_PALETTE[n % NODE_PALETTE.len()], false)
-    }
-}
-
-fn policy_color(i: usize) -> &'static str {
+/// The colour of the `i`-th policy of a report, the same on every chart of it.
+pub(crate) fn policy_color(i: usize) -> &'static str {
     POLICY_PALETTE[i % POLICY_PALETTE.len()]
 }
 
-fn markers(run: &RunMetrics) -> Vec<(f64, String)> {
-    run.series.markers.iter().map(|m| (m.t_s, m.label.clone())).collect()
+fn marks(run: &RunMetrics) -> Vec<Mark> {
+    run.series
+        .markers
+        .iter()
+        .map(|m| Mark {
+            x: m.t_s,
+            kind: m.kind().to_string(),
+            label: m.label.clone(),
+        })
+        .collect()
 }
 
 fn spans(run: &RunMetrics) -> Vec<(f64, f64, String)> {
@@ -59,6 +79,41 @@ fn spans(run: &RunMetrics) -> Vec<(f64, f64, String)> {
         .iter()
         .map(|p| (p.start_s as f64, p.end_s as f64, p.name.clone()))
         .collect()
+}
+
+/// The nodes a fault touched (named by a marker, or the restarted node), in id order.
+fn faulted(s: &Series) -> Vec<usize> {
+    let mut nodes: Vec<usize> = s
+        .markers
+        .iter()
+        .filter_map(|m| m.node())
+        .chain(s.highlight)
+        .filter(|&n| n < s.nodes)
+        .collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    nodes
+}
+
+/// What the faulted nodes went through, in words (`restarted`, `paused`, ...).
+fn fault_words(s: &Series) -> String {
+    let mut kinds: Vec<&str> = Vec::new();
+    for m in &s.markers {
+        let word = match m.kind() {
+            "down" | "up" => "restarted",
+            "paused" | "resumed" => "paused",
+            "delay" => "delayed",
+            "disk" => "slowed",
+            _ => "faulted",
+        };
+        if !kinds.contains(&word) {
+            kinds.push(word);
+        }
+    }
+    if kinds.is_empty() {
+        kinds.push("restarted");
+    }
+    kinds.join(" or ")
 }
 
 /// A per-node value for one second, given the run's series (for its NIC rate).
@@ -113,12 +168,20 @@ const NODE_MEASURES: [(&str, NodeMeasure, bool); 10] = [
 
 type ClusterMeasure = fn(&ClusterSecond) -> Option<f64>;
 
-/// The compared measures: title, value, log axis.
-const CLUSTER_MEASURES: [(&str, ClusterMeasure, bool); 3] = [
-    ("p99 read latency, ms (log)", |c| (c.completed > 0).then_some(c.p99_ms), true),
-    ("p50 read latency, ms (log)", |c| (c.completed > 0).then_some(c.p50_ms), true),
-    ("time-outs/s", |c| Some(c.timeouts as f64), false),
+/// The latency measures compared: title, value (over every request that ended in the second).
+const LATENCY_MEASURES: [(&str, ClusterMeasure); 2] = [
+    (
+        "p99 read latency, ms, per second: every request (a failed one at the read time-out)",
+        |c| (c.ended() > 0).then_some(c.p99_all_ms),
+    ),
+    (
+        "p50 read latency, ms, per second: every request (a failed one at the read time-out)",
+        |c| (c.ended() > 0).then_some(c.p50_all_ms),
+    ),
 ];
+
+/// The title of the failures chart.
+pub(crate) const FAILED_TITLE: &str = "failed requests so far (time-outs and errors)";
 
 /// Whether some run has a non-zero value of `measure`.
 fn any_node_data(input: &ReportInput<'_>, measure: NodeMeasure) -> bool {
@@ -130,62 +193,93 @@ fn any_node_data(input: &ReportInput<'_>, measure: NodeMeasure) -> bool {
     })
 }
 
-/// Policies compared: one wide chart per cluster measure with data, a line per policy.
+/// Policies compared: the latency charts, then the failures so far when any run had some; a
+/// line per policy.
 pub(crate) fn compared_charts(input: &ReportInput<'_>) -> Vec<Chart> {
     let Some(first) = input.runs.first() else {
         return Vec::new();
     };
+    let wide = |title: &str, y: YAxis, lines: Vec<Line>| Chart {
+        title: title.to_string(),
+        title_color: None,
+        x_max: first.series.seconds as f64,
+        y,
+        lines,
+        bands: Vec::new(),
+        marks: marks(first),
+        spans: spans(first),
+        size: WIDE,
+    };
     let mut charts = Vec::new();
-    for (title, measure, log_y) in CLUSTER_MEASURES {
-        let has_data = input
-            .runs
-            .iter()
-            .any(|r| r.series.cluster.iter().any(|c| measure(c).is_some_and(|v| v > 0.0)));
-        if !has_data {
-            continue;
-        }
-        let y_max = input
-            .runs
-            .iter()
-            .flat_map(|r| r.series.cluster.iter().filter_map(measure))
-            .fold(0.0, f64::max);
-        let lines = input
+    let ceiling = format!(
+        "the read time-out, {} ms (1% or more of that second's requests failed)",
+        thousands(input.timeout_ms)
+    );
+    for (title, measure) in LATENCY_MEASURES {
+        let lines: Vec<Line> = input
             .runs
             .iter()
             .enumerate()
-            .map(|(i, run)| Line {
-                label: run.summary.policy.clone(),
-                color: policy_color(i).to_string(),
-                bold: false,
-                values: run.series.cluster.iter().map(measure).collect(),
+            .map(|(i, run)| {
+                Line::plain(
+                    run.summary.policy.clone(),
+                    policy_color(i),
+                    run.series.cluster.iter().map(measure).collect(),
+                )
             })
             .collect();
-        charts.push(Chart {
-            title: title.to_string(),
-            x_max: first.series.seconds as f64,
-            y_max: nice_max(y_max),
-            log_y,
-            lines,
-            markers: markers(first),
-            spans: spans(first),
-            size: WIDE,
-        });
+        if !lines.iter().any(|l| l.values.iter().any(|v| v.is_some_and(|v| v > 0.0))) {
+            continue;
+        }
+        let values = lines.iter().flat_map(|l| l.values.iter().flatten().copied());
+        // The p50's ceiling is named the same way (half the second's requests failed).
+        let y = YAxis::for_values(
+            values,
+            Some(input.timeout_ms),
+            &ceiling.replace("1% or more", if title.starts_with("p50") { "half or more" } else { "1% or more" }),
+        );
+        charts.push(wide(title, y, lines));
+    }
+    if input.runs.iter().any(|r| r.summary.timeouts + r.summary.errors > 0) {
+        let lines: Vec<Line> = input
+            .runs
+            .iter()
+            .enumerate()
+            .map(|(i, run)| {
+                let mut sum = 0u64;
+                let values = run
+                    .series
+                    .cluster
+                    .iter()
+                    .map(|c| {
+                        sum += (c.timeouts + c.errors) as u64;
+                        Some(sum as f64)
+                    })
+                    .collect();
+                Line {
+                    tag: Some(run.summary.policy.clone()),
+                    ..Line::plain(run.summary.policy.clone(), policy_color(i), values)
+                }
+            })
+            .collect();
+        let top = lines.iter().flat_map(|l| l.values.iter().flatten().copied()).fold(0.0, f64::max);
+        charts.push(wide(FAILED_TITLE, YAxis::linear(top), lines));
     }
     charts
 }
 
-/// Per node: for each measure with data, its title and one small chart per policy (a line per
-/// node), all on the same y axis.
+/// Per node: for each measure with data, its title and one small chart per policy, all on the
+/// same y axis.
 pub(crate) fn per_node_charts(input: &ReportInput<'_>) -> Vec<(&'static str, Vec<Chart>)> {
     let mut out = Vec::new();
     for (title, measure, ratio) in NODE_MEASURES {
         if !any_node_data(input, measure) {
             continue;
         }
-        let y_max = if ratio {
-            1.0
+        let y = if ratio {
+            YAxis::linear(1.0)
         } else {
-            nice_max(
+            YAxis::linear(
                 input
                     .runs
                     .iter()
@@ -198,30 +292,22 @@ pub(crate) fn per_node_charts(input: &ReportInput<'_>) -> Vec<(&'static str, Vec
         let charts = input
             .runs
             .iter()
-            .map(|run| {
+            .enumerate()
+            .map(|(i, run)| {
                 let s = &run.series;
-                let lines = if s.nodes <= MAX_NODE_LINES {
-                    (0..s.nodes)
-                        .map(|n| {
-                            let (color, bold) = node_color(run, n);
-                            Line {
-                                label: format!("node {n}"),
-                                color: color.to_string(),
-                                bold,
-                                values: (0..s.seconds).map(|t| measure(s, s.node(t, n))).collect(),
-                            }
-                        })
-                        .collect()
+                let (lines, bands) = if s.nodes <= MAX_NODE_LINES {
+                    (node_lines(s, measure), Vec::new())
                 } else {
-                    zone_lines(run, measure, low_is_worse)
+                    aggregate_lines(s, measure, low_is_worse)
                 };
                 Chart {
                     title: run.summary.policy.clone(),
+                    title_color: Some(policy_color(i).to_string()),
                     x_max: s.seconds as f64,
-                    y_max,
-                    log_y: false,
+                    y: y.clone(),
                     lines,
-                    markers: markers(run),
+                    bands,
+                    marks: marks(run),
                     spans: spans(run),
                     size: SMALL,
                 }
@@ -232,35 +318,125 @@ pub(crate) fn per_node_charts(input: &ReportInput<'_>) -> Vec<(&'static str, Vec
     out
 }
 
-/// A large cluster's lines for one measure: each zone's mean over its nodes (per second, over
-/// the nodes with a value), then the [`WORST_NODES`] worst nodes by their mean over the run
-/// (lowest when `low_is_worse`, else highest; ties to the lower id), then the restarted node
-/// if it is not among them.
-fn zone_lines(run: &RunMetrics, measure: NodeMeasure, low_is_worse: bool) -> Vec<Line> {
-    let s = &run.series;
-    let zone_of = |n: usize| s.node_zone.get(n).map_or(0, |&z| z as usize);
-    let zones = s.zone_names.len().max(1);
-    let mut lines = Vec::with_capacity(zones + WORST_NODES + 1);
-    for z in 0..zones {
-        let members: Vec<usize> = (0..s.nodes).filter(|&n| zone_of(n) == z).collect();
-        if members.is_empty() {
-            continue;
+/// The colour, dash and width of node `n` of a small cluster whose faulted nodes are
+/// `faulted`: gold for a faulted one; greys for the others, the first drawn widest so that a
+/// node whose line another covers still shows around it.
+fn node_style(n: usize, faulted: &[usize]) -> (&'static str, Option<&'static str>, f64) {
+    match faulted.iter().position(|&f| f == n) {
+        Some(k) => (FAULTED_PALETTE[k % FAULTED_PALETTE.len()], None, 2.2),
+        None => {
+            let k = n - faulted.iter().filter(|&&f| f < n).count();
+            let (color, dash) = NODE_STYLES[k % NODE_STYLES.len()];
+            (color, dash, if k == 0 { 2.6 } else { 1.2 })
         }
-        let values = (0..s.seconds)
-            .map(|t| {
-                let (sum, count) = members
-                    .iter()
-                    .filter_map(|&n| measure(s, s.node(t, n)))
-                    .fold((0.0, 0usize), |(sum, count), v| (sum + v, count + 1));
-                (count > 0).then(|| sum / count as f64)
-            })
-            .collect();
-        let name = s.zone_names.get(z).map_or("all", String::as_str);
+    }
+}
+
+/// A small cluster's lines: one per node, the faulted ones drawn last (on top).
+fn node_lines(s: &Series, measure: NodeMeasure) -> Vec<Line> {
+    let faulted = faulted(s);
+    let mut order: Vec<usize> = (0..s.nodes).filter(|n| !faulted.contains(n)).collect();
+    order.extend(&faulted);
+    order
+        .into_iter()
+        .map(|n| {
+            let (color, dash, width) = node_style(n, &faulted);
+            Line {
+                label: node_label(s, n, &faulted),
+                color: color.to_string(),
+                width,
+                dash,
+                tag: None,
+                values: (0..s.seconds).map(|t| measure(s, s.node(t, n))).collect(),
+            }
+        })
+        .collect()
+}
+
+/// `node 2 (restarted)`, `node 5 (zone b)`.
+fn node_label(s: &Series, n: usize, faulted: &[usize]) -> String {
+    let zone = s.node_zone.get(n).and_then(|&z| s.zone_names.get(z as usize));
+    let mut notes: Vec<String> = Vec::new();
+    if let Some(z) = zone.filter(|_| s.zone_names.len() > 1) {
+        notes.push(format!("zone {z}"));
+    }
+    if faulted.contains(&n) {
+        notes.push(fault_words(s));
+    }
+    if notes.is_empty() {
+        format!("node {n}")
+    } else {
+        format!("node {n} ({})", notes.join(", "))
+    }
+}
+
+/// The faulted nodes' line of a large cluster: `the 100 restarted nodes: mean`, or the one
+/// node's own label.
+fn faulted_name(s: &Series, faulted: &[usize]) -> String {
+    match faulted {
+        [one] => node_label(s, *one, faulted),
+        many => format!("the {} {} nodes: mean", many.len(), fault_words(s)),
+    }
+}
+
+/// The mean of `measure` over `nodes` in second `t` (over those with a value), and with
+/// `spread` the 5th and 95th percentiles.
+fn across(s: &Series, measure: NodeMeasure, nodes: &[usize], t: u32, values: &mut Vec<f64>) -> Option<(f64, f64, f64)> {
+    values.clear();
+    values.extend(nodes.iter().filter_map(|&n| measure(s, s.node(t, n))));
+    if values.is_empty() {
+        return None;
+    }
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    let len = values.len();
+    let at = |values: &mut Vec<f64>, q: f64| {
+        let k = ((q * (len - 1) as f64).round() as usize).min(len - 1);
+        *values.select_nth_unstable_by(k, f64::total_cmp).1
+    };
+    let lo = at(values, 0.05);
+    let hi = at(values, 0.95);
+    Some((mean, lo, hi))
+}
+
+/// A large cluster's lines for one measure: the other nodes' band (5th to 95th percentile) and
+/// mean, the faulted nodes' mean, then the [`WORST_NODES`] worst nodes by their mean over the
+/// run (lowest when `low_is_worse`, else highest; ties to the lower id), each named in the
+/// chart.
+fn aggregate_lines(s: &Series, measure: NodeMeasure, low_is_worse: bool) -> (Vec<Line>, Vec<Band>) {
+    let faulted = faulted(s);
+    let others: Vec<usize> = (0..s.nodes).filter(|n| !faulted.contains(n)).collect();
+    let mut scratch = Vec::with_capacity(s.nodes);
+    let per_second = |nodes: &[usize], scratch: &mut Vec<f64>| -> Vec<Option<(f64, f64, f64)>> {
+        (0..s.seconds).map(|t| across(s, measure, nodes, t, scratch)).collect()
+    };
+    let mut lines = Vec::with_capacity(WORST_NODES + 2);
+    let mut bands = Vec::new();
+    if !others.is_empty() {
+        let o = per_second(&others, &mut scratch);
+        bands.push(Band {
+            label: format!("the other {} nodes: 5th to 95th percentile", others.len()),
+            color: OTHERS_BAND.to_string(),
+            lower: o.iter().map(|v| v.map(|v| v.1)).collect(),
+            upper: o.iter().map(|v| v.map(|v| v.2)).collect(),
+        });
         lines.push(Line {
-            label: format!("zone {name}: mean of {} nodes", members.len()),
-            color: ZONE_PALETTE[z % ZONE_PALETTE.len()].to_string(),
-            bold: false,
-            values,
+            width: 1.4,
+            ..Line::plain(
+                format!("the other {} nodes: mean", others.len()),
+                OTHERS_MEAN,
+                o.iter().map(|v| v.map(|v| v.0)).collect(),
+            )
+        });
+    }
+    if !faulted.is_empty() {
+        let f = per_second(&faulted, &mut scratch);
+        lines.push(Line {
+            width: 2.2,
+            ..Line::plain(
+                faulted_name(s, &faulted),
+                FAULTED_PALETTE[0],
+                f.iter().map(|v| v.map(|v| v.0)).collect(),
+            )
         });
     }
     let mut ranked: Vec<(f64, usize)> = (0..s.nodes)
@@ -273,24 +449,17 @@ fn zone_lines(run: &RunMetrics, measure: NodeMeasure, low_is_worse: bool) -> Vec
         })
         .collect();
     ranked.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    let mut worst: Vec<usize> = ranked.iter().take(WORST_NODES).map(|&(_, n)| n).collect();
-    if let Some(h) = s.highlight.filter(|h| !worst.contains(h)) {
-        worst.push(h);
-    }
-    for (rank, n) in worst.into_iter().enumerate() {
-        let (color, bold) = match node_color(run, n) {
-            (_, false) => (WORST_PALETTE[rank.min(WORST_NODES - 1)], false),
-            highlighted => highlighted,
-        };
-        let zone = s.zone_names.get(zone_of(n)).map_or("all", String::as_str);
+    for (rank, &(_, n)) in ranked.iter().take(WORST_NODES).enumerate() {
         lines.push(Line {
-            label: format!("node {n} (zone {zone}{})", if bold { ", restarted" } else { "" }),
-            color: color.to_string(),
-            bold,
+            label: node_label(s, n, &faulted),
+            color: "#000000".to_string(),
+            width: 1.0,
+            dash: WORST_DASH[rank],
+            tag: Some(format!("node {n}")),
             values: (0..s.seconds).map(|t| measure(s, s.node(t, n))).collect(),
         });
     }
-    lines
+    (lines, bands)
 }
 
 /// Policies compared, as HTML: the policies' colours, then the charts.
@@ -299,6 +468,16 @@ pub(crate) fn compared(h: &mut String, input: &ReportInput<'_>) {
         return;
     }
     h.push_str("<h2>Policies compared</h2>\n<p class=\"legend\">");
+    policy_legend(h, input);
+    h.push_str("&nbsp; Faults: a few are dashed lines named by kind (down, up, ...), many a row of ticks per kind under each chart; shaded: named phases.</p>\n<div class=\"multiples\">");
+    for chart in compared_charts(input) {
+        h.push_str(&chart.svg());
+    }
+    h.push_str("</div>\n");
+}
+
+/// Each policy's name in its colour.
+pub(crate) fn policy_legend(h: &mut String, input: &ReportInput<'_>) {
     for (i, run) in input.runs.iter().enumerate() {
         let _ = write!(
             h,
@@ -307,54 +486,41 @@ pub(crate) fn compared(h: &mut String, input: &ReportInput<'_>) {
             esc(&run.summary.policy)
         );
     }
-    h.push_str("&nbsp; dashed lines: faults; shaded: named phases.</p>\n<div class=\"multiples\">");
-    for chart in compared_charts(input) {
-        h.push_str(&chart.svg());
-    }
-    h.push_str("</div>\n");
 }
 
-/// Per node, as HTML: the nodes' colours, then each measure's small multiples.
+/// Per node, as HTML: what the lines are, then each measure's small multiples (a chart per
+/// policy, titled in the policy's colour).
 pub(crate) fn per_node(h: &mut String, input: &ReportInput<'_>) {
     let Some(first) = input.runs.first() else {
         return;
     };
     h.push_str("<h2>Per node</h2>\n<p class=\"legend\">");
     let s = &first.series;
+    let faulted = faulted(s);
     if s.nodes <= MAX_NODE_LINES {
         for n in 0..s.nodes {
-            let (c, bold) = node_color(first, n);
+            let (c, dash, _) = node_style(n, &faulted);
+            let dashed = if dash.is_some() { ", dashed" } else { "" };
             let _ = write!(
                 h,
-                "<span style=\"color:{c}\">&#9632; node {n}{}</span> ",
-                if bold { " (restarted)" } else { "" }
+                "<span style=\"color:{c}\">&#9632; {}{dashed}</span> ",
+                esc(&node_label(s, n, &faulted))
             );
         }
     } else {
-        if s.zone_names.is_empty() {
+        if !faulted.is_empty() {
             let _ = write!(
                 h,
-                "<span style=\"color:{}\">&#9632; all {} nodes (mean)</span> ",
-                ZONE_PALETTE[0], s.nodes
-            );
-        }
-        for (z, name) in s.zone_names.iter().enumerate() {
-            let members = s.node_zone.iter().filter(|&&nz| nz as usize == z).count();
-            let _ = write!(
-                h,
-                "<span style=\"color:{}\">&#9632; zone {} (mean of {members} nodes)</span> ",
-                ZONE_PALETTE[z % ZONE_PALETTE.len()],
-                esc(name)
+                "<span style=\"color:{}\">&#9632; {}</span> ",
+                FAULTED_PALETTE[0],
+                faulted_name(s, &faulted)
             );
         }
         let _ = write!(
             h,
-            "<span style=\"color:{}\">&#9632; the {WORST_NODES} worst nodes of each chart (lowest hit ratio, else most load; hover a line for its node)</span>",
-            WORST_PALETTE[0]
+            "<span style=\"color:{OTHERS_MEAN}\">&#9632; the other {} nodes: their mean, and in light grey their 5th to 95th percentile</span> <span>&#9632; black, named in the chart: the {WORST_NODES} worst nodes of each chart (lowest hit ratio, else most load)</span>",
+            s.nodes - faulted.len()
         );
-        if let Some(n) = s.highlight {
-            let _ = write!(h, " <span style=\"color:{HIGHLIGHT}\">&#9632; node {n} (restarted)</span>");
-        }
     }
     h.push_str("</p>\n");
     for (title, charts) in per_node_charts(input) {

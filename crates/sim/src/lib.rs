@@ -9,7 +9,8 @@
 //! - [`scenario`]: the TOML scenario format (docs/scenarios.md) and its checks;
 //! - [`runs`]: the `--policy` list;
 //! - [`engine`]: the simulation loop;
-//! - [`compare`]: several runs on threads, results in list order.
+//! - [`compare`]: several runs on threads, results in list order;
+//! - [`memory`]: what a batch of runs needs in memory, estimated before it starts.
 //!
 //! The scenario model (format, checks, `--policy` lists, fault timeline, distributions, key
 //! choice) comes from the [`workload`] crate, shared with the real cluster (re-exported here
@@ -21,6 +22,7 @@ pub mod compare;
 pub mod engine;
 mod lane;
 pub mod lru;
+pub mod memory;
 pub mod prefetch;
 pub mod queue;
 

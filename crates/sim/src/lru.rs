@@ -74,6 +74,14 @@ impl Lru {
         }
     }
 
+    /// The bytes a cache of `capacity` rows allocates: its entries and its hash index (32 to
+    /// 48 bytes a row), for a memory estimate before a run.
+    pub fn bytes_for(capacity: usize) -> u64 {
+        let entries = (capacity as u64 + 1) * std::mem::size_of::<Entry>() as u64;
+        let slots = (2 * capacity as u64).next_power_of_two();
+        entries + slots * std::mem::size_of::<u64>() as u64
+    }
+
     /// Rows held.
     pub fn len(&self) -> usize {
         self.len

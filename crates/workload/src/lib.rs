@@ -22,4 +22,4 @@ pub mod scenario;
 pub use dist::Dist;
 pub use keys::{KeyGen, KeyPattern, KeySpec};
 pub use runs::{parse_list, RunSpec};
-pub use scenario::{apply_overrides, parse, Scenario, ScenarioError};
+pub use scenario::{apply_overrides, apply_overrides_noting, parse, Edit, Scenario, ScenarioError};

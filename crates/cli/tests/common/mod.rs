@@ -6,6 +6,36 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+/// A small scenario (3 nodes, RF 3, QUORUM, a cache and a disk; 5 s of warm-up, 6 measured):
+/// a run of it takes a fraction of a second.
+pub const SMALL_SCENARIO: &str = r#"name = "tiny"
+[cluster]
+nodes = 3
+replication_factor = 3
+[node]
+cpu_concurrency = 2
+cpu_service = { dist = "exponential", mean_us = 200 }
+disk_concurrency = 4
+disk_service = { dist = "exponential", mean_us = 2000 }
+cache_rows = 500
+[clients]
+count = 2
+arrival = "poisson"
+rate_per_s = 500
+keys = { pattern = "hot-set", count = 5000, hot_keys = 500, hot_fraction = 0.9 }
+[requests]
+consistency = "quorum"
+[run]
+warmup_s = 5
+duration_s = 6
+[policy]
+coordinator = "naive"
+[[phase]]
+name = "steady"
+start_s = 0
+end_s = 3
+"#;
+
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_replica-lb");
 

@@ -386,6 +386,7 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
         nodes: plan.nodes as usize,
         duration_s: plan.duration_s,
         phases: plan.phases.clone(),
+        timeout_ns: plan.timeout_ms as u64 * 1_000_000,
     })?;
     // Per node counters: the plug-in's, or with a row cache Cassandra's own (which then do
     // not say which reads a node coordinated, except at CL=ONE, where it read them itself);
@@ -455,7 +456,7 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
                     }
                 }
                 Outcome::Timeout => rec.timeout(finished_ns),
-                Outcome::Error => rec.error(),
+                Outcome::Error => rec.error(finished_ns),
             }
         };
         let hooks = CqlHooks {
@@ -496,21 +497,22 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
         }
     }
     for step in &plan.faults {
-        rec.marker(step.at_s, format!("node {} {:?}", step.node, step.action));
+        rec.marker(step.at_s, step.marker_label());
     }
     let mut m = rec.finish(run.label.clone(), restarted, 0, 0.0);
     m.summary.run = RunStats::Real(RealStats {
         wall_s: wall.elapsed().as_secs_f64(),
     });
     progress(&format!(
-        "{}: {} requests, {} completed, {} time-outs; p50 {:.2} ms, p99 {:.2} ms, p99.9 {:.2} ms",
+        "{}: {} requests, {} completed, {} time-outs; every request: p50 {:.2} ms, p99 {:.2} ms, p99.9 {:.2} ms (completed only: p99 {:.2} ms)",
         run.label,
         report.report.requests,
         report.report.completed,
         report.report.timeouts,
-        m.summary.latency_ms.p50,
-        m.summary.latency_ms.p99,
-        m.summary.latency_ms.p999
+        m.summary.latency_all_ms.p50,
+        m.summary.latency_all_ms.p99,
+        m.summary.latency_all_ms.p999,
+        m.summary.latency_ms.p99
     ));
     if run.coordinator == CoordinatorPolicy::Unified {
         // What the plug-in's warm-up did on each node (a restarted replica left out of reads,

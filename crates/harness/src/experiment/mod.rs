@@ -65,6 +65,22 @@ pub struct FaultStep {
     pub action: FaultAction,
 }
 
+impl FaultStep {
+    /// The step as a chart marker's label, in the simulator's words: `node 2 down`, `node 2
+    /// up`, `node 1 paused`, `node 1 resumed`, `node 1 delay 10 ms`, `node 1 disk x5`.
+    pub fn marker_label(&self) -> String {
+        let id = self.node;
+        match self.action {
+            FaultAction::Kill => format!("node {id} down"),
+            FaultAction::Start => format!("node {id} up"),
+            FaultAction::Stop => format!("node {id} paused"),
+            FaultAction::Cont => format!("node {id} resumed"),
+            FaultAction::DelayMs(ms) => format!("node {id} delay {ms} ms"),
+            FaultAction::DiskFactor(f) => format!("node {id} disk x{f}"),
+        }
+    }
+}
+
 /// What a real run does (the CLI builds it from a scenario file).
 #[derive(Clone, Debug)]
 pub struct RealPlan {
@@ -279,14 +295,13 @@ fn run_timeline(
         let id = step.node;
         let bit = 1u64 << (id.min(63));
         let t = since(Instant::now());
+        tl.markers.push((t, step.marker_label()));
         let result: Result<(), String> = match step.action {
             FaultAction::Kill => {
                 down_mask.fetch_or(bit, Ordering::Relaxed);
-                tl.markers.push((t, format!("node {id} down")));
                 launcher::kill_node(dir, id).map_err(|e| e.to_string())
             }
             FaultAction::Start => {
-                tl.markers.push((t, format!("node {id} up")));
                 if tl.restart.is_none() {
                     tl.restart = Some((id as usize, t));
                 }
@@ -303,16 +318,9 @@ fn run_timeline(
                         down_mask.fetch_and(!bit, Ordering::Relaxed);
                     })
             }
-            FaultAction::Stop => {
-                tl.markers.push((t, format!("node {id} paused")));
-                launcher::signal_node(dir, id, launcher::Signal::Stop).map_err(|e| e.to_string())
-            }
-            FaultAction::Cont => {
-                tl.markers.push((t, format!("node {id} resumed")));
-                launcher::signal_node(dir, id, launcher::Signal::Cont).map_err(|e| e.to_string())
-            }
+            FaultAction::Stop => launcher::signal_node(dir, id, launcher::Signal::Stop).map_err(|e| e.to_string()),
+            FaultAction::Cont => launcher::signal_node(dir, id, launcher::Signal::Cont).map_err(|e| e.to_string()),
             FaultAction::DelayMs(ms) => {
-                tl.markers.push((t, format!("node {id} delay {ms} ms")));
                 let req = FaultsRequest {
                     reply_delay_ms: Some(ms),
                     ..Default::default()
@@ -320,7 +328,6 @@ fn run_timeline(
                 launcher::set_faults(dir, id, req).map(|_| ()).map_err(|e| e.to_string())
             }
             FaultAction::DiskFactor(f) => {
-                tl.markers.push((t, format!("node {id} disk x{f}")));
                 let req = FaultsRequest {
                     slow_disk_factor: Some(f),
                     ..Default::default()
@@ -369,6 +376,7 @@ pub fn run_real(plan: &RealPlan, run: &PolicyRun, opts: &mut RunOptions<'_>) -> 
         nodes: plan.nodes as usize,
         duration_s: plan.duration_s,
         phases: plan.phases.clone(),
+        timeout_ns: plan.timeout_ms as u64 * 1_000_000,
     })?;
 
     (opts.progress)(&format!("{}: starting {} nodes in {}", run.label, plan.nodes, dir.display()));
@@ -408,7 +416,7 @@ pub fn run_real(plan: &RealPlan, run: &PolicyRun, opts: &mut RunOptions<'_>) -> 
         match c.outcome {
             Outcome::Ok => recorder.completed(c.finished_ns, c.finished_ns.saturating_sub(c.intended_ns)),
             Outcome::Timeout => recorder.timeout(c.finished_ns),
-            Outcome::Error => recorder.error(),
+            Outcome::Error => recorder.error(c.finished_ns),
         }
     }
     let mut metrics = recorder.finish(run.label.clone(), timeline.restart, 0, 0.0);
@@ -557,8 +565,15 @@ fn measure(
         return Err(e.clone());
     }
     (opts.progress)(&format!(
-        "{}: {} requests, {} completed, {} errors, {} time-outs; mean {:.2} ms, p99 {:.2} ms",
-        run.label, bench.requests, bench.completed, bench.errors, bench.timeouts, bench.latency_ms.mean, bench.latency_ms.p99
+        "{}: {} requests, {} completed, {} errors, {} time-outs; every request: mean {:.2} ms, p99 {:.2} ms (completed only: p99 {:.2} ms)",
+        run.label,
+        bench.requests,
+        bench.completed,
+        bench.errors,
+        bench.timeouts,
+        bench.latency_all_ms.mean,
+        bench.latency_all_ms.p99,
+        bench.latency_ms.p99
     ));
     // The nodes count their bytes; utilisation is against the scenario's NIC speed, if any.
     recorder.track_network(plan.nic_bits_per_s);

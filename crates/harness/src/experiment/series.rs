@@ -107,6 +107,7 @@ mod tests {
             nodes: 2,
             duration_s: 3,
             phases: vec![],
+            timeout_ns: 5_000_000_000,
         })
         .unwrap();
         let s = NodeSecond {

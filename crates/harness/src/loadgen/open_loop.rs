@@ -99,6 +99,8 @@ pub struct Ctx<'h, N, M> {
     total: Tally,
     seconds: Vec<Tally>,
     on_done: Option<OnDone<'h, N>>,
+    /// The requests' time-out, ns (where a failed one counts in the per-second lines).
+    timeout_ns: u64,
 }
 
 impl<N: Copy, M> Ctx<'_, N, M> {
@@ -128,8 +130,8 @@ impl<N: Copy, M> Ctx<'_, N, M> {
 
     fn line(&self, t: usize) -> SecondReport {
         match self.seconds.get(t) {
-            Some(s) => second_line(t, s),
-            None => second_line(t, &Tally::default()),
+            Some(s) => second_line(t, s, self.timeout_ns),
+            None => second_line(t, &Tally::default(), self.timeout_ns),
         }
     }
 }
@@ -163,6 +165,7 @@ pub fn run<T: Transport>(
         total: Tally::default(),
         seconds: Vec::new(),
         on_done,
+        timeout_ns: opts.timeout_ms as u64 * 1_000_000,
     };
     let mut schedule = Schedule::new(opts, start);
     let hard_end = schedule.send_end() + Duration::from_millis(opts.timeout_ms as u64 + 2000);

@@ -54,7 +54,7 @@ impl Sim<'_> {
             return;
         };
         if req.measured {
-            self.rec.error();
+            self.rec.error(self.now.saturating_sub(self.measure_ns));
         }
         self.partition_done(&req, false);
         self.finish_request(id, req);

@@ -18,6 +18,7 @@ mod multi;
 mod network;
 mod node;
 mod records;
+pub(crate) use records::{OP_BYTES, REQUEST_BYTES};
 mod replicas;
 mod requesters;
 mod slab;
@@ -267,6 +268,7 @@ impl<'s> Sim<'s> {
             nodes: n_nodes,
             duration_s: sc.run.duration_s,
             phases: sc.phases.clone(),
+            timeout_ns: sc.requests.read_timeout_ns,
         })?;
         rec.track_network(sc.network.nic_bits_per_s);
         if !ideal {

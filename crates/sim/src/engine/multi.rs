@@ -148,8 +148,10 @@ impl Sim<'_> {
         }
         let m = *m;
         self.multis.remove(req.parent);
-        if m.measured && !m.failed {
-            self.rec.multi_completed(self.now - m.issued_ns);
+        match (m.measured, m.failed) {
+            (true, false) => self.rec.multi_completed(self.now - m.issued_ns),
+            (true, true) => self.rec.multi_failed(),
+            (false, _) => {}
         }
         if let Arrival::Closed { think_time_ns, .. } = self.sc.clients.arrival {
             self.q.push(self.now + think_time_ns, Event::Arrival { client: m.client });

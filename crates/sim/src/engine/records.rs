@@ -142,6 +142,11 @@ impl Default for Req {
 
 const _: () = assert!(std::mem::size_of::<Op>() <= 96 && std::mem::size_of::<Req>() <= 128);
 
+/// Bytes a request in flight holds: its record and its deadline (for a memory estimate).
+pub(crate) const REQUEST_BYTES: usize = std::mem::size_of::<Req>() + std::mem::size_of::<(u64, u32, u32)>();
+/// Bytes a replica op in flight holds: its record and about one queued event.
+pub(crate) const OP_BYTES: usize = std::mem::size_of::<Op>() + 32;
+
 impl Slot for Req {
     fn generation(&self) -> u32 {
         self.gen

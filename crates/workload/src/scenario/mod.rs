@@ -4,11 +4,12 @@
 //! file (unknown keys rejected, positions kept), [`validate`] checks values and the topology and
 //! converts units (`_us`, `_ms`, `_s` in the file; nanoseconds inside).
 
+mod describe;
 mod overrides;
 mod raw;
 mod validate;
 
-pub use overrides::apply_overrides;
+pub use overrides::{apply_overrides, apply_overrides_noting, Edit};
 pub use validate::parse;
 
 use crate::dist::Dist;
@@ -474,6 +475,9 @@ pub struct Scenario {
     /// How the nodes run on Apache Cassandra (`[cassandra]`; the simulator reads the other
     /// sections).
     pub cassandra: CassandraModel,
+    /// The `--set` overrides the file was edited with before it was parsed (empty: the file as
+    /// it is); set by whoever applied them.
+    pub edits: Vec<Edit>,
 }
 
 /// `[cassandra]`: the settings of a Cassandra node that the scenario's `[node]` section models

@@ -20,20 +20,60 @@ struct Override {
     value: Value,
 }
 
+/// One `--set` override as applied: what was asked, and what the file had there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edit {
+    /// The override as given, `KEY=VALUE`.
+    pub set: String,
+    /// The key, as given.
+    pub key: String,
+    /// The value the file gave the key, as written (`None`: the file left it at its default).
+    pub was: Option<String>,
+}
+
 /// Applies `sets` (each `KEY=VALUE`, in order; a later one wins) to the scenario `text` and
 /// returns the edited text. The error is one line naming the bad override.
 pub fn apply_overrides(text: &str, sets: &[String]) -> Result<String, String> {
+    apply_overrides_noting(text, sets).map(|(edited, _)| edited)
+}
+
+/// [`apply_overrides`], with each override and the value the file had for its key (so that a
+/// report can say what the run changed).
+pub fn apply_overrides_noting(text: &str, sets: &[String]) -> Result<(String, Vec<Edit>), String> {
     if sets.is_empty() {
-        return Ok(text.to_string());
+        return Ok((text.to_string(), Vec::new()));
     }
     let mut doc: DocumentMut = text
         .parse()
         .map_err(|e: toml_edit::TomlError| format!("the scenario is not valid TOML: {}", e.message().trim().replace('\n', " ")))?;
+    let file = doc.clone();
+    let mut edits = Vec::with_capacity(sets.len());
     for set in sets {
         let o = parse_override(set)?;
+        edits.push(Edit {
+            set: set.trim().to_string(),
+            key: o.path.join("."),
+            was: value_at(file.as_table(), &o.path),
+        });
         set_at(doc.as_table_mut(), &o.path, o.value).map_err(|why| format!("--set '{set}': {why}"))?;
     }
-    Ok(doc.to_string())
+    Ok((doc.to_string(), edits))
+}
+
+/// The value at `path` under `table`, as written (without its spacing and comment).
+fn value_at(table: &dyn TableLike, path: &[String]) -> Option<String> {
+    let (key, rest) = path.split_first()?;
+    let item = table.get(key)?;
+    if rest.is_empty() {
+        let mut v = item.as_value()?.clone();
+        v.decor_mut().clear();
+        return Some(v.to_string());
+    }
+    if let Some(tables) = item.as_array_of_tables() {
+        let (index, rest) = rest.split_first()?;
+        return value_at(tables.get(index.parse().ok()?)?, rest);
+    }
+    value_at(item.as_table_like()?, rest)
 }
 
 fn parse_override(set: &str) -> Result<Override, String> {
@@ -159,6 +199,30 @@ mod tests {
             assert!(err.contains(&format!("'{bad}'")) && err.contains(needle), "{bad}: {err}");
             assert!(!err.contains('\n'), "{err}");
         }
+    }
+
+    #[test]
+    fn each_edit_notes_what_the_file_had() {
+        let sets: Vec<String> = [
+            "clients.count = 15",
+            "fault.0.factor=2",
+            "policy.coordinator=c3",
+            "clients.count=16",
+        ]
+        .map(String::from)
+        .to_vec();
+        let (_, edits) = apply_overrides_noting(TEXT, &sets).unwrap();
+        let was: Vec<(&str, Option<&str>)> = edits.iter().map(|e| (e.key.as_str(), e.was.as_deref())).collect();
+        assert_eq!(
+            was,
+            [
+                ("clients.count", Some("150")),
+                ("fault.0.factor", Some("3")),
+                ("policy.coordinator", None),
+                ("clients.count", Some("150"))
+            ]
+        );
+        assert_eq!(edits[0].set, "clients.count = 15");
     }
 
     #[test]

@@ -127,6 +127,7 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> 
         phases,
         faults,
         cassandra,
+        edits: Vec::new(),
     })
 }
 
@@ -203,6 +204,24 @@ coordinator = "naive"
         let e = err_of(&format!("{MINIMAL}[[fault]]\nkind = \"restart\"\nnode = 7\nduration_s = 3\n"));
         assert!(matches!(e.line, Some(18 | 19)), "{e}");
         assert!(e.message.contains("node 7"), "{e}");
+    }
+
+    /// `two` with one replica per key cannot be met: refused at its line, not run as `one`.
+    #[test]
+    fn a_consistency_above_the_replication_factor_is_refused() {
+        let one_replica = MINIMAL.replace("replication_factor = 3", "replication_factor = 1");
+        let with = |cl: &str| format!("{one_replica}[requests]\nconsistency = \"{cl}\"\n");
+        let e = err_of(&with("two"));
+        assert_eq!(e.line, Some(19), "{e}");
+        assert!(
+            e.message.contains("requests.consistency = \"two\" needs 2 replicas") && e.message.contains("replication_factor = 1"),
+            "{e}"
+        );
+        for fine in ["one", "quorum", "all"] {
+            parse(&with(fine), "x").unwrap();
+        }
+        let e = err_of(&format!("{one_replica}[requests]\nwarmup_consistency = \"two\"\n"));
+        assert!(e.message.contains("requests.warmup_consistency"), "{e}");
     }
 
     #[test]

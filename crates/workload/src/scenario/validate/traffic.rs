@@ -195,7 +195,22 @@ pub(super) fn requests(cx: &Ctx, raw: &RawScenario, cluster: &Cluster, _clients:
     let r = raw.requests.as_ref().map(|r| r.get_ref()).unwrap_or(&default);
     let consistency = cx.cl(&r.consistency, ConsistencyLevel::One)?;
     let warmup_consistency = cx.cl(&r.warmup_consistency, consistency)?;
-    for (cl, s) in [(consistency, &r.consistency), (warmup_consistency, &r.warmup_consistency)] {
+    for (cl, s, key) in [
+        (consistency, &r.consistency, "requests.consistency"),
+        (warmup_consistency, &r.warmup_consistency, "requests.warmup_consistency"),
+    ] {
+        let named = named_replicas(cl);
+        if named > cluster.replication_factor {
+            let at = s.as_ref().map(|s| cx.line(s.span().start));
+            return Err(ScenarioError {
+                line: at,
+                message: format!(
+                    "{key} = \"{}\" needs {named} replicas of each key, more than replication_factor = {}: use one, quorum or all, or raise cluster.replication_factor",
+                    cl.as_str(),
+                    cluster.replication_factor
+                ),
+            });
+        }
         if cl.required(cluster.replication_factor) + 1 > MAX_OPS_PER_REQUEST {
             let at = s.as_ref().map(|s| cx.line(s.span().start));
             return Err(ScenarioError {
@@ -307,6 +322,16 @@ pub(super) fn requests(cx: &Ctx, raw: &RawScenario, cluster: &Cluster, _clients:
         value_bytes,
         multi,
     })
+}
+
+/// The replicas a consistency level names whatever the replication factor: 2 for `two`, 1
+/// for the others (`quorum` and `all` follow the factor). Above the factor the level cannot be
+/// met; the scenario is refused rather than run at a lower level.
+fn named_replicas(cl: ConsistencyLevel) -> usize {
+    match cl {
+        ConsistencyLevel::Two => 2,
+        ConsistencyLevel::One | ConsistencyLevel::Quorum | ConsistencyLevel::All => 1,
+    }
 }
 
 pub(super) fn run(cx: &Ctx, raw: &RawScenario) -> Res<RunModel> {
