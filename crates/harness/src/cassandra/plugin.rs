@@ -119,7 +119,7 @@ pub const PLUGIN_PARAMS: [&str; 4] = ["hit_rate_cap", "min_spread", "stale_after
 
 /// The `unified` parameters the plug-in's `unified` takes, with the Rust coordinator's meaning
 /// (the rest of `unified`'s are its client side's, which the plug-in has no use for).
-pub const UNIFIED_PLUGIN_PARAMS: [&str; 2] = ["warmup_reads", "warmup_ramp_s"];
+pub const UNIFIED_PLUGIN_PARAMS: [&str; 4] = ["warmup_reads", "warmup_ramp_s", "overdue_factor", "heat_weight"];
 
 impl PluginSettings {
     /// The published tracker, reads at QUORUM.
