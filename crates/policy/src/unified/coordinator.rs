@@ -804,6 +804,38 @@ mod tests {
     }
 
     #[test]
+    fn the_usual_time_pools_the_other_replicas_and_one_overdue_read_passes_over() {
+        let mut h = CoordinatorHealth::new(CoordinatorRule::default());
+        h.set_local(NodeId(0));
+        assert_eq!(h.usual_ns(NodeId(1), 0), None, "nothing known yet");
+        // The coordinator's own reads (0.1 ms) stay out of the pool; the others answer in 2 ms.
+        for t in 1..50 {
+            h.replied(NodeId(0), MS / 10, t * MS);
+            h.replied(NodeId(2), 2 * MS, t * MS);
+        }
+        let usual = h.usual_ns(NodeId(1), 50 * MS).expect("pooled");
+        assert!((usual - 2e6).abs() < 1e3, "{usual}");
+        assert_eq!(
+            h.expected_ns(NodeId(1), 50 * MS),
+            2e6 * 1.0,
+            "no average of its own: the pooled one"
+        );
+        // One read out to replica 1: its expected time doubles at once, and once it has waited
+        // longer than the usual time it is overdue, for at most the latency memory.
+        h.sent(NodeId(1), 50 * MS);
+        assert_eq!(h.expected_ns(NodeId(1), 51 * MS), 2e6 * 2.0);
+        assert!(!h.overdue(NodeId(1), 51 * MS));
+        assert!(h.overdue(NodeId(1), 53 * MS));
+        let live = [NodeId(0), NodeId(1), NodeId(2)];
+        let warm = [Some(0.9); 3];
+        assert_eq!(h.passed_over(&live, &warm, Some(NodeId(0)), 1, 53 * MS), 0b010);
+        assert!(!h.overdue(NodeId(1), 2_051 * MS), "past the latency memory the verdict ends");
+        // The coordinator's own replica is never overdue.
+        h.sent(NodeId(0), 60 * MS);
+        assert_eq!(h.passed_over(&live, &warm, Some(NodeId(0)), 1, 100 * MS) & 0b001, 0);
+    }
+
+    #[test]
     fn an_expiry_passes_over_until_a_reply_or_the_memory_ends() {
         let mut h = CoordinatorHealth::new(CoordinatorRule::default());
         h.expired(NodeId(2), 10 * MS);

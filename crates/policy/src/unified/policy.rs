@@ -323,9 +323,7 @@ impl Unified {
         out.set_order(&order[..len], req.count);
         Decision::Send
     }
-}
 
-impl Unified {
     /// The load step after HWLB's draw ([`super::give_way`]): a target gives way to a live
     /// candidate not passed over (a cold one left out for warming included) whose expected
     /// time, weighed by heat, is lower. The ones that gave way become the first fallbacks.
@@ -568,6 +566,95 @@ mod tests {
             local: Some(NodeId(0)),
             group: 7,
         }
+    }
+
+    /// A coordinator of a large cluster: its three replicas equally warm, answering in 2-4 ms
+    /// long ago (their own averages aged out; every replica's pooled average stands in).
+    fn sparse_coordinator() -> (Unified, u64) {
+        let mut p = defaults();
+        for round in 0..20u64 {
+            for node in 0..3u16 {
+                p.on_send(NodeId(node), round * MS);
+                p.on_reply(&hit_rate_reply_after(node, 0.8, (2 + round % 3) * MS), round * MS);
+            }
+        }
+        (p, 5_000 * MS)
+    }
+
+    fn hit_rate_reply_after(node: u16, hit_rate: f64, latency_ns: u64) -> Reply {
+        Reply {
+            latency_ns,
+            ..hit_rate_reply(node, hit_rate)
+        }
+    }
+
+    #[test]
+    fn one_unanswered_read_makes_a_replica_give_way_and_once_overdue_it_is_passed_over() {
+        let (mut p, t) = sparse_coordinator();
+        let nodes = ids(3);
+        let mut rng = Rng::seed_from_u64(5);
+        let mut plan = Plan::new();
+        // Coordinator 0, QUORUM: it keeps its own replica; the other slot goes to 1 or 2.
+        let mut seen = [0u32; 3];
+        for _ in 0..200 {
+            p.plan(&coordinator_req(&nodes), t, &mut rng, &mut plan);
+            for &n in plan.targets() {
+                seen[n.index()] += 1;
+            }
+        }
+        assert!(seen[0] == 200 && seen[1] > 50 && seen[2] > 50, "the draw: {seen:?}");
+        // One read out to replica 1: it gives way to replica 2 at once, whatever is drawn.
+        p.on_send(NodeId(1), t);
+        for _ in 0..200 {
+            p.plan(&coordinator_req(&nodes), t + MS, &mut rng, &mut plan);
+            assert_eq!(plan.targets(), &[NodeId(0), NodeId(2)]);
+            assert_eq!(plan.fallbacks().first(), Some(&NodeId(1)));
+        }
+        // Unanswered past its usual time (the pooled average plus four deviations, ~6 ms): overdue,
+        // passed over (last), one read being evidence enough.
+        assert!(!p.health.overdue(NodeId(1), t + MS));
+        assert!(p.health.overdue(NodeId(1), t + 50 * MS));
+        p.plan(&coordinator_req(&nodes), t + 50 * MS, &mut rng, &mut plan);
+        assert_eq!(plan.all().last(), Some(&NodeId(1)));
+        // Its answer clears both.
+        p.on_reply(&hit_rate_reply_after(1, 0.8, 60 * MS), t + 60 * MS);
+        assert!(!p.health.overdue(NodeId(1), t + 61 * MS));
+        assert_eq!(p.health.waited_ns(NodeId(1), t + 61 * MS), 0);
+    }
+
+    #[test]
+    fn a_cold_replica_takes_a_read_only_when_the_warm_ones_are_overloaded() {
+        let mut p = defaults();
+        let nodes = ids(3);
+        let mut rng = Rng::seed_from_u64(6);
+        let mut plan = Plan::new();
+        // Coordinator 3 (not a replica) at ONE; replica 2 cold (0.0), answering in 20 ms.
+        let req = Request {
+            candidates: &nodes,
+            replicas: None,
+            count: 1,
+            local: Some(NodeId(3)),
+            group: 9,
+        };
+        let feed = |p: &mut Unified, warm_ms: u64, t: u64| {
+            for _ in 0..30 {
+                for (node, rate, ms) in [(0, 0.75, warm_ms), (1, 0.75, warm_ms), (2, 0.0, 20)] {
+                    p.on_send(NodeId(node), t);
+                    p.on_reply(&hit_rate_reply_after(node, rate, ms * MS), t);
+                }
+            }
+        };
+        // Warm replicas at 100 ms: weighed by heat ((1.0 / 0.25)^2 = 16) the cold one costs
+        // 16 x 20 = 320 ms, more: the warm ones keep the reads.
+        feed(&mut p, 100, 10 * MS);
+        for _ in 0..100 {
+            p.plan(&req, 10 * MS, &mut rng, &mut plan);
+            assert_ne!(plan.targets(), &[NodeId(2)]);
+        }
+        // At 600 ms (overloaded, not yet stalls) the cold one takes the read.
+        feed(&mut p, 600, 20 * MS);
+        p.plan(&req, 20 * MS, &mut rng, &mut plan);
+        assert_eq!(plan.targets(), &[NodeId(2)]);
     }
 
     #[test]

@@ -292,6 +292,24 @@ mod tests {
     }
 
     #[test]
+    fn a_node_never_heard_from_with_a_request_in_flight_falls_behind_by_its_wait() {
+        // Nodes 0 and 1 answer in ~0.5 ms; node 2 was never heard from: tried first, but once a
+        // request of ours is out there its wait counts as a response time.
+        let mut u = Untimed::new(RANKING);
+        let nodes = ids(3);
+        let mut rng = Rng::seed_from_u64(4);
+        for _ in 0..50 {
+            answer(&mut u, 0, 0.5);
+            answer(&mut u, 1, 0.5);
+        }
+        assert_eq!(first(&u, &nodes, &mut rng), NodeId(2), "never heard from: tried first");
+        u.sent(NodeId(2), 0);
+        let mut plan = Plan::new();
+        u.plan(&req(&nodes, 1), 2_000_000, &mut rng, &mut plan);
+        assert_ne!(plan.targets(), &[NodeId(2)], "2 ms without an answer: behind the others");
+    }
+
+    #[test]
     fn nodes_that_answer_alike_are_chosen_by_requests_in_flight() {
         // Three nodes with the same floor whose averages differ by less than 60%: one of ours
         // in flight at the fastest sends the read to one of the two others, at random.
