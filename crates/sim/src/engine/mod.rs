@@ -138,7 +138,14 @@ pub struct Sim<'s> {
     replica_latency: LatencyHistogram,
     speculate_after_ns: u64,
     speculate_by_percentile: bool,
+    /// Whether the next events' records are prefetched: only with more deciders than
+    /// [`PREFETCH_FROM`] (a small simulation's records stay in cache, and peeking at the next
+    /// events would cost more than it saves).
+    prefetch: bool,
 }
+
+/// Requesters plus nodes from which [`Sim::run`] prefetches the next events' records.
+const PREFETCH_FROM: usize = 64;
 
 /// The result of [`Sim::run`].
 pub struct Outcome {
@@ -222,7 +229,7 @@ impl<'s> Sim<'s> {
                     .node
                     .disk
                     .map(|(c, d)| Box::new(Stage::new(if ideal { c * sc.cluster.nodes as u32 } else { c }, d))),
-                cache: sc.node.cache_rows.map(|rows| Box::new(Lru::new(rows))),
+                cache: sc.node.cache_rows.map(|rows| Box::new(Lru::new(rows, sc.clients.keys.count))),
                 tracker: HitRateTracker::new(sc.feedback.tick_ns, sc.feedback.window_ns, 0),
                 rng,
                 cpu_factor: 1.0,
@@ -275,6 +282,7 @@ impl<'s> Sim<'s> {
         if sc.requests.multi.is_some() {
             rec.track_multi();
         }
+        let prefetch = requesters.len() + n_nodes > PREFETCH_FROM;
         Ok(Sim {
             sc,
             spec: spec.clone(),
@@ -303,6 +311,7 @@ impl<'s> Sim<'s> {
             replica_latency: LatencyHistogram::new(),
             speculate_after_ns: u64::MAX,
             speculate_by_percentile: matches!(sc.requests.speculative, Speculative::Percentile { .. }),
+            prefetch,
         })
     }
 
@@ -318,13 +327,15 @@ impl<'s> Sim<'s> {
             self.expire_deadlines(t);
             self.now = t;
             self.events += 1;
-            let (next, after) = self.q.peek_two();
-            if let Some(e) = after {
-                self.prefetch_records(e);
-            }
-            if let Some(e) = next {
-                self.prefetch_records(e);
-                self.prefetch_named(e);
+            if self.prefetch {
+                let (next, after) = self.q.peek_two();
+                if let Some(e) = after {
+                    self.prefetch_records(e);
+                }
+                if let Some(e) = next {
+                    self.prefetch_records(e);
+                    self.prefetch_named(e);
+                }
             }
             match ev {
                 Event::Arrival { .. } => issued += 1,
