@@ -19,7 +19,6 @@
 
 pub mod compare;
 pub mod engine;
-mod lane;
 pub mod lru;
 pub mod prefetch;
 pub mod queue;
