@@ -141,6 +141,11 @@ pub struct Sim<'s> {
     /// Whether the next events' records are prefetched: only with more requesters and nodes
     /// than [`PREFETCH_FROM`].
     prefetch: bool,
+    /// The requesters whose policy reads the feedback record, in order: the ones gossip
+    /// reaches (a policy without the `feedback` need decides the same without it, as the
+    /// policy crate's registry tests check). A large cluster's clients choosing a coordinator
+    /// at random are most requesters and hear none of it.
+    gossip_listeners: Vec<u32>,
 }
 
 /// Requesters plus nodes from which [`Sim::run`] prefetches the next events' records. Below,
@@ -286,6 +291,9 @@ impl<'s> Sim<'s> {
             rec.track_multi();
         }
         let prefetch = requesters.len() + n_nodes > PREFETCH_FROM;
+        let gossip_listeners = (0..requesters.len() as u32)
+            .filter(|&r| requesters[r as usize].rt.needs(Need::Feedback))
+            .collect();
         Ok(Sim {
             sc,
             spec: spec.clone(),
@@ -315,6 +323,7 @@ impl<'s> Sim<'s> {
             speculate_after_ns: u64::MAX,
             speculate_by_percentile: matches!(sc.requests.speculative, Speculative::Percentile { .. }),
             prefetch,
+            gossip_listeners,
         })
     }
 
