@@ -191,7 +191,8 @@ impl DecayingReservoir {
     /// again) when the sample is far from it or `alpha_per_s` changed.
     fn add_sorted(&mut self, value: f64, t_s: f64, alpha_per_s: f64) {
         let x = alpha_per_s * (t_s - self.base_t_s);
-        if alpha_per_s != self.weights_alpha || !(x.abs() <= REBASE) {
+        let near = x.abs() <= REBASE; // false for NaN too
+        if alpha_per_s != self.weights_alpha || !near {
             // The heap holds the new sample already.
             self.base_t_s = t_s;
             self.weights_alpha = alpha_per_s;

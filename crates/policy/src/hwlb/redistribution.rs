@@ -89,8 +89,8 @@ pub fn redistribute_with(shares: &[f64], k: usize, scratch: &mut Scratch) -> Res
     t.proportional_fill();
     let done = t.complete();
     t.give_back(scratch);
-    for c in 0..n {
-        scratch.cells[c * n + c] = diag[c];
+    for (c, &d) in diag.iter().enumerate() {
+        scratch.cells[c * n + c] = d;
     }
     scratch.diag = diag;
     done
