@@ -486,6 +486,56 @@ mod tests {
         assert_eq!(allocations() - before, 1);
     }
 
+    /// A caller may skip news (`on_info`: gossip) for a policy that does not declare
+    /// [`Need::Feedback`] (the simulator does, for a cluster's thousands of clients): every
+    /// such policy decides the same with and without it.
+    #[test]
+    fn news_changes_nothing_without_the_feedback_need() {
+        use crate::rng::Rng;
+        use crate::types::{Decision, Feedback, NodeId, Plan, Reply, Request};
+        let nodes: Vec<NodeId> = (0..8).map(NodeId).collect();
+        for info in POLICIES.iter().filter(|i| !i.needs.has(Need::Feedback)) {
+            let run = |news: bool| {
+                let mut p = build(info.name, &ParamTable::new()).unwrap();
+                let (mut rng, mut plan, mut order) = (Rng::seed_from_u64(7), Plan::new(), Vec::new());
+                for i in 0..2_000u64 {
+                    let now = i * 1_000_000;
+                    if news {
+                        let info = Feedback {
+                            hit_rate: Some((i % 10) as f64 / 10.0),
+                            queue_len: Some((i % 7) as u32),
+                            service_time_ns: Some(i * 1_000),
+                            in_flight: Some((i % 3) as u32),
+                        };
+                        p.on_info(nodes[(i % 8) as usize], &info, now);
+                    }
+                    let req = Request {
+                        candidates: &nodes[..3 + (i % 5) as usize],
+                        replicas: None,
+                        count: 1 + (i % 2) as usize,
+                        local: (i % 3 == 0).then_some(NodeId(0)),
+                        group: i % 5,
+                    };
+                    let decision = p.plan(&req, now, &mut rng, &mut plan);
+                    order.push((decision, plan.all().to_vec()));
+                    if decision == Decision::Send {
+                        for &t in plan.targets() {
+                            p.on_send(t, now);
+                            let reply = Reply {
+                                node: t,
+                                latency_ns: 1_000_000 + (t.0 as u64) * 300_000,
+                                feedback: Feedback::default(),
+                            };
+                            p.on_reply(&reply, now + 500_000);
+                        }
+                    }
+                }
+                order
+            };
+            assert!(run(true) == run(false), "{} decides differently with news", info.name);
+        }
+    }
+
     #[test]
     fn errors_name_the_bad_input() {
         let e = build("nope", &ParamTable::new()).err().unwrap().to_string();

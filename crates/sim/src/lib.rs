@@ -20,7 +20,6 @@
 
 pub mod compare;
 pub mod engine;
-mod lane;
 pub mod lru;
 pub mod memory;
 pub mod prefetch;

@@ -2,10 +2,10 @@
 //! a run that cannot fit is refused with the estimate and the key to change instead of ending
 //! in an allocation failure hours later (docs/scenarios.md, "Limits").
 //!
-//! Per simulation running: each node's row cache ([`Lru::bytes_for`], 32 to 48 bytes a row),
-//! the requests a read time-out can hold in flight (rate x time-out, each with its replica
-//! ops; twice that for the slabs' growth), and each client's and coordinator's policy state
-//! (a few bytes per node). Per run until its results are written: its recording
+//! Per simulation running: each node's row cache ([`Lru::bytes_for`]: 32 bytes a row, or 8
+//! bytes a key when the key space is small), the requests a read time-out can hold in flight
+//! (rate x time-out, each with its replica ops; twice that for the slabs' growth), and each
+//! client's and coordinator's policy state (a few bytes per node). Per run until its results are written: its recording
 //! ([`RecorderConfig::bytes`], `seconds x nodes x 56` bytes of counters). An overloaded
 //! cluster's queues, which grow with the run, are not counted.
 
@@ -145,7 +145,7 @@ fn working_set(sc: &Scenario) -> Vec<Part> {
         parts.push(Part {
             what: format!("row caches: {} nodes x {} rows", thousands(nodes as f64), thousands(rows as f64)),
             key: "node.cache_rows",
-            bytes: nodes * Lru::bytes_for(rows),
+            bytes: nodes * Lru::bytes_for(rows, sc.clients.keys.count),
         });
     }
     let ops = sc.requests.consistency.required(sc.cluster.replication_factor) as u64 + 1;
@@ -267,6 +267,7 @@ coordinator = "naive"
 
     #[test]
     fn a_cache_costs_what_it_allocates() {
-        assert_eq!(Lru::bytes_for(1 << 30), ((1u64 << 30) + 1) * 16 + (1u64 << 31) * 8);
+        assert_eq!(Lru::bytes_for(1 << 30, 1 << 40), ((1u64 << 31) + 1) * 16);
+        assert_eq!(Lru::bytes_for(1_000, 16_000), 16_001 * 8);
     }
 }

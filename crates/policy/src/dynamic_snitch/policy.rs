@@ -5,7 +5,10 @@
 //!   0.75 per second).
 //! - Every `update_interval_ms` (100 ms) the scores are recomputed: `score = median /
 //!   max(1 ms, largest median) + severity`. Recomputation is lazy: the first plan after the
-//!   boundary does it (work proportional to the hosts seen, off the common path).
+//!   boundary does it, for the hosts whose samples changed since the last one only (a host's
+//!   median depends on its samples alone); the largest median is kept in a tournament tree
+//!   over the hosts, and a score divided out when read. So a coordinator of a 300-node cluster
+//!   does work per reply, not per host every 100 ms, with the same scores bit for bit.
 //! - Every `reset_interval_ms` (600 s) all samples are dropped, so a host that was slow long
 //!   ago is not held against forever; hosts without samples have no score and count as 0.
 //! - Ordering: the topology order (the local node first when it is a candidate, then the
@@ -78,12 +81,64 @@ pub static PARAMS: [ParamSpec; 5] = [
     },
 ];
 
-/// A host's samples and score.
+/// A host's samples.
 #[derive(Clone, Debug, Default)]
 struct Host {
     samples: DecayingReservoir,
     seen: u64,
-    score: Option<f64>,
+    /// Its samples changed since the last update (it is in `changed`).
+    changed: bool,
+    /// The median of its samples as they are now, computed when the first reply since the
+    /// last update changed them (while they are in cache); `None` once they changed again.
+    current: Option<Option<f64>>,
+}
+
+/// The largest of a value per host slot: a tournament tree (leaves at `cap..2 cap`), so a
+/// change costs log(hosts) and the largest is the root.
+#[derive(Clone, Debug, Default)]
+struct MaxTree {
+    cap: usize,
+    nodes: Vec<f64>,
+}
+
+impl MaxTree {
+    /// Makes room for slot `i` (allocates when it is past the capacity).
+    fn reserve(&mut self, i: usize) {
+        if i < self.cap {
+            return;
+        }
+        let cap = (i + 1).next_power_of_two();
+        let mut nodes = vec![f64::NEG_INFINITY; 2 * cap];
+        nodes[cap..cap + self.cap].copy_from_slice(&self.nodes[self.cap..]);
+        for p in (1..cap).rev() {
+            nodes[p] = nodes[2 * p].max(nodes[2 * p + 1]);
+        }
+        (self.cap, self.nodes) = (cap, nodes);
+    }
+
+    fn set(&mut self, i: usize, value: f64) {
+        self.reserve(i);
+        let mut p = self.cap + i;
+        self.nodes[p] = value;
+        while p > 1 {
+            p /= 2;
+            self.nodes[p] = self.nodes[2 * p].max(self.nodes[2 * p + 1]);
+        }
+    }
+
+    /// Slot `i`'s value (`-inf` when never set).
+    #[inline]
+    fn get(&self, i: usize) -> f64 {
+        if i < self.cap {
+            self.nodes[self.cap + i]
+        } else {
+            f64::NEG_INFINITY
+        }
+    }
+
+    fn max(&self) -> f64 {
+        self.nodes.get(1).copied().unwrap_or(f64::NEG_INFINITY)
+    }
 }
 
 /// Cassandra's dynamic snitch.
@@ -96,6 +151,13 @@ pub struct DynamicSnitch {
     reservoir_size: usize,
     alpha_per_s: f64,
     hosts: NodeTable<Host>,
+    /// The slots of the hosts whose samples changed since the last update.
+    changed: Vec<u32>,
+    /// Every host's median at the last update (`-inf`: it had no samples), by slot: the
+    /// scores' numerators, in a few cache lines a plan reads.
+    medians: MaxTree,
+    /// The divisor of the last update: the largest median, at least 1 ms.
+    largest: f64,
     next_update_ns: u64,
     next_reset_ns: u64,
     scratch: Vec<(f64, f64)>,
@@ -114,6 +176,9 @@ impl DynamicSnitch {
             reservoir_size,
             alpha_per_s: params.f64("reservoir_alpha_per_s"),
             hosts: NodeTable::new(),
+            changed: Vec::new(),
+            medians: MaxTree::default(),
+            largest: 1.0,
             next_update_ns: 0,
             next_reset_ns: reset_interval_ns,
             scratch: Vec::with_capacity(reservoir_size),
@@ -123,14 +188,22 @@ impl DynamicSnitch {
 
     /// The current score of `node` (`None`: no samples at the last update; counts as 0).
     pub fn score(&self, node: NodeId) -> Option<f64> {
-        self.hosts.get(node).and_then(|h| h.score)
+        let median = self.medians.get(self.hosts.slot_of(node)?);
+        (median != f64::NEG_INFINITY).then(|| median / self.largest)
     }
 
     /// Drops samples and recomputes scores when `now_ns` crossed their boundaries.
     fn maybe_update(&mut self, now_ns: u64) {
         if now_ns >= self.next_reset_ns {
-            for (_, h) in self.hosts.iter_mut() {
-                h.samples.clear();
+            for s in 0..self.hosts.len() {
+                let h = self.hosts.at_mut(s);
+                if !h.samples.is_empty() {
+                    h.samples.clear();
+                    h.current = None;
+                    if !std::mem::replace(&mut h.changed, true) {
+                        self.changed.push(s as u32);
+                    }
+                }
             }
             self.next_reset_ns = now_ns - now_ns % self.reset_interval_ns + self.reset_interval_ns;
         }
@@ -139,17 +212,18 @@ impl DynamicSnitch {
         }
         self.next_update_ns = now_ns - now_ns % self.update_interval_ns + self.update_interval_ns;
         let alpha = self.alpha_per_s;
-        let mut largest = 1.0f64; // ms: Cassandra's floor on the divisor
-        for (_, h) in self.hosts.iter_mut() {
-            h.score = h.samples.quantile(0.5, alpha, &mut self.scratch);
-            if let Some(m) = h.score {
-                largest = largest.max(m);
-            }
+        // A host whose samples did not change keeps its median: the same samples give the same.
+        for s in self.changed.drain(..) {
+            let h = self.hosts.at_mut(s as usize);
+            h.changed = false;
+            let median = match h.current.take() {
+                Some(median) => median,
+                None => h.samples.quantile(0.5, alpha, &mut self.scratch),
+            };
+            self.medians.set(s as usize, median.unwrap_or(f64::NEG_INFINITY));
         }
-        for (_, h) in self.hosts.iter_mut() {
-            // + severity, which is 0: nothing reports it.
-            h.score = h.score.map(|median| median / largest);
-        }
+        // ms: Cassandra's floor on the divisor. (+ severity, which is 0: nothing reports it.)
+        self.largest = 1.0f64.max(self.medians.max());
     }
 }
 
@@ -191,13 +265,30 @@ impl Policy for DynamicSnitch {
 
     fn on_reply(&mut self, reply: &Reply, now_ns: u64) {
         let (size, alpha) = (self.reservoir_size, self.alpha_per_s);
-        let h = self.hosts.entry(reply.node);
+        let slot = self.hosts.entry_slot(reply.node);
+        let h = self.hosts.at_mut(slot);
         if h.samples.is_empty() && h.seen == 0 {
             h.samples = DecayingReservoir::new(size);
         }
         h.seen += 1;
         let u = unit_from_hash((reply.node.0 as u64) << 48 ^ h.seen << 20 ^ reply.latency_ns);
-        h.samples.update(reply.latency_ns as f64 / 1e6, now_ns as f64 / 1e9, alpha, u, size);
+        let kept = h.samples.update(reply.latency_ns as f64 / 1e6, now_ns as f64 / 1e9, alpha, u, size);
+        if kept {
+            if std::mem::replace(&mut h.changed, true) {
+                h.current = None;
+            } else {
+                // The first change since the last update: at 300 nodes usually the only one
+                // before the next, so the median is taken now, while the samples are in cache.
+                h.current = Some(h.samples.quantile(0.5, alpha, &mut self.scratch));
+                self.changed.push(slot as u32);
+            }
+        }
+        // Room for its median at the next update, and in the changed list (allocating here,
+        // when a host is first heard from, not in a plan).
+        self.medians.reserve(slot);
+        if self.changed.capacity() < self.hosts.len() {
+            self.changed.reserve_exact(self.hosts.len() - self.changed.len());
+        }
     }
 }
 

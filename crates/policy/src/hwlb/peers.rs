@@ -6,12 +6,14 @@
 //! - a peer that runs an older protocol without rates turns HWLB off for its replica sets;
 //! - the coordinator's own rate is always live (never stale).
 
+use crate::nodes::NodeTable;
 use crate::types::NodeId;
 
 /// What the coordinator knows of one peer's hit rate.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 enum Known {
     /// Nothing yet (or forgotten): counts as 0.0.
+    #[default]
     Nothing,
     /// The peer never reports rates: HWLB steps aside.
     Unsupported,
@@ -19,10 +21,10 @@ enum Known {
     Rate { hit_rate: f64, updated_ns: u64 },
 }
 
-/// Peers' hit rates, indexed by node id.
+/// Peers' hit rates, per node heard of (compact: a client of a large cluster hears of a few).
 #[derive(Clone, Debug)]
 pub struct PeerRates {
-    entries: Vec<Known>,
+    entries: NodeTable<Known>,
     local: Option<NodeId>,
     stale_after_ns: u64,
     stale_rate: f64,
@@ -35,7 +37,7 @@ impl PeerRates {
     /// An empty table with the given staleness rule.
     pub fn new(stale_after_ns: u64, stale_rate: f64) -> Self {
         PeerRates {
-            entries: Vec::new(),
+            entries: NodeTable::new(),
             local: None,
             stale_after_ns,
             stale_rate,
@@ -44,10 +46,7 @@ impl PeerRates {
     }
 
     fn slot(&mut self, node: NodeId) -> &mut Known {
-        if node.index() >= self.entries.len() {
-            self.entries.resize(node.index() + 1, Known::Nothing);
-        }
-        &mut self.entries[node.index()]
+        self.entries.entry(node)
     }
 
     /// Records a rate reported by (or measured on) `node` at `now_ns`. Rates outside [0, 1]
@@ -82,23 +81,23 @@ impl PeerRates {
 
     /// Forgets what is known of `node` (its connection dropped or it went down).
     pub fn forget(&mut self, node: NodeId) {
-        let slot = self.slot(node);
-        if !matches!(*slot, Known::Unsupported | Known::Nothing) {
-            *slot = Known::Nothing;
+        // Written only when it changes: a node never heard of takes no entry.
+        if !matches!(self.entries.value(node), Known::Unsupported | Known::Nothing) {
+            *self.slot(node) = Known::Nothing;
             self.version += 1;
         }
     }
 
     /// Marks whether `node` reports rates at all.
     pub fn set_supported(&mut self, node: NodeId, supported: bool) {
-        let slot = self.slot(node);
-        let next = match (supported, *slot) {
+        let current = self.entries.value(node);
+        let next = match (supported, current) {
             (false, _) => Known::Unsupported,
             (true, Known::Unsupported) => Known::Nothing,
             (true, current) => current,
         };
-        if next != *slot {
-            *slot = next;
+        if next != current {
+            *self.slot(node) = next;
             self.version += 1;
         }
     }
@@ -114,7 +113,7 @@ impl PeerRates {
     /// stale (only news can change those, and news bumps the version).
     #[inline]
     pub fn fixed_until_ns(&self, node: NodeId, now_ns: u64) -> u64 {
-        match self.entries.get(node.index()) {
+        match self.entries.get(node) {
             Some(Known::Rate { updated_ns, .. }) if Some(node) != self.local => {
                 let turns_stale_ns = updated_ns.saturating_add(self.stale_after_ns);
                 if now_ns <= turns_stale_ns {
@@ -130,7 +129,7 @@ impl PeerRates {
     /// The rate to use for `node` in a request at `now_ns`; `None` if it reports no rates.
     #[inline]
     pub fn effective(&self, node: NodeId, now_ns: u64) -> Option<f64> {
-        match self.entries.get(node.index()).copied().unwrap_or(Known::Nothing) {
+        match self.entries.value(node) {
             Known::Nothing => Some(0.0),
             Known::Unsupported => None,
             Known::Rate { hit_rate, updated_ns } => {

@@ -2,7 +2,7 @@
 //! every coordinator's row. The plan depends only on (hit rates, k), so every coordinator
 //! computes the same one and takes its own row.
 
-use super::redistribute;
+use super::redistribution::{redistribute_with, Scratch as RedistScratch};
 use super::shares::compute_shares;
 
 /// The published cap on hit rates: a higher cap starves cold nodes and slows their warm-up.
@@ -57,6 +57,19 @@ impl HwlbPlan {
     /// Computes the plan for `hit_rates` (each in [0, 1]) and `k` replicas per request
     /// (1 <= k <= N). Rates are capped here.
     pub fn compute(hit_rates: &[f64], k: usize, config: &PlanConfig) -> HwlbPlan {
+        let mut scratch = PlanScratch::default();
+        let step_aside = HwlbPlan::compute_with(hit_rates, k, config, &mut scratch);
+        HwlbPlan {
+            k,
+            step_aside,
+            shares: scratch.shares,
+            rows: scratch.rows,
+        }
+    }
+
+    /// [`HwlbPlan::compute`] into `scratch` (the shares and rows there, the reason HWLB steps
+    /// aside returned): the same computation, allocating nothing once the scratch has grown.
+    pub fn compute_with(hit_rates: &[f64], k: usize, config: &PlanConfig, scratch: &mut PlanScratch) -> Option<StepAside> {
         let n = hit_rates.len();
         assert!(n >= 1 && k >= 1 && k <= n, "a plan needs 1 <= k <= n (n={n}, k={k})");
         assert!(
@@ -64,50 +77,45 @@ impl HwlbPlan {
             "hit rates must be in [0, 1]: {hit_rates:?}"
         );
         if k >= n {
-            return HwlbPlan::inactive(n, k, StepAside::NoChoice);
+            return scratch.inactive(n, k, StepAside::NoChoice);
         }
         let capped = |h: f64| h.min(config.hit_rate_cap);
         let max = hit_rates.iter().copied().map(capped).fold(f64::MIN, f64::max);
         let min = hit_rates.iter().copied().map(capped).fold(f64::MAX, f64::min);
         // A tolerance so that a spread of exactly `min_spread` in decimal (0.81 - 0.80) counts.
         if max - min <= config.min_spread + 1e-12 {
-            return HwlbPlan::inactive(n, k, StepAside::EquallyWarm);
+            return scratch.inactive(n, k, StepAside::EquallyWarm);
         }
-        let mut shares = vec![0.0; n];
-        compute_shares(hit_rates, config.hit_rate_cap, k, &mut shares);
-        match redistribute(&shares, k) {
-            Ok(rows) => HwlbPlan {
-                k,
-                step_aside: None,
-                shares,
-                rows,
-            },
+        let shares = &mut scratch.shares;
+        shares.clear();
+        shares.resize(n, 0.0);
+        compute_shares(hit_rates, config.hit_rate_cap, k, shares);
+        match redistribute_with(shares, k, &mut scratch.redist) {
+            Ok(()) => {
+                scratch.rows.clear();
+                scratch.rows.extend_from_slice(scratch.redist.rows());
+            }
             // Not seen for any input tried (the property tests search for one). Should it ever
             // happen, every coordinator using P itself still meets the shares and the 1/k cap,
             // giving up only locality.
             Err(_) => {
-                let rows = (0..n).flat_map(|_| shares.iter().copied()).collect();
-                HwlbPlan {
-                    k,
-                    step_aside: None,
-                    shares,
-                    rows,
-                }
+                scratch.rows.clear();
+                scratch.rows.extend((0..n).flat_map(|_| scratch.shares.iter().copied()));
             }
         }
+        None
     }
 
     /// The plain policy's plan: uniform shares; each coordinator reads locally and picks the
     /// other k-1 replicas uniformly (rows[c][c] = 1/k, (1 - 1/k)/(N - 1) elsewhere).
     pub fn inactive(n: usize, k: usize, why: StepAside) -> HwlbPlan {
-        let own = 1.0 / k as f64;
-        let other = if n > 1 { (1.0 - own) / (n - 1) as f64 } else { 0.0 };
-        let rows = (0..n * n).map(|i| if i / n == i % n { own } else { other }).collect();
+        let mut scratch = PlanScratch::default();
+        let step_aside = scratch.inactive(n, k, why);
         HwlbPlan {
             k,
-            step_aside: Some(why),
-            shares: vec![1.0 / n as f64; n],
-            rows,
+            step_aside,
+            shares: scratch.shares,
+            rows: scratch.rows,
         }
     }
 
@@ -125,6 +133,39 @@ impl HwlbPlan {
     pub fn row(&self, c: usize) -> &[f64] {
         let n = self.n();
         &self.rows[c * n..(c + 1) * n]
+    }
+}
+
+/// A plan's shares and rows, computed into memory reused from one plan to the next
+/// ([`HwlbPlan::compute_with`]).
+#[derive(Clone, Debug, Default)]
+pub struct PlanScratch {
+    shares: Vec<f64>,
+    rows: Vec<f64>,
+    redist: RedistScratch,
+}
+
+impl PlanScratch {
+    /// The shares P_j of the last plan.
+    pub fn shares(&self) -> &[f64] {
+        &self.shares
+    }
+
+    /// Coordinator c's row of the last plan.
+    pub fn row(&self, c: usize) -> &[f64] {
+        let n = self.shares.len();
+        &self.rows[c * n..(c + 1) * n]
+    }
+
+    /// [`HwlbPlan::inactive`] here.
+    fn inactive(&mut self, n: usize, k: usize, why: StepAside) -> Option<StepAside> {
+        let own = 1.0 / k as f64;
+        let other = if n > 1 { (1.0 - own) / (n - 1) as f64 } else { 0.0 };
+        self.rows.clear();
+        self.rows.extend((0..n * n).map(|i| if i / n == i % n { own } else { other }));
+        self.shares.clear();
+        self.shares.resize(n, 1.0 / n as f64);
+        Some(why)
     }
 }
 

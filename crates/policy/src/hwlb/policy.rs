@@ -11,9 +11,10 @@
 //! one random number. When HWLB steps aside the naive behaviour applies.
 
 use super::peers::PeerRates;
-use super::plan::{HwlbPlan, PlanConfig, StepAside, DEFAULT_HIT_RATE_CAP, DEFAULT_MIN_SPREAD};
+use super::plan::{HwlbPlan, PlanConfig, PlanScratch, StepAside, DEFAULT_HIT_RATE_CAP, DEFAULT_MIN_SPREAD};
 use super::sampling::SamplingRow;
 use super::warmup::{self, ColdSplit};
+use crate::nodes::NodeTable;
 use crate::order::local_first_then_random;
 use crate::params::{ParamDefault as D, ParamSpec, ParamTable, Params, PolicyError};
 use crate::policy::Policy;
@@ -123,30 +124,36 @@ pub struct Hwlb {
     extra_replica: bool,
     enabled: bool,
     warmup: Warmup,
-    /// This coordinator's reads in flight per node (index = node id), for the warm-up limit.
-    in_flight: Vec<u32>,
-    /// When each node (index = node id) was last seen coming up, ns; `u64::MAX` = never, which
-    /// counts as `started_ns` (a coordinator that just started sees every node as just up:
+    /// This coordinator's reads in flight per node, for the warm-up limit.
+    in_flight: NodeTable<u32>,
+    /// When each node was last seen coming up, ns; `None` = never, which counts as
+    /// `started_ns` (a coordinator that just started sees every node as just up:
     /// itself, restarted with an empty cache, included).
-    up_at_ns: Vec<u64>,
+    up_at_ns: NodeTable<Option<u64>>,
     /// The time of this policy's first plan, ns.
     started_ns: Option<u64>,
     peers: PeerRates,
-    plans: FxHashMap<u64, CachedPlan>,
+    plans: FxHashMap<u64, CachedPlan<CACHED_MAX>>,
     recomputes: u64,
+    /// The memory plans are recomputed in (no allocation per recomputation).
+    scratch: PlanScratch,
 }
 
+/// The most candidates of a plan kept in the cache: a few words each (a coordinator keeps one
+/// per replica group it coordinates); a larger plan is recomputed per request.
+const CACHED_MAX: usize = 8;
+
 /// A group's plan, reduced to what the per-request path needs, with the inputs it was made
-/// from (to know when to recompute).
+/// from (to know when to recompute), for at most `N` candidates.
 #[derive(Clone, Debug)]
-struct CachedPlan {
-    nodes: [NodeId; MAX_REPLICAS],
-    rates: [f64; MAX_REPLICAS],
+struct CachedPlan<const N: usize> {
+    nodes: [NodeId; N],
+    rates: [f64; N],
     n: usize,
     count: usize,
     local: Option<NodeId>,
     active: bool,
-    row: SamplingRow,
+    row: SamplingRow<N>,
     /// A candidate's expected cache misses per read ([`warmup::misses_per_read`]).
     misses_per_read: f64,
     /// The peer table's version when the rates were last checked against this plan.
@@ -198,12 +205,13 @@ impl Hwlb {
                 window_ns: (params.f64("warmup_window_s") * 1e9) as u64,
                 ramp_ns: (params.f64("warmup_ramp_s") * 1e9) as u64,
             },
-            in_flight: Vec::new(),
-            up_at_ns: Vec::new(),
+            in_flight: NodeTable::new(),
+            up_at_ns: NodeTable::new(),
             started_ns: None,
             peers: PeerRates::new(stale_after_ns, params.f64("stale_rate")),
             plans: FxHashMap::default(),
             recomputes: 0,
+            scratch: PlanScratch::default(),
             params,
         })
     }
@@ -230,24 +238,27 @@ impl Hwlb {
             }
         }
         let extra_replica = self.extra_replica;
-        match self.rebuild(req, now_ns) {
-            Some(cached) => {
-                cached.choose(req, extra_replica, rng, out);
-                cached.misses_per_read
+        if req.candidates.len() <= CACHED_MAX {
+            if let Some(plan) = self.rebuild::<CACHED_MAX>(req, now_ns) {
+                plan.choose(req, extra_replica, rng, out);
+                let misses = plan.misses_per_read;
+                self.plans.insert(req.group, plan);
+                return misses;
             }
-            // A candidate reports no rate (StepAside::RateUnknown): the naive behaviour.
-            None => {
-                local_first_then_random(req, rng, out);
-                0.0
-            }
+        } else if let Some(plan) = self.rebuild::<MAX_REPLICAS>(req, now_ns) {
+            plan.choose(req, extra_replica, rng, out);
+            return plan.misses_per_read;
         }
+        // A candidate reports no rate (StepAside::RateUnknown): the naive behaviour.
+        local_first_then_random(req, rng, out);
+        0.0
     }
 
     /// When `node` last came up, ns: when this policy saw it, else when it started planning (it
     /// sees every node as just up then), else `now_ns`.
     fn up_at(&self, node: NodeId, now_ns: u64) -> u64 {
-        match self.up_at_ns.get(node.index()) {
-            Some(&t) if t != u64::MAX => t,
+        match self.up_at_ns.get(node) {
+            Some(&Some(t)) => t,
             _ => self.started_ns.unwrap_or(now_ns),
         }
     }
@@ -283,7 +294,7 @@ impl Hwlb {
 
     /// A read sent to `node` ended (the runtime reports each send's end exactly once).
     fn ended(&mut self, node: NodeId) {
-        if let Some(n) = self.in_flight.get_mut(node.index()) {
+        if let Some(n) = self.in_flight.get_mut(node) {
             *n = n.saturating_sub(1);
         }
     }
@@ -322,36 +333,37 @@ impl Hwlb {
         HwlbPlan::compute(&rates[..n], req.count, &self.config)
     }
 
-    /// Recomputes the plan of `req.group` from the current rates. `None` (and nothing cached)
-    /// when a candidate reports no rate: HWLB steps aside.
-    fn rebuild(&mut self, req: &Request<'_>, now_ns: u64) -> Option<&CachedPlan> {
+    /// Recomputes the plan of `req.group` from the current rates (at most `N` candidates).
+    /// `None` when a candidate reports no rate: HWLB steps aside.
+    fn rebuild<const N: usize>(&mut self, req: &Request<'_>, now_ns: u64) -> Option<CachedPlan<N>> {
         let n = req.candidates.len();
         let mut rates = [0.0; MAX_REPLICAS];
         for (slot, &node) in rates.iter_mut().zip(req.candidates) {
             *slot = self.peers.effective(node, now_ns)?;
         }
         self.recomputes += 1;
-        let plan = HwlbPlan::compute(&rates[..n], req.count, &self.config);
+        let plan = &mut self.scratch;
+        let step_aside = HwlbPlan::compute_with(&rates[..n], req.count, &self.config, plan);
         let own = req.local.and_then(|l| req.candidates.iter().position(|&x| x == l));
         let row = match own {
-            Some(c) => SamplingRow::new(plan.row(c)),
-            None => SamplingRow::new(&plan.shares),
+            Some(c) => SamplingRow::of(plan.row(c)),
+            None => SamplingRow::of(plan.shares()),
         };
         let mut cached = CachedPlan {
-            nodes: [NodeId(0); MAX_REPLICAS],
-            rates,
+            nodes: [NodeId(0); N],
+            rates: [0.0; N],
             n,
             count: req.count,
             local: req.local,
-            active: plan.active(),
+            active: step_aside.is_none(),
             row,
-            misses_per_read: warmup::misses_per_read(&plan, &rates[..n], &self.config),
+            misses_per_read: warmup::misses_per_read_of(req.count, plan.shares(), &rates[..n], &self.config),
             checked_version: self.peers.version(),
             valid_until_ns: valid_until(&self.peers, req.candidates, now_ns),
         };
         cached.nodes[..n].copy_from_slice(req.candidates);
-        self.plans.insert(req.group, cached);
-        self.plans.get(&req.group)
+        cached.rates[..n].copy_from_slice(&rates[..n]);
+        Some(cached)
     }
 }
 
@@ -364,7 +376,7 @@ fn valid_until(peers: &PeerRates, nodes: &[NodeId], now_ns: u64) -> u64 {
         .unwrap_or(u64::MAX)
 }
 
-impl CachedPlan {
+impl<const N: usize> CachedPlan<N> {
     /// Whether this plan was made for exactly this request shape.
     #[inline]
     fn same_shape(&self, req: &Request<'_>) -> bool {
@@ -447,7 +459,7 @@ impl Policy for Hwlb {
                 };
                 let warm_misses = self.plan_shares(&narrowed, now_ns, rng, out);
                 let coldest = req.candidates[split.coldest];
-                let busy = self.in_flight.get(coldest.index()).copied().unwrap_or(0) >= self.warmup.max_in_flight;
+                let busy = self.in_flight.value(coldest) >= self.warmup.max_in_flight;
                 let pace = self.warmup.share * warmup::slow_start(since_up_ns, self.warmup.ramp_ns);
                 let chance = warmup::background_chance(pace, warm_misses, cold_rate, &self.config);
                 if !busy && rng.unit_f64() < chance {
@@ -461,10 +473,7 @@ impl Policy for Hwlb {
     }
 
     fn on_send(&mut self, node: NodeId, _now_ns: u64) {
-        if self.in_flight.len() <= node.index() {
-            self.in_flight.resize(node.index() + 1, 0);
-        }
-        self.in_flight[node.index()] += 1;
+        *self.in_flight.entry(node) += 1;
     }
 
     fn on_reply(&mut self, reply: &Reply, now_ns: u64) {
@@ -488,10 +497,7 @@ impl Policy for Hwlb {
     }
 
     fn on_node_up(&mut self, node: NodeId, caps: NodeCaps, now_ns: u64) {
-        if self.up_at_ns.len() <= node.index() {
-            self.up_at_ns.resize(node.index() + 1, u64::MAX);
-        }
-        self.up_at_ns[node.index()] = now_ns;
+        *self.up_at_ns.entry(node) = Some(now_ns);
         self.peers.forget(node);
         self.peers.set_supported(node, caps.reports_hit_rate);
     }

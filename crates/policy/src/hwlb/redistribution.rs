@@ -33,6 +33,39 @@ pub struct Infeasible {
 /// Computes the N x N row-major matrix `rows[c * n + j]` for shares `shares` (each <= 1/k,
 /// summing to 1) and `k` replicas per request.
 pub fn redistribute(shares: &[f64], k: usize) -> Result<Vec<f64>, Infeasible> {
+    let mut scratch = Scratch::default();
+    redistribute_with(shares, k, &mut scratch)?;
+    Ok(scratch.cells)
+}
+
+/// The working memory of [`redistribute_with`], reused from one plan to the next so that
+/// recomputing a plan allocates nothing once it has grown.
+#[derive(Clone, Debug, Default)]
+pub struct Scratch {
+    diag: Vec<f64>,
+    surplus: Vec<f64>,
+    deficit: Vec<f64>,
+    /// The rows, once computed.
+    cells: Vec<f64>,
+    row_sum: Vec<f64>,
+    col_sum: Vec<f64>,
+    row_from: Vec<usize>,
+    col_from: Vec<usize>,
+    row_seen: Vec<bool>,
+    col_seen: Vec<bool>,
+    queue: Vec<(bool, usize)>,
+}
+
+impl Scratch {
+    /// The rows of the last successful [`redistribute_with`].
+    pub fn rows(&self) -> &[f64] {
+        &self.cells
+    }
+}
+
+/// [`redistribute`] in `scratch` (the rows in [`Scratch::rows`]): the same computation, with
+/// the working memory of the previous call.
+pub fn redistribute_with(shares: &[f64], k: usize, scratch: &mut Scratch) -> Result<(), Infeasible> {
     let n = shares.len();
     assert!(
         n >= 2 && k >= 1 && k < n,
@@ -42,19 +75,25 @@ pub fn redistribute(shares: &[f64], k: usize) -> Result<Vec<f64>, Infeasible> {
     let nf = n as f64;
 
     // Diagonal: what each coordinator keeps; surplus a_c to forward; deficit b_j to receive.
-    let diag: Vec<f64> = shares.iter().map(|&p| (nf * p).min(cap)).collect();
-    let surplus: Vec<f64> = diag.iter().map(|&d| (1.0 - d).max(0.0)).collect();
-    let deficit: Vec<f64> = shares.iter().zip(&diag).map(|(&p, &d)| (nf * p - d).max(0.0)).collect();
+    let mut diag = std::mem::take(&mut scratch.diag);
+    diag.clear();
+    diag.extend(shares.iter().map(|&p| (nf * p).min(cap)));
+    let mut surplus = std::mem::take(&mut scratch.surplus);
+    surplus.clear();
+    surplus.extend(diag.iter().map(|&d| (1.0 - d).max(0.0)));
+    let mut deficit = std::mem::take(&mut scratch.deficit);
+    deficit.clear();
+    deficit.extend(shares.iter().zip(&diag).map(|(&p, &d)| (nf * p - d).max(0.0)));
 
-    let mut t = Transport::new(n, cap, surplus, deficit);
+    let mut t = Transport::new(n, cap, surplus, deficit, scratch);
     t.proportional_fill();
-    t.complete()?;
-
-    let mut rows = t.cells;
-    for c in 0..n {
-        rows[c * n + c] = diag[c];
+    let done = t.complete();
+    t.give_back(scratch);
+    for (c, &d) in diag.iter().enumerate() {
+        scratch.cells[c * n + c] = d;
     }
-    Ok(rows)
+    scratch.diag = diag;
+    done
 }
 
 /// The off-diagonal transport being built.
@@ -69,19 +108,56 @@ struct Transport {
     cells: Vec<f64>,
     row_sum: Vec<f64>,
     col_sum: Vec<f64>,
+    /// The search's labels and queue (see [`Self::complete`]).
+    row_from: Vec<usize>,
+    col_from: Vec<usize>,
+    row_seen: Vec<bool>,
+    col_seen: Vec<bool>,
+    queue: Vec<(bool, usize)>,
+}
+
+/// `v` emptied and filled with `len` copies of `x` (its memory kept).
+fn refill<T: Clone>(mut v: Vec<T>, len: usize, x: T) -> Vec<T> {
+    v.clear();
+    v.resize(len, x);
+    v
 }
 
 impl Transport {
-    fn new(n: usize, cap: f64, surplus: Vec<f64>, deficit: Vec<f64>) -> Self {
+    fn new(n: usize, cap: f64, surplus: Vec<f64>, deficit: Vec<f64>, s: &mut Scratch) -> Self {
         Transport {
             n,
             cap,
             surplus,
             deficit,
-            cells: vec![0.0; n * n],
-            row_sum: vec![0.0; n],
-            col_sum: vec![0.0; n],
+            cells: refill(std::mem::take(&mut s.cells), n * n, 0.0),
+            row_sum: refill(std::mem::take(&mut s.row_sum), n, 0.0),
+            col_sum: refill(std::mem::take(&mut s.col_sum), n, 0.0),
+            row_from: refill(std::mem::take(&mut s.row_from), n, usize::MAX),
+            col_from: refill(std::mem::take(&mut s.col_from), n, usize::MAX),
+            row_seen: refill(std::mem::take(&mut s.row_seen), n, false),
+            col_seen: refill(std::mem::take(&mut s.col_seen), n, false),
+            queue: {
+                let mut q = std::mem::take(&mut s.queue);
+                q.clear();
+                q.reserve(2 * n);
+                q
+            },
         }
+    }
+
+    /// Hands its memory back to `s` (the rows in `s.cells`).
+    fn give_back(self, s: &mut Scratch) {
+        s.surplus = self.surplus;
+        s.deficit = self.deficit;
+        s.cells = self.cells;
+        s.row_sum = self.row_sum;
+        s.col_sum = self.col_sum;
+        s.row_from = self.row_from;
+        s.col_from = self.col_from;
+        s.row_seen = self.row_seen;
+        s.col_seen = self.col_seen;
+        s.queue = self.queue;
     }
 
     /// Step 1: x_cj = a_c * b_j / (sum of b over j != c), clipped to the cap, then scaled so
@@ -129,14 +205,27 @@ impl Transport {
     /// by breadth-first search (shortest first, so the number of augmentations is bounded
     /// independently of the values), until every row has forwarded its surplus.
     fn complete(&mut self) -> Result<(), Infeasible> {
+        let mut row_from = std::mem::take(&mut self.row_from);
+        let mut col_from = std::mem::take(&mut self.col_from);
+        let mut row_seen = std::mem::take(&mut self.row_seen);
+        let mut col_seen = std::mem::take(&mut self.col_seen);
+        let mut queue = std::mem::take(&mut self.queue);
+        let done = self.search(&mut row_from, &mut col_from, &mut row_seen, &mut col_seen, &mut queue);
+        (self.row_from, self.col_from, self.row_seen, self.col_seen, self.queue) = (row_from, col_from, row_seen, col_seen, queue);
+        done
+    }
+
+    /// [`Self::complete`]'s loop. BFS labels: for a row, the column it was reached from
+    /// (`usize::MAX` = from the source); for a column, the row it was reached from.
+    fn search(
+        &mut self,
+        row_from: &mut [usize],
+        col_from: &mut [usize],
+        row_seen: &mut [bool],
+        col_seen: &mut [bool],
+        queue: &mut Vec<(bool, usize)>,
+    ) -> Result<(), Infeasible> {
         let n = self.n;
-        // BFS labels: for a row, the column it was reached from (usize::MAX = from the source);
-        // for a column, the row it was reached from.
-        let mut row_from = vec![usize::MAX; n];
-        let mut col_from = vec![usize::MAX; n];
-        let mut row_seen = vec![false; n];
-        let mut col_seen = vec![false; n];
-        let mut queue: Vec<(bool, usize)> = Vec::with_capacity(2 * n);
         loop {
             row_seen.iter_mut().for_each(|s| *s = false);
             col_seen.iter_mut().for_each(|s| *s = false);
@@ -182,7 +271,7 @@ impl Transport {
                 let shortfall: f64 = (0..n).map(|c| self.surplus[c] - self.row_sum[c]).sum();
                 return Err(Infeasible { shortfall });
             };
-            self.augment(end, &row_from, &col_from);
+            self.augment(end, row_from, col_from);
         }
     }
 

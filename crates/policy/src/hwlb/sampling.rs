@@ -11,25 +11,33 @@
 use crate::rng::Rng;
 use crate::types::MAX_REPLICAS;
 
-/// A row prepared for sampling: the cumulative upper bounds of the positive entries' intervals.
+/// A row prepared for sampling: the cumulative upper bounds of the positive entries' intervals,
+/// for rows of at most `N` entries (a cache of many rows keeps small ones).
 #[derive(Clone, Copy, Debug)]
-pub struct SamplingRow {
+pub struct SamplingRow<const N: usize = MAX_REPLICAS> {
     len: u8,
     /// How many entries are candidates: the positive ones (all of them if none is positive).
     candidates: u8,
     /// The candidates' indices in the row, in increasing order.
-    index: [u8; MAX_REPLICAS],
+    index: [u8; N],
     /// `upper[q]` = pp[0] + ... + pp[index[q]]; the last is +inf so rounding can never push a
     /// point past it.
-    upper: [f64; MAX_REPLICAS],
+    upper: [f64; N],
 }
 
 impl SamplingRow {
     /// Prepares `row` (non-negative, summing to 1, each at most 1/k for the k it is used with).
     pub fn new(row: &[f64]) -> Self {
-        assert!(!row.is_empty() && row.len() <= MAX_REPLICAS);
-        let mut index = [0u8; MAX_REPLICAS];
-        let mut upper = [0.0; MAX_REPLICAS];
+        SamplingRow::of(row)
+    }
+}
+
+impl<const N: usize> SamplingRow<N> {
+    /// Prepares `row` (as [`SamplingRow::new`]) of at most `N` entries.
+    pub fn of(row: &[f64]) -> Self {
+        assert!(!row.is_empty() && row.len() <= N && N <= MAX_REPLICAS);
+        let mut index = [0u8; N];
+        let mut upper = [0.0; N];
         let mut candidates = 0;
         let mut acc = 0.0;
         for (j, &p) in row.iter().enumerate() {

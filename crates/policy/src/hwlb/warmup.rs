@@ -60,11 +60,15 @@ pub fn split_cold(rates: &[f64], warming: &[bool], k: usize) -> Option<ColdSplit
 /// `rates` (the mean over them of k x share x miss rate, rates capped as the plan caps them;
 /// HWLB makes these equal when it is active and no share is clipped).
 pub fn misses_per_read(plan: &HwlbPlan, rates: &[f64], config: &PlanConfig) -> f64 {
+    misses_per_read_of(plan.k, &plan.shares, rates, config)
+}
+
+/// [`misses_per_read`] from a plan's `k` and shares.
+pub fn misses_per_read_of(k: usize, shares: &[f64], rates: &[f64], config: &PlanConfig) -> f64 {
     let n = rates.len();
-    assert_eq!(plan.n(), n, "the plan is over these rates");
-    let k = plan.k as f64;
-    let total: f64 = plan
-        .shares
+    assert_eq!(shares.len(), n, "the plan is over these rates");
+    let k = k as f64;
+    let total: f64 = shares
         .iter()
         .zip(rates)
         .map(|(&p, &h)| k * p * (1.0 - h.min(config.hit_rate_cap)))

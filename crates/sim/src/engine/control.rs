@@ -62,21 +62,26 @@ impl Sim<'_> {
     }
 
     /// Node `n`'s gossiped rate reaches every other requester, or `only` one (a restarted
-    /// node catching up with the gossip state).
+    /// node catching up with the gossip state); those whose policy does not read the feedback
+    /// record are skipped (`gossip_listeners`).
     pub(super) fn on_gossip(&mut self, n: usize, only: Option<u32>, rate: f64) {
         let info = Feedback {
             hit_rate: Some(rate),
             ..Feedback::default()
         };
-        let (from, to) = match only {
-            None => (0, self.requesters.len()),
-            Some(r) => (r as usize, r as usize + 1),
+        let listeners = match only {
+            None => &self.gossip_listeners[..],
+            Some(r) => match self.gossip_listeners.binary_search(&r) {
+                Ok(i) => &self.gossip_listeners[i..i + 1],
+                Err(_) => &[],
+            },
         };
-        for r in from..to {
-            if self.requesters[r].local == Some(NodeId(n as u16)) {
+        for &r in listeners {
+            let rq = &mut self.requesters[r as usize];
+            if rq.local == Some(NodeId(n as u16)) {
                 continue;
             }
-            self.requesters[r].rt.on_info(NodeId(n as u16), &info, self.now);
+            rq.rt.on_info(NodeId(n as u16), &info, self.now);
         }
     }
 

@@ -56,7 +56,22 @@ impl Nics {
 impl Sim<'_> {
     /// Sends a message of `bytes` (uncompressed) from `from` to `to` now; returns how long
     /// until it is received, ns, and counts its bytes.
+    #[inline]
     pub(super) fn transmit(&mut self, from: End, to: End, bytes: u32) -> u64 {
+        if self.nics.ns_per_byte.is_none() && self.sc.network.compression.is_none() {
+            // No NIC queue and no codec: the message takes the one-way delay.
+            let (sender, from_zone) = match from {
+                End::Node(n) => (n, self.nodes[n as usize].zone),
+                End::Client { zone } => (NO_NODE, zone),
+            };
+            let to_zone = match to {
+                End::Node(n) => self.nodes[n as usize].zone,
+                End::Client { zone } => zone,
+            };
+            let d = self.delay(from_zone, to_zone, sender);
+            self.count_bytes(from, to, bytes as u64);
+            return d;
+        }
         let (wire, codec_ns) = match self.sc.network.compression {
             None => (bytes as u64, 0),
             Some(c) => (
@@ -82,6 +97,13 @@ impl Sim<'_> {
             t = Nics::pass(ns_per_byte, &mut self.nics.in_free_ns[n as usize], t, wire);
         }
         t += codec_ns;
+        self.count_bytes(from, to, wire);
+        t - self.now
+    }
+
+    /// Counts a message's `wire` bytes at its nodes (measured time only).
+    #[inline]
+    fn count_bytes(&mut self, from: End, to: End, wire: u64) {
         if let Some(m) = self.measured_t() {
             if let End::Node(n) = from {
                 self.rec.sent_bytes(m, n as usize, wire, matches!(to, End::Node(_)));
@@ -90,7 +112,6 @@ impl Sim<'_> {
                 self.rec.received_bytes(m, n as usize, wire);
             }
         }
-        t - self.now
     }
 
     /// The bytes of a reply carrying key `key`'s value.
