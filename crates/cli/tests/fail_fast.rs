@@ -116,7 +116,12 @@ fn a_run_that_cannot_fit_in_memory_is_refused_with_its_estimate() {
     let out = dir.join("o");
     let out = out.to_str().unwrap();
     for (what, sets, key) in [
-        ("2^30 cached rows", vec!["node.cache_rows=1073741824"], "node.cache_rows"),
+        // Over a large key space (a small one is cached by key, whatever the capacity).
+        (
+            "2^30 cached rows",
+            vec!["node.cache_rows=1073741824", "clients.keys.count=1099511627776"],
+            "node.cache_rows",
+        ),
         ("1e9 requests/s", vec!["clients.rate_per_s=1e9"], "clients.rate_per_s"),
         (
             "4,096 nodes for 36,000 s",
@@ -140,11 +145,25 @@ fn a_run_that_cannot_fit_in_memory_is_refused_with_its_estimate() {
             ],
         );
     }
-    let r = refused(&["sim", "run", sc.as_str(), "--out", out, "--set", "node.cache_rows=1073741824"]);
+    let r = refused(&[
+        "sim",
+        "run",
+        sc.as_str(),
+        "--out",
+        out,
+        "--set",
+        "node.cache_rows=1073741824",
+        "--set",
+        "clients.keys.count=1099511627776",
+    ]);
     assert!(!Path::new(out).join("summary.json").exists() && r.0 == 2);
     // The same check guards the tournament.
     let big = dir.join("big.toml");
-    std::fs::write(&big, short.replace("cache_rows = 500", "cache_rows = 1073741824")).unwrap();
+    let big_text = short
+        .replace("cache_rows = 500", "cache_rows = 1073741824")
+        .replace("count = 5000,", "count = 1099511627776,");
+    assert_ne!(big_text, short);
+    std::fs::write(&big, big_text).unwrap();
     let t_out = dir.join("t");
     let r = refused(&[
         "tournament",

@@ -230,11 +230,17 @@ coordinator = "naive"
         let e = estimate(&[(&sc, 2)], 2);
         assert!(e.bytes() > 10_000_000 && e.bytes() < 100_000_000, "{e:?}");
         assert!(e.check(1 << 30).is_ok());
-        for (set, key, at_least) in [
-            ("node.cache_rows=1073741824", "node.cache_rows", 96e9),
-            ("clients.rate_per_s=1e9", "clients.rate_per_s", 1e12),
+        for (sets, key, at_least) in [
+            // Over a large key space: a small one is cached by key, whatever the capacity.
+            (
+                &["node.cache_rows=1073741824", "clients.keys.count=1099511627776"][..],
+                "node.cache_rows",
+                64e9,
+            ),
+            (&["clients.rate_per_s=1e9"][..], "clients.rate_per_s", 1e12),
         ] {
-            let sc = scenario(&[set]);
+            let set = sets.join(" ");
+            let sc = scenario(sets);
             let e = estimate(&[(&sc, 1)], 1);
             assert_eq!(e.largest().unwrap().key, key, "{e:?}");
             assert!(e.bytes() as f64 >= at_least, "{set}: {}", gib(e.bytes()));
