@@ -140,7 +140,7 @@ impl Default for CoordinatorRule {
             expiry_memory_ns: 2_000_000_000,
             cold_hit_rate_gap: 0.1,
             overdue_factor: 1.0,
-            heat_weight: 2,
+            heat_weight: 1,
         }
     }
 }

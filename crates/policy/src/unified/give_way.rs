@@ -14,10 +14,10 @@
 //!   `expected(j) x heat(t, j)` when that is below `expected(t)`, where
 //!   `heat(t, j) = (misses(colder) / misses(warmer))^heat_weight` and `misses = 1 - min(rate, cap)`:
 //!   between equally warm replicas any saving decides, a replica with twice the misses per read
-//!   must be `2^heat_weight` times quicker. With `heat_weight` 2 a cold replica (ten times the
-//!   misses) needs a hundredfold advantage: it takes a read only when the warm ones are
-//!   overloaded (a whole zone back cold, docs/unified.md), never because HWLB's own shift of
-//!   reads made the warm ones a little slower;
+//!   must be `2^heat_weight` times quicker. With `heat_weight` 1 a cold replica (ten times the
+//!   misses) needs a tenfold advantage: it takes a read only when the warm ones are overloaded
+//!   (a whole zone back cold, a cluster past its disks' capacity: docs/unified.md), never
+//!   because HWLB's own shift of reads made the warm ones a little slower;
 //! - the coordinator's own replica keeps its place when drawn: HWLB's rows keep work local on
 //!   purpose (a local read crosses no network), and at a busy coordinator its own reads in
 //!   flight would otherwise push reads onto the network for a saving smaller than the transfer

@@ -181,7 +181,7 @@ pub static PARAMS: [ParamSpec; 26] = [
     ParamSpec {
         name: "heat_weight",
         default: D::Int {
-            value: 2,
+            value: 1,
             min: 0,
             max: MAX_HEAT_WEIGHT as i64,
         },
@@ -644,9 +644,9 @@ mod tests {
                 }
             }
         };
-        // Warm replicas at 100 ms: weighed by heat ((1.0 / 0.25)^2 = 16) the cold one costs
-        // 16 x 20 = 320 ms, more: the warm ones keep the reads.
-        feed(&mut p, 100, 10 * MS);
+        // Warm replicas at 40 ms: weighed by heat (1.0 / 0.25 = 4) the cold one costs
+        // 4 x 20 = 80 ms, more: the warm ones keep the reads.
+        feed(&mut p, 40, 10 * MS);
         for _ in 0..100 {
             p.plan(&req, 10 * MS, &mut rng, &mut plan);
             assert_ne!(plan.targets(), &[NodeId(2)]);

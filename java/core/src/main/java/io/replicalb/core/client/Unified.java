@@ -42,7 +42,7 @@ public final class Unified extends OrderingPolicy {
         Params.real("stall_ms", 1000.0, 0.001, 3_600_000.0),
         Params.real("expiry_memory_ms", 2000.0, 0.0, 3_600_000.0),
         Params.real("overdue_factor", 1.0, 0.0, 1e6),
-        Params.whole("heat_weight", 2, 0, 8),
+        Params.whole("heat_weight", 1, 0, 8),
         Params.real("stale_after_ms", 30_000.0, 0.001, 86_400_000.0),
         Params.real("cold_hit_rate_gap", 0.1, 0.0, 1.0),
     };

@@ -32,9 +32,11 @@ import static io.replicalb.cassandra.hwlb.TestCluster.ep;
  *     {@code ReadTable.set} for the request, then the read planned with its own table's rates
  *     (this node cold for that table, warm node-wide; two tables in the view);</li>
  * <li>{@code unified}: policy unified with the same rates and every peer answering in 1 ms:
- *     the coordinator rule evaluated (nothing passed over), then the same draw. Its busy
- *     threshold is set out of reach, because no replies arrive here to reset the sends it
- *     counts; the rule's cost is the same;</li>
+ *     the coordinator rule evaluated (nothing passed over), the same draw, then the give-way
+ *     comparison of the drawn replicas' expected times weighed by heat against the undrawn
+ *     one's. Its busy threshold and overdue factor are set out of reach, because no replies
+ *     arrive here to answer the reads it counts (they would soon be overdue); the rule's cost
+ *     is the same;</li>
  * <li>{@code unifiedPassingOver}: the same with one peer passed over (a recent expiry): k
  *     healthy replicas are left, so the inner order with the passed-over one last;</li>
  * <li>{@code dynamicSnitch}: Cassandra's own DynamicEndpointSnitch over the same inner snitch,
@@ -134,7 +136,8 @@ public class SortedByProximityBench
             || perTable.control().getTableReads() != 1)
             throw new IllegalStateException("the per-table snitch did not draw with its table's rates");
         ReadTable.clear();
-        Map<String, String> props = Map.of("policy", "unified", "in_flight_threshold", "1000000", "expiry_memory_ms", "3600000");
+        Map<String, String> props = Map.of("policy", "unified", "in_flight_threshold", "1000000", "expiry_memory_ms", "3600000",
+            "overdue_factor", "1000000");
         unified = snitch(props, inner, 0.0, 0.8, 0.8);
         unifiedPassing = snitch(props, inner, 0.0, 0.8, 0.8);
         long now = System.nanoTime();
@@ -232,7 +235,7 @@ public class SortedByProximityBench
         return active.sortedByProximity(local, replicas);
     }
 
-    /** unified: the coordinator rule (nothing passed over), then the draw. */
+    /** unified: the coordinator rule (nothing passed over), the draw, the give-way comparison. */
     @Benchmark
     public EndpointsForToken unified()
     {

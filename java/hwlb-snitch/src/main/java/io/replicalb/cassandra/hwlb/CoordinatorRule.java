@@ -37,7 +37,7 @@ public record CoordinatorRule(int inFlightThreshold,
     /** The most replies the silent rule can be asked to count. */
     public static final int MAX_MIN_RESPONSES = 8;
     /** The defaults (the Rust policy's). */
-    public static final CoordinatorRule DEFAULT = new CoordinatorRule(10, 2, 200, 0.05, 3.0, 5.0, 2000, 1000, 2000, 0.1, 200, 1000, 1.0, 2);
+    public static final CoordinatorRule DEFAULT = new CoordinatorRule(10, 2, 200, 0.05, 3.0, 5.0, 2000, 1000, 2000, 0.1, 200, 1000, 1.0, 1);
 
     /** Checks the invariants. */
     public CoordinatorRule

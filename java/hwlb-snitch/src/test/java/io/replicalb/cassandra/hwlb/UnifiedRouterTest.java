@@ -47,9 +47,10 @@ class UnifiedRouterTest
         }
         int id22 = d.view().id(ep(22));
         int id23 = d.view().id(ep(23));
-        // .23 answered in 1 ms before: the pooled usual time is 1 ms (.22 has no average of its own).
+        // .23 answered in 50 ms before: the pooled usual time is 50 ms (.22 has no average of its
+        // own), long enough that a loaded machine draws .22 again before its read is overdue.
         for (int i = 0; i < 20; i++)
-            s.health().replied(id23, 1_000_000, now);
+            s.health().replied(id23, 50_000_000, now);
         EndpointsForToken rs = replicas(21, 22, 23);
         // .23 answers every read; .22 answers nothing (paused).
         int to22 = 0;
@@ -59,13 +60,13 @@ class UnifiedRouterTest
             if (o.get(0).equals(ep(22)))
                 to22++;
             if (o.get(0).equals(ep(23)))
-                s.health().replied(id23, 1_000_000, System.nanoTime());
+                s.health().replied(id23, 50_000_000, System.nanoTime());
         }
         // One unanswered read doubles its expected time: it gives way from then on, and once
         // that read has waited longer than the usual time it is overdue, passed over.
         assertEquals(1, to22, "one read reaches the silent replica");
         assertTrue(s.control().counters().totals().get(HwlbCounters.GAVE_WAY) > 0, "it gave way");
-        Thread.sleep(20);
+        Thread.sleep(200);
         assertTrue(s.health().overdue(id22, System.nanoTime()), "its read is overdue");
         assertFalse(s.health().silent(id22, System.nanoTime()), "ten sends would make it silent: it got one");
         long before = s.control().getPassedOver();
@@ -73,7 +74,7 @@ class UnifiedRouterTest
         {
             List<InetAddressAndPort> o = order(s.sortedByProximity(ep(21), rs));
             assertEquals(ep(22), o.get(2), "the overdue replica is the last resort");
-            s.health().replied(d.view().id(o.get(0)), 1_000_000, System.nanoTime());
+            s.health().replied(d.view().id(o.get(0)), 50_000_000, System.nanoTime());
         }
         assertEquals(before + 50, s.control().getPassedOver(), "passed over in every read");
         assertEquals(0, s.control().getFallbacks());
@@ -87,7 +88,7 @@ class UnifiedRouterTest
         {
             List<InetAddressAndPort> o = order(s.sortedByProximity(ep(21), rs));
             seen = o.get(0).equals(ep(22));
-            s.health().replied(d.view().id(o.get(0)), 1_000_000, System.nanoTime());
+            s.health().replied(d.view().id(o.get(0)), 50_000_000, System.nanoTime());
         }
         assertTrue(seen, "drawn again");
         assertEquals(passed, s.control().getPassedOver());
