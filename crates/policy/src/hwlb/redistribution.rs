@@ -78,14 +78,14 @@ pub fn redistribute_with(shares: &[f64], k: usize, scratch: &mut Scratch) -> Res
     let mut diag = std::mem::take(&mut scratch.diag);
     diag.clear();
     diag.extend(shares.iter().map(|&p| (nf * p).min(cap)));
-    let mut surplus = std::mem::take(&mut scratch.surplus);
-    surplus.clear();
-    surplus.extend(diag.iter().map(|&d| (1.0 - d).max(0.0)));
-    let mut deficit = std::mem::take(&mut scratch.deficit);
-    deficit.clear();
-    deficit.extend(shares.iter().zip(&diag).map(|(&p, &d)| (nf * p - d).max(0.0)));
+    scratch.surplus.clear();
+    scratch.surplus.extend(diag.iter().map(|&d| (1.0 - d).max(0.0)));
+    scratch.deficit.clear();
+    scratch
+        .deficit
+        .extend(shares.iter().zip(&diag).map(|(&p, &d)| (nf * p - d).max(0.0)));
 
-    let mut t = Transport::new(n, cap, surplus, deficit, scratch);
+    let mut t = Transport::new(n, cap, scratch);
     t.proportional_fill();
     let done = t.complete();
     t.give_back(scratch);
@@ -96,24 +96,13 @@ pub fn redistribute_with(shares: &[f64], k: usize, scratch: &mut Scratch) -> Res
     done
 }
 
-/// The off-diagonal transport being built.
+/// The off-diagonal transport being built, in the working memory of [`Scratch`] (`cells` the
+/// current x[c * n + j], the diagonal staying 0; `surplus` and `deficit` the row and column
+/// targets a_c and b_j; the search's labels and queue, see [`Self::complete`]).
 struct Transport {
     n: usize,
     cap: f64,
-    /// Row targets a_c.
-    surplus: Vec<f64>,
-    /// Column targets b_j.
-    deficit: Vec<f64>,
-    /// Current cells x[c * n + j]; the diagonal stays 0.
-    cells: Vec<f64>,
-    row_sum: Vec<f64>,
-    col_sum: Vec<f64>,
-    /// The search's labels and queue (see [`Self::complete`]).
-    row_from: Vec<usize>,
-    col_from: Vec<usize>,
-    row_seen: Vec<bool>,
-    col_seen: Vec<bool>,
-    queue: Vec<(bool, usize)>,
+    w: Scratch,
 }
 
 /// `v` emptied and filled with `len` copies of `x` (its memory kept).
@@ -124,68 +113,52 @@ fn refill<T: Clone>(mut v: Vec<T>, len: usize, x: T) -> Vec<T> {
 }
 
 impl Transport {
-    fn new(n: usize, cap: f64, surplus: Vec<f64>, deficit: Vec<f64>, s: &mut Scratch) -> Self {
-        Transport {
-            n,
-            cap,
-            surplus,
-            deficit,
-            cells: refill(std::mem::take(&mut s.cells), n * n, 0.0),
-            row_sum: refill(std::mem::take(&mut s.row_sum), n, 0.0),
-            col_sum: refill(std::mem::take(&mut s.col_sum), n, 0.0),
-            row_from: refill(std::mem::take(&mut s.row_from), n, usize::MAX),
-            col_from: refill(std::mem::take(&mut s.col_from), n, usize::MAX),
-            row_seen: refill(std::mem::take(&mut s.row_seen), n, false),
-            col_seen: refill(std::mem::take(&mut s.col_seen), n, false),
-            queue: {
-                let mut q = std::mem::take(&mut s.queue);
-                q.clear();
-                q.reserve(2 * n);
-                q
-            },
-        }
+    /// Takes `s`'s memory, its `surplus` and `deficit` already set (the caller holds the diagonal).
+    fn new(n: usize, cap: f64, s: &mut Scratch) -> Self {
+        let mut w = std::mem::take(s);
+        w.cells = refill(w.cells, n * n, 0.0);
+        w.row_sum = refill(w.row_sum, n, 0.0);
+        w.col_sum = refill(w.col_sum, n, 0.0);
+        w.row_from = refill(w.row_from, n, usize::MAX);
+        w.col_from = refill(w.col_from, n, usize::MAX);
+        w.row_seen = refill(w.row_seen, n, false);
+        w.col_seen = refill(w.col_seen, n, false);
+        w.queue.clear();
+        w.queue.reserve(2 * n);
+        Transport { n, cap, w }
     }
 
     /// Hands its memory back to `s` (the rows in `s.cells`).
     fn give_back(self, s: &mut Scratch) {
-        s.surplus = self.surplus;
-        s.deficit = self.deficit;
-        s.cells = self.cells;
-        s.row_sum = self.row_sum;
-        s.col_sum = self.col_sum;
-        s.row_from = self.row_from;
-        s.col_from = self.col_from;
-        s.row_seen = self.row_seen;
-        s.col_seen = self.col_seen;
-        s.queue = self.queue;
+        *s = self.w;
     }
 
     /// Step 1: x_cj = a_c * b_j / (sum of b over j != c), clipped to the cap, then scaled so
     /// that no column and no row exceeds its target.
     fn proportional_fill(&mut self) {
         let n = self.n;
-        let total_deficit: f64 = self.deficit.iter().sum();
+        let total_deficit: f64 = self.w.deficit.iter().sum();
         for c in 0..n {
-            let others = total_deficit - self.deficit[c];
+            let others = total_deficit - self.w.deficit[c];
             if others <= EPS {
                 continue;
             }
             for j in (0..n).filter(|&j| j != c) {
-                self.cells[c * n + j] = (self.surplus[c] * self.deficit[j] / others).min(self.cap);
+                self.w.cells[c * n + j] = (self.w.surplus[c] * self.w.deficit[j] / others).min(self.cap);
             }
         }
         for j in 0..n {
-            let sum: f64 = (0..n).map(|c| self.cells[c * n + j]).sum();
-            if sum > self.deficit[j] {
-                let scale = self.deficit[j] / sum;
-                (0..n).for_each(|c| self.cells[c * n + j] *= scale);
+            let sum: f64 = (0..n).map(|c| self.w.cells[c * n + j]).sum();
+            if sum > self.w.deficit[j] {
+                let scale = self.w.deficit[j] / sum;
+                (0..n).for_each(|c| self.w.cells[c * n + j] *= scale);
             }
         }
         for c in 0..n {
-            let sum: f64 = self.cells[c * n..(c + 1) * n].iter().sum();
-            if sum > self.surplus[c] {
-                let scale = self.surplus[c] / sum;
-                self.cells[c * n..(c + 1) * n].iter_mut().for_each(|x| *x *= scale);
+            let sum: f64 = self.w.cells[c * n..(c + 1) * n].iter().sum();
+            if sum > self.w.surplus[c] {
+                let scale = self.w.surplus[c] / sum;
+                self.w.cells[c * n..(c + 1) * n].iter_mut().for_each(|x| *x *= scale);
             }
         }
         self.recompute_sums();
@@ -194,10 +167,10 @@ impl Transport {
     fn recompute_sums(&mut self) {
         let n = self.n;
         for c in 0..n {
-            self.row_sum[c] = self.cells[c * n..(c + 1) * n].iter().sum();
+            self.w.row_sum[c] = self.w.cells[c * n..(c + 1) * n].iter().sum();
         }
         for j in 0..n {
-            self.col_sum[j] = (0..n).map(|c| self.cells[c * n + j]).sum();
+            self.w.col_sum[j] = (0..n).map(|c| self.w.cells[c * n + j]).sum();
         }
     }
 
@@ -205,13 +178,14 @@ impl Transport {
     /// by breadth-first search (shortest first, so the number of augmentations is bounded
     /// independently of the values), until every row has forwarded its surplus.
     fn complete(&mut self) -> Result<(), Infeasible> {
-        let mut row_from = std::mem::take(&mut self.row_from);
-        let mut col_from = std::mem::take(&mut self.col_from);
-        let mut row_seen = std::mem::take(&mut self.row_seen);
-        let mut col_seen = std::mem::take(&mut self.col_seen);
-        let mut queue = std::mem::take(&mut self.queue);
+        let mut row_from = std::mem::take(&mut self.w.row_from);
+        let mut col_from = std::mem::take(&mut self.w.col_from);
+        let mut row_seen = std::mem::take(&mut self.w.row_seen);
+        let mut col_seen = std::mem::take(&mut self.w.col_seen);
+        let mut queue = std::mem::take(&mut self.w.queue);
         let done = self.search(&mut row_from, &mut col_from, &mut row_seen, &mut col_seen, &mut queue);
-        (self.row_from, self.col_from, self.row_seen, self.col_seen, self.queue) = (row_from, col_from, row_seen, col_seen, queue);
+        (self.w.row_from, self.w.col_from, self.w.row_seen, self.w.col_seen, self.w.queue) =
+            (row_from, col_from, row_seen, col_seen, queue);
         done
     }
 
@@ -231,7 +205,7 @@ impl Transport {
             col_seen.iter_mut().for_each(|s| *s = false);
             queue.clear();
             for c in 0..n {
-                if self.surplus[c] - self.row_sum[c] > EPS {
+                if self.w.surplus[c] - self.w.row_sum[c] > EPS {
                     row_seen[c] = true;
                     row_from[c] = usize::MAX;
                     queue.push((true, c));
@@ -247,10 +221,10 @@ impl Transport {
                 head += 1;
                 if is_row {
                     for j in 0..n {
-                        if j != v && !col_seen[j] && self.cap - self.cells[v * n + j] > EPS {
+                        if j != v && !col_seen[j] && self.cap - self.w.cells[v * n + j] > EPS {
                             col_seen[j] = true;
                             col_from[j] = v;
-                            if self.deficit[j] - self.col_sum[j] > EPS {
+                            if self.w.deficit[j] - self.w.col_sum[j] > EPS {
                                 sink_col = Some(j);
                                 break;
                             }
@@ -259,7 +233,7 @@ impl Transport {
                     }
                 } else {
                     for c in 0..n {
-                        if c != v && !row_seen[c] && self.cells[c * n + v] > EPS {
+                        if c != v && !row_seen[c] && self.w.cells[c * n + v] > EPS {
                             row_seen[c] = true;
                             row_from[c] = v;
                             queue.push((true, c));
@@ -268,7 +242,7 @@ impl Transport {
                 }
             }
             let Some(end) = sink_col else {
-                let shortfall: f64 = (0..n).map(|c| self.surplus[c] - self.row_sum[c]).sum();
+                let shortfall: f64 = (0..n).map(|c| self.w.surplus[c] - self.w.row_sum[c]).sum();
                 return Err(Infeasible { shortfall });
             };
             self.augment(end, row_from, col_from);
@@ -279,34 +253,34 @@ impl Transport {
     fn augment(&mut self, end: usize, row_from: &[usize], col_from: &[usize]) {
         let n = self.n;
         // Walk back once to find the bottleneck.
-        let mut delta = self.deficit[end] - self.col_sum[end];
+        let mut delta = self.w.deficit[end] - self.w.col_sum[end];
         let mut j = end;
         let start_row = loop {
             let c = col_from[j];
-            delta = delta.min(self.cap - self.cells[c * n + j]);
+            delta = delta.min(self.cap - self.w.cells[c * n + j]);
             match row_from[c] {
                 usize::MAX => break c,
                 prev_col => {
-                    delta = delta.min(self.cells[c * n + prev_col]);
+                    delta = delta.min(self.w.cells[c * n + prev_col]);
                     j = prev_col;
                 }
             }
         };
-        delta = delta.min(self.surplus[start_row] - self.row_sum[start_row]);
+        delta = delta.min(self.w.surplus[start_row] - self.w.row_sum[start_row]);
         debug_assert!(delta > 0.0);
         // Walk back again to apply it: forward edges gain, backward edges lose.
         let mut j = end;
-        self.col_sum[end] += delta;
+        self.w.col_sum[end] += delta;
         loop {
             let c = col_from[j];
-            self.cells[c * n + j] = (self.cells[c * n + j] + delta).min(self.cap);
+            self.w.cells[c * n + j] = (self.w.cells[c * n + j] + delta).min(self.cap);
             match row_from[c] {
                 usize::MAX => {
-                    self.row_sum[c] += delta;
+                    self.w.row_sum[c] += delta;
                     break;
                 }
                 prev_col => {
-                    self.cells[c * n + prev_col] = (self.cells[c * n + prev_col] - delta).max(0.0);
+                    self.w.cells[c * n + prev_col] = (self.w.cells[c * n + prev_col] - delta).max(0.0);
                     j = prev_col;
                 }
             }
