@@ -160,6 +160,21 @@ static LIVE_PIDS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 /// Directories of the Cassandra clusters this process runs, brought down on Ctrl-C.
 static LIVE_CASSANDRA_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 static INTERRUPT_HANDLER: std::sync::Once = std::sync::Once::new();
+/// Set by the interrupt handler before it stops anything: work that fails after this point
+/// failed because its cluster was being brought down, and the process exits 130, not 1.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// When an interrupt (Ctrl-C or SIGTERM) is being handled, waits for the handler to stop the
+/// nodes and exit the process with 130 (or exits 130 itself after `grace`); returns at once
+/// otherwise. A command that fails calls this before exiting with its own code, so the error a
+/// stopped cluster causes (a connection reset) never hides the interrupt.
+pub fn defer_to_interrupt(grace: Duration) {
+    if !INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+        return;
+    }
+    std::thread::sleep(grace);
+    std::process::exit(130);
+}
 
 /// Brings the Cassandra cluster in `dir` down if this process is interrupted (Ctrl-C or
 /// SIGTERM) before [`forget_cassandra_dir`]: its nodes and proxy run in process groups of
@@ -203,6 +218,7 @@ fn install_interrupt_handler() {
                     _ = term.recv() => {}
                 }
             });
+            INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
             let pids = LIVE_PIDS.lock().unwrap_or_else(|p| p.into_inner()).clone();
             for pid in pids {
                 let _ = launcher::send_signal(pid, launcher::Signal::Kill);
