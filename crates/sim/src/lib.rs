@@ -10,7 +10,8 @@
 //! - [`runs`]: the `--policy` list;
 //! - [`engine`]: the simulation loop;
 //! - [`compare`]: several runs on threads, results in list order;
-//! - [`memory`]: what a batch of runs needs in memory, estimated before it starts.
+//! - [`memory`]: what a batch of runs needs in memory, estimated before it starts;
+//! - [`speculation`]: the speculative-retry threshold of a percentile policy.
 //!
 //! The scenario model (format, checks, `--policy` lists, fault timeline, distributions, key
 //! choice) comes from the [`workload`] crate, shared with the real cluster (re-exported here
@@ -24,6 +25,7 @@ pub mod lru;
 pub mod memory;
 pub mod prefetch;
 pub mod queue;
+pub mod speculation;
 
 pub use compare::{run_all, run_jobs, Job, RunResult};
 pub use engine::{Outcome, Sim};

@@ -126,6 +126,14 @@ pub enum Event {
         /// Its generation when it went down.
         gen: u32,
     },
+    /// Failure detector: a node paused since its pause number `pause` has said nothing for
+    /// `failure_detection_ms`; peers see it down if it is still in that pause.
+    PauseConvicted {
+        /// The node.
+        node: u16,
+        /// Which of its pauses ([`crate::engine::node::Node::pauses`] when it began).
+        pause: u32,
+    },
     /// Peers see a node up.
     SeenUp {
         /// The node.
@@ -159,6 +167,7 @@ enum Kind {
     Gossip,
     Fault,
     SeenDown,
+    PauseConvicted,
     SeenUp,
     Fluctuate,
     Tick,
@@ -200,6 +209,7 @@ impl Event {
             E::Gossip { node, only, rate } => (Kind::Gossip, node as u32, only.map_or(0, |r| r + 1), rate.to_bits()),
             E::Fault { action } => (Kind::Fault, action, 0, 0),
             E::SeenDown { node, gen } => (Kind::SeenDown, node as u32, gen, 0),
+            E::PauseConvicted { node, pause } => (Kind::PauseConvicted, node as u32, pause, 0),
             E::SeenUp { node, gen } => (Kind::SeenUp, node as u32, gen, 0),
             E::Fluctuate { fault } => (Kind::Fluctuate, fault, 0, 0),
             E::Tick => (Kind::Tick, 0, 0, 0),
@@ -244,6 +254,7 @@ impl Event {
             },
             Kind::Fault => E::Fault { action: a },
             Kind::SeenDown => E::SeenDown { node: a as u16, gen: b },
+            Kind::PauseConvicted => E::PauseConvicted { node: a as u16, pause: b },
             Kind::SeenUp => E::SeenUp { node: a as u16, gen: b },
             Kind::Fluctuate => E::Fluctuate { fault: a },
             Kind::Tick => E::Tick,
@@ -252,7 +263,7 @@ impl Event {
 }
 
 /// Every kind, indexed by its discriminant.
-const KINDS: [Kind; 16] = [
+const KINDS: [Kind; 17] = [
     Kind::Arrival,
     Kind::AtCoordinator,
     Kind::AtReplica,
@@ -266,13 +277,14 @@ const KINDS: [Kind; 16] = [
     Kind::Gossip,
     Kind::Fault,
     Kind::SeenDown,
+    Kind::PauseConvicted,
     Kind::SeenUp,
     Kind::Fluctuate,
     Kind::Tick,
 ];
 /// Bits of the key below the sequence number, holding the kind.
-const KIND_BITS: u32 = 4;
-const _: () = assert!(KINDS.len() == 1 << KIND_BITS && KINDS[Kind::Tick as usize] as usize == Kind::Tick as usize);
+const KIND_BITS: u32 = 5;
+const _: () = assert!(KINDS.len() <= 1 << KIND_BITS && KINDS[Kind::Tick as usize] as usize == Kind::Tick as usize);
 
 /// One scheduled event, packed into 32 bytes: `key` is the time (high 64 bits), then the
 /// sequence number, then the kind, so entries order by one `u128` comparison. Aligned to its

@@ -2,7 +2,10 @@
 //! Cassandra; it works equally for a client choosing among replicas).
 //!
 //! - Every reply's latency goes into the host's [`DecayingReservoir`] (100 samples, alpha
-//!   0.75 per second).
+//!   0.75 per second) in whole milliseconds, truncated, as Cassandra stores it; a request that
+//!   expired or whose node died adds `timeout_sample_ms` (5,000: Cassandra adds an expired
+//!   callback's time-out), so a node that stopped answering scores as slow as the time-out
+//!   until fresher samples outweigh those.
 //! - Every `update_interval_ms` (100 ms) the scores are recomputed: `score = median /
 //!   max(1 ms, largest median) + severity`. Recomputation is lazy: the first plan after the
 //!   boundary does it, for the hosts whose samples changed since the last one only (a host's
@@ -13,12 +16,11 @@
 //!   ago is not held against forever; hosts without samples have no score and count as 0.
 //! - Ordering: the topology order (the local node first when it is a candidate, then the
 //!   request's candidate order) is kept unless at some position its score exceeds the sorted
-//!   score at that position times `1 + badness_threshold` (0.1); then the candidates are sorted
+//!   score at that position times `1 + badness_threshold` (1.0, Cassandra 4.0+'s default); then the candidates are sorted
 //!   by score, ties keeping topology order. A threshold of 0 always sorts.
 //!
 //! Severity, in Cassandra a gossiped I/O-load indicator, has no source in the feedback record,
-//! so it is 0 (as in C3's simulator model). Time-outs add no sample (the caller does not report
-//! a latency for them). The reservoir's random draws are hashed from (node, sample number,
+//! so it is 0 (as in C3's simulator model). The reservoir's random draws are hashed from (node, sample number,
 //! latency) because replies carry no RNG; the policy stays a pure function of its inputs.
 
 use super::reservoir::{unit_from_hash, DecayingReservoir};
@@ -27,21 +29,30 @@ use crate::order::{scratch, sort_by_score, ScoreBuf};
 use crate::params::{ParamDefault as D, ParamSpec, ParamTable, Params, PolicyError};
 use crate::policy::Policy;
 use crate::rng::Rng;
-use crate::types::{Decision, NodeId, Plan, Reply, Request, Side};
+use crate::types::{Decision, Failure, NodeId, Plan, Reply, Request, Side};
 
 /// The name it is registered under.
 pub const NAME: &str = "dynamic-snitch";
 
 /// Its parameters with Cassandra's defaults.
-pub static PARAMS: [ParamSpec; 5] = [
+pub static PARAMS: [ParamSpec; 6] = [
     ParamSpec {
         name: "badness_threshold",
         default: D::Float {
-            value: 0.1,
+            value: 1.0,
             min: 0.0,
             max: 1e6,
         },
-        description: "keep topology order unless a score exceeds the sorted one by this fraction",
+        description: "keep topology order unless a score exceeds the sorted one by this fraction (Cassandra 4.0+'s default; 0.1 in older cassandra.yaml files)",
+    },
+    ParamSpec {
+        name: "timeout_sample_ms",
+        default: D::Float {
+            value: 5000.0,
+            min: 0.0,
+            max: 86_400_000.0,
+        },
+        description: "the sample an expired or lost request adds (Cassandra counts an expired callback at its time-out, read_request_timeout)",
     },
     ParamSpec {
         name: "update_interval_ms",
@@ -146,6 +157,8 @@ impl MaxTree {
 pub struct DynamicSnitch {
     params: Params,
     badness_threshold: f64,
+    /// The sample (whole ms) a request that expired or was lost adds.
+    timeout_sample_ms: f64,
     update_interval_ns: u64,
     reset_interval_ns: u64,
     reservoir_size: usize,
@@ -171,6 +184,7 @@ impl DynamicSnitch {
         let reservoir_size = params.i64("reservoir_size") as usize;
         Ok(DynamicSnitch {
             badness_threshold: params.f64("badness_threshold"),
+            timeout_sample_ms: params.f64("timeout_sample_ms").trunc(),
             update_interval_ns: ((params.f64("update_interval_ms") * 1e6) as u64).max(1),
             reset_interval_ns,
             reservoir_size,
@@ -264,15 +278,33 @@ impl Policy for DynamicSnitch {
     }
 
     fn on_reply(&mut self, reply: &Reply, now_ns: u64) {
+        // Whole milliseconds, truncated, as Cassandra stores them (`TimeUnit.toMillis`): on a
+        // fast cluster most samples are 0 or 1 and the scores move in steps.
+        let ms = (reply.latency_ns / 1_000_000) as f64;
+        self.add_sample(reply.node, ms, reply.latency_ns, now_ns);
+    }
+
+    fn on_failure(&mut self, node: NodeId, failure: Failure, now_ns: u64) {
+        // Cassandra adds an expired request's time-out to the host's samples; a request to a
+        // node that died expires the same way. An error is an answer: no sample here.
+        if failure != Failure::Error {
+            self.add_sample(node, self.timeout_sample_ms, failure as u64, now_ns);
+        }
+    }
+}
+
+impl DynamicSnitch {
+    /// Adds one latency sample (ms) for `node`; `salt` varies the reservoir's hashed draw.
+    fn add_sample(&mut self, node: NodeId, ms: f64, salt: u64, now_ns: u64) {
         let (size, alpha) = (self.reservoir_size, self.alpha_per_s);
-        let slot = self.hosts.entry_slot(reply.node);
+        let slot = self.hosts.entry_slot(node);
         let h = self.hosts.at_mut(slot);
         if h.samples.is_empty() && h.seen == 0 {
             h.samples = DecayingReservoir::new(size);
         }
         h.seen += 1;
-        let u = unit_from_hash((reply.node.0 as u64) << 48 ^ h.seen << 20 ^ reply.latency_ns);
-        let kept = h.samples.update(reply.latency_ns as f64 / 1e6, now_ns as f64 / 1e9, alpha, u, size);
+        let u = unit_from_hash((node.0 as u64) << 48 ^ h.seen << 20 ^ salt);
+        let kept = h.samples.update(ms, now_ns as f64 / 1e9, alpha, u, size);
         if kept {
             if std::mem::replace(&mut h.changed, true) {
                 h.current = None;
@@ -309,25 +341,60 @@ mod tests {
         let nodes = ids(3);
         let mut rng = Rng::seed_from_u64(1);
         let mut plan = Plan::new();
-        // Node 0 is 5% slower than the others: within the 10% threshold, topology order stays.
-        feed(&mut p, 0, 10.5, 50, 0);
+        // Node 0 is 80% slower than the others: within the threshold (1.0), topology order stays.
+        feed(&mut p, 0, 18.0, 50, 0);
         feed(&mut p, 1, 10.0, 50, 0);
         feed(&mut p, 2, 10.0, 50, 0);
         p.plan(&req(&nodes, 1), 0, &mut rng, &mut plan);
         assert_eq!(plan.all(), &[NodeId(0), NodeId(1), NodeId(2)]);
         assert!((p.score(NodeId(0)).unwrap() - 1.0).abs() < 1e-12);
-        // Node 0 becomes 20% slower: sorted by score at the next update (100 ms later).
-        feed(&mut p, 0, 12.0, 300, 50 * MS);
+        // Node 0 becomes 2.5x as slow: sorted by score at the next update (100 ms later).
+        feed(&mut p, 0, 25.0, 300, 50 * MS);
         p.plan(&req(&nodes, 1), 60 * MS, &mut rng, &mut plan);
         assert_eq!(plan.targets(), &[NodeId(0)], "scores are only recomputed every 100 ms");
         p.plan(&req(&nodes, 1), 100 * MS, &mut rng, &mut plan);
         assert_eq!(plan.all(), &[NodeId(1), NodeId(2), NodeId(0)]);
         // Threshold 0: always sorted (ties keep topology order).
         let mut always = DynamicSnitch::new(&table(&[("badness_threshold", crate::ParamValue::Float(0.0))])).unwrap();
-        feed(&mut always, 0, 10.5, 50, 0);
+        feed(&mut always, 0, 11.0, 50, 0);
         feed(&mut always, 1, 10.0, 50, 0);
         always.plan(&req(&nodes, 1), 0, &mut rng, &mut plan);
         assert_eq!(plan.all(), &[NodeId(2), NodeId(1), NodeId(0)], "no samples = score 0 = best");
+    }
+
+    #[test]
+    fn samples_are_whole_milliseconds_as_cassandra_keeps_them() {
+        let mut p = DynamicSnitch::new(&ParamTable::new()).unwrap();
+        let (nodes, mut rng, mut plan) = (ids(2), Rng::seed_from_u64(4), Plan::new());
+        // 0.4 ms and 0.9 ms both truncate to 0: equal scores, topology order, however many.
+        feed(&mut p, 0, 0.9, 100, 0);
+        feed(&mut p, 1, 0.4, 100, 0);
+        p.plan(&req(&nodes, 1), 0, &mut rng, &mut plan);
+        assert_eq!((p.score(NodeId(0)), p.score(NodeId(1))), (Some(0.0), Some(0.0)));
+        assert_eq!(plan.targets(), &[NodeId(0)]);
+        // 2.7 ms counts as 2, and any score above 0 is more than twice 0: sorted.
+        feed(&mut p, 0, 2.7, 300, 10 * MS);
+        p.plan(&req(&nodes, 1), 100 * MS, &mut rng, &mut plan);
+        assert_eq!(p.score(NodeId(0)), Some(1.0), "the median 2 over the largest median 2");
+        assert_eq!(plan.targets(), &[NodeId(1)]);
+    }
+
+    #[test]
+    fn an_expired_request_counts_at_the_time_out() {
+        let mut p = DynamicSnitch::new(&ParamTable::new()).unwrap();
+        let (nodes, mut rng, mut plan) = (ids(2), Rng::seed_from_u64(5), Plan::new());
+        feed(&mut p, 0, 3.0, 20, 0);
+        feed(&mut p, 1, 3.0, 20, 0);
+        // Node 0 dies: the requests sent to it expire a little later; they outnumber its
+        // fast samples and, being newer, outweigh them.
+        for i in 0..30 {
+            p.on_failure(NodeId(0), Failure::Timeout, 500 * MS + i * MS);
+        }
+        p.on_failure(NodeId(1), Failure::Error, 500 * MS);
+        p.plan(&req(&nodes, 1), 600 * MS, &mut rng, &mut plan);
+        assert_eq!(p.score(NodeId(0)), Some(1.0), "its median is the 5,000 ms time-out");
+        assert!(p.score(NodeId(1)).unwrap() < 0.001, "an error is an answer, not a sample");
+        assert_eq!(plan.targets(), &[NodeId(1)]);
     }
 
     #[test]

@@ -53,10 +53,10 @@ impl Sim<'_> {
             }
         }
         if let Speculative::Percentile { quantile } = self.sc.requests.speculative {
-            if self.replica_latency.count() > 0 {
-                self.speculate_after_ns = (self.replica_latency.quantile_ms(quantile) * 1e6) as u64;
+            if let Some(ns) = self.read_latency.quantile_ns(quantile) {
+                self.speculate_after_ns = ns;
             }
-            self.replica_latency.reset();
+            self.read_latency.decay(1.0);
         }
         self.q.push(now + SECOND_NS, Event::Tick);
     }
@@ -98,8 +98,15 @@ impl Sim<'_> {
             Action::Down => self.crash(n),
             Action::Up => self.restart_node(n),
             Action::Pause => {
-                if self.nodes[n].up {
-                    self.nodes[n].paused = true;
+                if self.nodes[n].up && !self.nodes[n].paused {
+                    let node = &mut self.nodes[n];
+                    node.paused = true;
+                    node.pauses += 1;
+                    let convicted = Event::PauseConvicted {
+                        node: n as u16,
+                        pause: node.pauses,
+                    };
+                    self.q.push(self.now + self.sc.run.failure_detection_ns, convicted);
                     self.marker(format!("node {n} paused"));
                 }
             }
@@ -110,6 +117,12 @@ impl Sim<'_> {
                     let deferred = std::mem::take(&mut self.nodes[n].deferred);
                     for e in deferred {
                         self.q.push(self.now, e);
+                    }
+                    if !self.seen_up[n] {
+                        // Convicted during the pause: its heartbeats resume now.
+                        let gen = self.nodes[n].gen;
+                        self.q
+                            .push(self.now + self.sc.run.up_detection_ns, Event::SeenUp { node: n as u16, gen });
                     }
                 }
             }
@@ -210,6 +223,17 @@ impl Sim<'_> {
             .push(now + self.sc.run.up_detection_ns, Event::SeenUp { node: n as u16, gen });
     }
 
+    /// A paused node still in pause number `pause` after `failure_detection_ms`: a failure
+    /// detector convicts a process that stopped answering as it does a dead one (Cassandra's
+    /// phi detector a frozen JVM; the drivers then hear that the node is down), so peers and
+    /// clients see it down; it is seen up again `up_detection_ms` after it resumes.
+    pub(super) fn on_pause_convicted(&mut self, n: usize, pause: u32) {
+        let node = &self.nodes[n];
+        if node.up && node.paused && node.pauses == pause && self.seen_up[n] {
+            self.on_seen_down(n, node.gen);
+        }
+    }
+
     pub(super) fn on_seen_down(&mut self, n: usize, gen: u32) {
         debug_assert!(self.nodes[n].gen >= gen);
         self.seen_up[n] = false;
@@ -231,7 +255,7 @@ impl Sim<'_> {
             self.give_outcome(op, Err(Failure::ConnectionLost));
             self.ops.remove(op);
         }
-        if self.nodes[n].up {
+        if self.nodes[n].up && !self.nodes[n].paused {
             let g = self.nodes[n].gen;
             self.q
                 .push(self.now + self.sc.run.up_detection_ns, Event::SeenUp { node: n as u16, gen: g });

@@ -30,7 +30,7 @@ use crate::lru::Lru;
 use crate::queue::{Event, Queue, Ref, StageKind};
 use crate::runs::RunSpec;
 use crate::scenario::{Arrival, Routing, Scenario, Speculative};
-use metrics::{CacheOutcome, LatencyHistogram, ReadKind, Recorder, RecorderConfig, RunMetrics};
+use metrics::{CacheOutcome, ReadKind, Recorder, RecorderConfig, RunMetrics};
 use multi::{Multi, NO_PARENT};
 use network::{End, Nics};
 use node::{Node, Stage};
@@ -136,7 +136,8 @@ pub struct Sim<'s> {
     faults: FaultPlan,
     events: u64,
     restart: Option<(usize, f64)>,
-    replica_latency: LatencyHistogram,
+    /// Reads' latencies at their coordinators, for a percentile speculative retry.
+    read_latency: crate::speculation::DecayingHistogram,
     speculate_after_ns: u64,
     speculate_by_percentile: bool,
     /// Whether the next events' records are prefetched: only with more requesters and nodes
@@ -232,6 +233,7 @@ impl<'s> Sim<'s> {
                 zone: topo.node_zone(n),
                 up: true,
                 paused: false,
+                pauses: 0,
                 gen: 0,
                 cpu: Stage::new(conc, sc.node.cpu_service),
                 disk: sc
@@ -321,7 +323,7 @@ impl<'s> Sim<'s> {
             faults,
             events: 0,
             restart: None,
-            replica_latency: LatencyHistogram::new(),
+            read_latency: Default::default(),
             speculate_after_ns: u64::MAX,
             speculate_by_percentile: matches!(sc.requests.speculative, Speculative::Percentile { .. }),
             prefetch,
@@ -554,6 +556,7 @@ impl<'s> Sim<'s> {
             Event::Gossip { node, only, rate } => self.on_gossip(node as usize, only, rate),
             Event::Fault { action } => self.on_fault(action as usize),
             Event::SeenDown { node, gen } => self.on_seen_down(node as usize, gen),
+            Event::PauseConvicted { node, pause } => self.on_pause_convicted(node as usize, pause),
             Event::SeenUp { node, gen } => self.on_seen_up(node as usize, gen),
             Event::Fluctuate { fault } => self.on_fluctuate(fault as usize),
             Event::Tick => self.on_tick(),

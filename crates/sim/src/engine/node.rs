@@ -52,6 +52,9 @@ pub struct Node {
     pub up: bool,
     /// Frozen (stop/continue).
     pub paused: bool,
+    /// Pauses begun so far: names the current one, so a failure detector's verdict on an
+    /// earlier pause does not convict a later, shorter one.
+    pub pauses: u32,
     /// Slow-down of the CPU stage.
     pub cpu_factor: f64,
     /// Time-varying slow-down (fluctuation), both stages.

@@ -338,9 +338,6 @@ impl Sim<'_> {
     pub(super) fn at_requester(&mut self, op_id: u32) {
         let op = *self.ops.at(op_id);
         self.give_outcome(op_id, Ok(()));
-        if op.kind == OpKind::Read && self.speculate_by_percentile {
-            self.replica_latency.record_ns(self.now - op.sent_ns);
-        }
         self.ops.remove(op_id);
         if op.shadow {
             return;
@@ -350,6 +347,13 @@ impl Sim<'_> {
             if req.replies == req.needed && !req.answered {
                 req.answered = true;
                 let req = *req;
+                if !req.write && req.measured && self.speculate_by_percentile {
+                    // The read's time at its coordinator (from its issue: the client's one-way
+                    // trip is in it), what Cassandra's threshold is a percentile of. Measured
+                    // reads only: the real experiments warm up without their disk limits, so
+                    // their warm-up never sets the threshold to a throttled cold disk's seconds.
+                    self.read_latency.record_ns(self.now - req.issued_ns);
+                }
                 if self.is_client(op.requester) {
                     self.complete(op.req, req);
                 } else if req.parent != NO_PARENT && req.client_dispatch.is_none() {
