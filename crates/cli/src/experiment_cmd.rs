@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 /// `experiment` arguments.
 #[derive(Args, Debug)]
 pub struct ExperimentArgs {
-    /// The scenario file (TOML; see docs/scenarios.md and docs/experiments-real.md).
+    /// The scenario file (TOML; see docs/scenarios.md and docs/experiments.md).
     scenario: PathBuf,
     /// Run on a real local cluster of the project's node processes on 127.0.0.1 (the same as
     /// `--engine node`). The simulator alone is `replica-lb sim run`.

@@ -1,6 +1,7 @@
 //! The simulator's model of Cassandra as shipped, where the real runs showed it wrong
-//! (docs/results.md): a failure detector that convicts a frozen node, and a percentile
-//! speculative retry driven by the coordinators' read latency. Run with `--release`.
+//! (results/2026-11-27-simulator-model-of-cassandra.md): a failure detector that convicts a
+//! frozen node, and a percentile speculative retry driven by the coordinators' read latency.
+//! Run with `--release`.
 
 use metrics::RunMetrics;
 use sim::{apply_overrides, parse, parse_list, run_all};

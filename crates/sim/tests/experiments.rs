@@ -137,7 +137,7 @@ fn c3_over_oracle(clients: u32) -> (f64, f64) {
 }
 
 #[test]
-#[ignore = "unmet at the design's 150 clients: c3 p99.9 is 2.2-2.4x the oracle's (full run 144 vs 65 ms; this 10 s run 155 vs 64 ms). The published C3 is information-limited here: a client hears of a server only by sending to it. See docs/c3-vs-oracle.md: within 1.5x up to ~50 clients (15: 1.28x, 50: 1.51x, 150: 2.21x), and at 150 clients sharing their feedback takes it to 1.26x"]
+#[ignore = "unmet at the design's 150 clients: c3 p99.9 is 2.2-2.4x the oracle's (full run 144 vs 65 ms; this 10 s run 155 vs 64 ms). The published C3 is information-limited here: a client hears of a server only by sending to it. See results/2026-11-24-c3-vs-oracle.md: within 1.5x up to ~50 clients (15: 1.28x, 50: 1.51x, 150: 2.21x), and at 150 clients sharing their feedback takes it to 1.26x"]
 fn c3_stays_within_one_and_a_half_times_the_oracle() {
     let (c3, oracle) = c3_over_oracle(150);
     assert!(c3 <= 1.5 * oracle, "c3 p99.9 {c3} ms vs oracle {oracle} ms");
