@@ -122,11 +122,12 @@ impl Sim<'_> {
         let now = self.now;
         if self.sc.cluster.routing == Routing::Coordinator && req.coord != NO_NODE {
             let n = &self.nodes[req.coord as usize];
+            let load = self.sc.feedback.load_reports;
             let feedback = Feedback {
                 hit_rate: n.cache.as_deref().map(|_| n.tracker.hit_rate()),
-                queue_len: Some(n.queued()),
+                queue_len: load.then(|| n.queued()),
                 service_time_ns: None,
-                in_flight: Some(n.in_flight),
+                in_flight: load.then_some(n.in_flight),
             };
             if let Some(d) = req.client_dispatch {
                 let counted = self.requesters[req.client as usize]

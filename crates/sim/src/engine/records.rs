@@ -59,12 +59,14 @@ pub(super) struct Op {
 }
 
 impl Op {
-    pub(super) fn feedback(&self, piggyback_hit_rate: bool) -> Feedback {
+    /// The feedback record of its reply: the hit rate when replies carry it
+    /// (`feedback.piggyback`), the load when they carry that (`feedback.load_reports`).
+    pub(super) fn feedback(&self, piggyback_hit_rate: bool, load_reports: bool) -> Feedback {
         Feedback {
             hit_rate: (piggyback_hit_rate && self.fb_hit_rate >= 0.0).then_some(self.fb_hit_rate),
-            queue_len: Some(self.fb_queue_len),
-            service_time_ns: Some(self.service_ns),
-            in_flight: Some(self.fb_in_flight),
+            queue_len: load_reports.then_some(self.fb_queue_len),
+            service_time_ns: load_reports.then_some(self.service_ns),
+            in_flight: load_reports.then_some(self.fb_in_flight),
         }
     }
 }

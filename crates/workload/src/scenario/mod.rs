@@ -320,8 +320,11 @@ pub struct FeedbackModel {
     pub tick_ns: u64,
     /// Hit-rate tracker window, ns.
     pub window_ns: u64,
-    /// Replies carry the feedback record.
+    /// Replies carry the replica's hit rate.
     pub piggyback: bool,
+    /// Replies carry the replica's load: its queue length, the read's service time and its
+    /// requests in flight (C3's piggyback; Cassandra's replies carry none of them).
+    pub load_reports: bool,
     /// Nodes gossip their hit rate (published rule: changed by > 0.1, or > 0.01 after 5 s).
     pub gossip: bool,
     /// Gossip propagation delay, ns.

@@ -200,6 +200,7 @@ pub struct RawFeedback {
     pub hit_rate_tick_s: Option<Spanned<f64>>,
     pub hit_rate_window_s: Option<Spanned<f64>>,
     pub piggyback: Option<bool>,
+    pub load_reports: Option<bool>,
     pub gossip: Option<bool>,
     pub gossip_delay_ms: Option<Spanned<f64>>,
     pub gossip_heartbeat: Option<bool>,

@@ -350,6 +350,7 @@ pub(super) fn feedback(cx: &Ctx, raw: &RawScenario) -> Res<FeedbackModel> {
             tick_ns: 10 * S as u64,
             window_ns: 60 * S as u64,
             piggyback: true,
+            load_reports: true,
             gossip: false,
             gossip_delay_ns: S as u64,
             gossip_heartbeat: false,
@@ -360,6 +361,7 @@ pub(super) fn feedback(cx: &Ctx, raw: &RawScenario) -> Res<FeedbackModel> {
         tick_ns: (cx.opt_num(&f.hit_rate_tick_s, "feedback.hit_rate_tick_s", 0.001, 3600.0, 10.0)? * S) as u64,
         window_ns: (cx.opt_num(&f.hit_rate_window_s, "feedback.hit_rate_window_s", 0.001, 36_000.0, 60.0)? * S) as u64,
         piggyback: f.piggyback.unwrap_or(true),
+        load_reports: f.load_reports.unwrap_or(true),
         gossip: f.gossip.unwrap_or(false),
         gossip_delay_ns: (cx.opt_num(&f.gossip_delay_ms, "feedback.gossip_delay_ms", 0.0, 3.6e6, 1000.0)? * MS) as u64,
         gossip_heartbeat: match (f.gossip_heartbeat, f.gossip) {
