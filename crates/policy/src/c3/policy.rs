@@ -174,17 +174,6 @@ impl C3 {
         self.servers.value(node).score(&self.ranking, &self.untimed_ranking)
     }
 
-    /// The expected time of one more request at `node` from what it reported of its queue and
-    /// service time ([`ServerEstimate::expected_ns`]); `None` when its replies carry no service
-    /// time (a coordinator answering a client, Cassandra's replicas) or none arrived yet.
-    pub fn reported_expected_ns(&self, node: NodeId) -> Option<f64> {
-        let s = self.servers.get(node)?;
-        if !s.timed {
-            return None;
-        }
-        s.estimate.expected_ns(s.outstanding)
-    }
-
     /// The sending rate to `node`, requests per interval (`None`: never sent to).
     pub fn send_rate(&self, node: NodeId) -> Option<f64> {
         self.servers.get(node).and_then(|s| s.limiter).map(|l| l.send_rate())

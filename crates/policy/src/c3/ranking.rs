@@ -47,15 +47,6 @@ impl ServerEstimate {
         self.response_minus_service_ns = ewma(self.response_minus_service_ns, wait_ns);
     }
 
-    /// The expected time of one more request with `outstanding` of ours at the server, ns:
-    /// the wait outside service plus one service per request ahead of it and its own
-    /// (`(R - 1/mu)_bar + (1 + outstanding + q_bar) x (1/mu)_bar`, the queue served in order);
-    /// `None` without feedback.
-    pub fn expected_ns(&self, outstanding: u32) -> Option<f64> {
-        self.known
-            .then(|| self.response_minus_service_ns + (1.0 + f64::from(outstanding) + self.queue) * self.service_ns)
-    }
-
     /// Whether any feedback arrived.
     pub fn known(&self) -> bool {
         self.known

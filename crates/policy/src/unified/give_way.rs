@@ -9,9 +9,7 @@
 //! - every candidate has an **expected time** for one more read
 //!   ([`super::coordinator::CoordinatorHealth::expected_ns`]): its latency average (every
 //!   replica's pooled average when it has none of its own), at least the wait of its oldest
-//!   unanswered read, times one plus its unanswered reads; where the replica reports its queue
-//!   and service time, at least the reported queue served in order
-//!   ([`crate::c3::C3::reported_expected_ns`]);
+//!   unanswered read, times one plus its unanswered reads;
 //! - a drawn replica `t` gives way to the undrawn candidate `j` with the lowest
 //!   `expected(j) x heat(t, j)` when that is below `expected(t)`, where
 //!   `heat(t, j) = (misses(colder) / misses(warmer))^heat_weight` and `misses = 1 - min(rate, cap)`:

@@ -31,11 +31,7 @@
 //!   notices it.
 //! - **Load inside the draw, at a coordinator** ([`give_way`]): a drawn replica gives way to
 //!   one whose expected time, weighed by heat (`heat_weight`), is lower, so that where caches
-//!   are equal the choice follows queues; HWLB's shares decide where they differ. Where the
-//!   replicas report their queue and service time (C3's piggyback; the simulator's replicas,
-//!   not Cassandra's), the expected time is at least the queue served in order
-//!   ([`crate::c3::C3::reported_expected_ns`]): at 2,000 nodes a coordinator's own latency
-//!   averages are mostly the pooled ones, and the reports tell equally warm replicas apart. The
+//!   are equal the choice follows queues; HWLB's shares decide where they differ. The
 //!   Cassandra plug-in applies the same rule (shared traces:
 //!   `testdata/unified-coordinator-traces.json`).
 //! - **Both sides**: `unified` is made to run in the driver and in the database together; a

@@ -335,8 +335,7 @@ impl Unified {
         }
         let mut expected = [0.0; MAX_REPLICAS];
         for (slot, &node) in expected.iter_mut().zip(req.candidates) {
-            let own = self.health.expected_ns(node, now_ns);
-            *slot = self.c3.reported_expected_ns(node).map_or(own, |reported| reported.max(own));
+            *slot = self.health.expected_ns(node, now_ns);
         }
         let position = |node: NodeId| req.candidates.iter().position(|&c| c == node).expect("a target is a candidate");
         let mut targets = [0usize; MAX_REPLICAS];
@@ -621,59 +620,6 @@ mod tests {
         p.on_reply(&hit_rate_reply_after(1, 0.8, 60 * MS), t + 60 * MS);
         assert!(!p.health.overdue(NodeId(1), t + 61 * MS));
         assert_eq!(p.health.waited_ns(NodeId(1), t + 61 * MS), 0);
-    }
-
-    #[test]
-    fn where_replicas_report_their_queues_a_drawn_replica_with_a_long_one_gives_way() {
-        // Coordinator 3 (not a replica) at ONE over three equally warm replicas answering in
-        // 2 ms. Replica 1 reports 20 reads queued (1 ms of service each), the others none.
-        let nodes = ids(3);
-        let req = Request {
-            candidates: &nodes,
-            replicas: None,
-            count: 1,
-            local: Some(NodeId(3)),
-            group: 9,
-        };
-        let feed = |p: &mut Unified, queue_1: Option<u32>| {
-            for round in 0..20u64 {
-                for node in 0..3u16 {
-                    let t = round * MS;
-                    let queue = if node == 1 { queue_1 } else { queue_1.map(|_| 0) };
-                    let reply = Reply {
-                        node: NodeId(node),
-                        latency_ns: 2 * MS,
-                        feedback: Feedback {
-                            hit_rate: Some(0.8),
-                            queue_len: queue,
-                            service_time_ns: queue.map(|_| MS),
-                            ..Feedback::default()
-                        },
-                    };
-                    p.on_send(NodeId(node), t);
-                    p.on_reply(&reply, t);
-                }
-            }
-        };
-        let count_of_1 = |p: &mut Unified| {
-            let (mut rng, mut plan) = (Rng::seed_from_u64(8), Plan::new());
-            (0..300)
-                .filter(|_| {
-                    p.plan(&req, 30 * MS, &mut rng, &mut plan);
-                    plan.targets() == [NodeId(1)]
-                })
-                .count()
-        };
-        // Without reports (Cassandra's replicas), HWLB's equal shares: about a third each.
-        let mut blind = defaults();
-        feed(&mut blind, None);
-        let n = count_of_1(&mut blind);
-        assert!((60..140).contains(&n), "replica 1 drawn {n} of 300 without reports");
-        // With them its expected time is (2 - 1) + (1 + 20) x 1 = 22 ms against 2: it gives way.
-        let mut told = defaults();
-        feed(&mut told, Some(20));
-        assert_eq!(count_of_1(&mut told), 0);
-        assert_eq!(told.c3.reported_expected_ns(NodeId(1)), Some(22.0 * MS as f64));
     }
 
     #[test]
