@@ -119,12 +119,14 @@ pub enum Event {
         /// Its index in the fault plan.
         action: u32,
     },
-    /// Failure detector: peers see a node down.
+    /// Failure detector: peers, clients or both see a node down.
     SeenDown {
         /// The node.
         node: u16,
         /// Its generation when it went down.
         gen: u32,
+        /// Who sees it now.
+        audience: Audience,
     },
     /// Failure detector: a node paused since its pause number `pause` has said nothing for
     /// `failure_detection_ms`; peers see it down if it is still in that pause.
@@ -148,6 +150,30 @@ pub enum Event {
     },
     /// Once per second: trackers, gossip, disk-queue samples, progress.
     Tick,
+}
+
+/// Who sees a node down at a [`Event::SeenDown`]: the nodes' failure detector and the clients'
+/// reset connections can tell at different times (`run.client_failure_detection_ms`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Audience {
+    /// Peers and clients at once.
+    Everyone,
+    /// The other nodes (coordinators) only.
+    Peers,
+    /// The clients only.
+    Clients,
+}
+
+impl Audience {
+    /// Whether the other nodes are in it.
+    pub fn peers(self) -> bool {
+        self != Audience::Clients
+    }
+
+    /// Whether the clients are in it.
+    pub fn clients(self) -> bool {
+        self != Audience::Peers
+    }
 }
 
 /// The packed form the heap keeps: a kind and three integers (fixed size, no pointers).
@@ -208,7 +234,7 @@ impl Event {
             ),
             E::Gossip { node, only, rate } => (Kind::Gossip, node as u32, only.map_or(0, |r| r + 1), rate.to_bits()),
             E::Fault { action } => (Kind::Fault, action, 0, 0),
-            E::SeenDown { node, gen } => (Kind::SeenDown, node as u32, gen, 0),
+            E::SeenDown { node, gen, audience } => (Kind::SeenDown, node as u32, gen, audience as u64),
             E::PauseConvicted { node, pause } => (Kind::PauseConvicted, node as u32, pause, 0),
             E::SeenUp { node, gen } => (Kind::SeenUp, node as u32, gen, 0),
             E::Fluctuate { fault } => (Kind::Fluctuate, fault, 0, 0),
@@ -253,7 +279,15 @@ impl Event {
                 rate: f64::from_bits(c),
             },
             Kind::Fault => E::Fault { action: a },
-            Kind::SeenDown => E::SeenDown { node: a as u16, gen: b },
+            Kind::SeenDown => E::SeenDown {
+                node: a as u16,
+                gen: b,
+                audience: match c {
+                    0 => Audience::Everyone,
+                    1 => Audience::Peers,
+                    _ => Audience::Clients,
+                },
+            },
             Kind::PauseConvicted => E::PauseConvicted { node: a as u16, pause: b },
             Kind::SeenUp => E::SeenUp { node: a as u16, gen: b },
             Kind::Fluctuate => E::Fluctuate { fault: a },
@@ -783,7 +817,22 @@ mod tests {
                 rate: 1.0,
             },
             Event::Fault { action: 2 },
-            Event::SeenDown { node: 5, gen: 6 },
+            Event::SeenDown {
+                node: 5,
+                gen: 6,
+                audience: Audience::Everyone,
+            },
+            Event::SeenDown {
+                node: 5,
+                gen: 6,
+                audience: Audience::Peers,
+            },
+            Event::SeenDown {
+                node: 5,
+                gen: 6,
+                audience: Audience::Clients,
+            },
+            Event::PauseConvicted { node: 4, pause: 3 },
             Event::SeenUp { node: 5, gen: 7 },
             Event::Fluctuate { fault: 1 },
             Event::Tick,

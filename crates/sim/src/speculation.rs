@@ -2,12 +2,18 @@
 //! Cassandra computes it: a percentile of the table's *coordinator* read latency (a read's
 //! whole time at its coordinator, speculation included), from a histogram whose counts decay
 //! with a mean lifetime of 60 s (Cassandra's `DecayingEstimatedHistogramReservoir`, buckets
-//! 1.2x apart), re-read once a second.
+//! 1.2x apart), re-read every [`THRESHOLD_INTERVAL_S`] (Cassandra's `SPECULATION_THRESHOLD_UPDATER`
+//! runs every `read_request_timeout`, 5 s by default). Read more often, a threshold that a third
+//! of the reads wait for ratchets up by a bucket each time and reaches the time-out within
+//! half a minute of a replica's death.
 //!
 //! Why not the last second's replica reads: when one replica slows down, its replies are all
 //! slow, their percentile follows its queue up, and a retry that fires that late rescues
 //! nothing. The coordinator's latency is bounded by the retries themselves, and the minute-long
 //! memory makes the threshold drift up over tens of seconds, as it does in a real cluster.
+
+/// How often the threshold is re-read, s: Cassandra's default `read_request_timeout`.
+pub const THRESHOLD_INTERVAL_S: u64 = 5;
 
 /// Buckets: bucket `i` holds latencies up to `FIRST_NS x 1.2^i` (the last one everything above).
 const BUCKETS: usize = 128;

@@ -67,3 +67,16 @@ fn a_percentile_retry_bounds_the_reads_of_a_saturated_disk() {
         unretried.p99
     );
 }
+
+#[test]
+fn a_killed_node_is_seen_down_by_its_clients_at_once_and_by_its_peers_later() {
+    // cold-restart-cassandra: node 2 killed at t = 60 s for 10 s; its peers convict it after
+    // 19 s (measured), the driver sees its connections reset after 0.1 s. The peers' reads to
+    // it are rescued by the speculative retry; the clients send it nothing while it is down.
+    let split = run("cold-restart-cassandra", "naive", &[]);
+    assert!(split.summary.timeouts < 50, "{} time-outs", split.summary.timeouts);
+    // Clients as slow as the peers keep choosing it as coordinator: about a third of the reads
+    // sent while it is down time out.
+    let slow = run("cold-restart-cassandra", "naive", &["run.client_failure_detection_ms=19000"]);
+    assert!(slow.summary.timeouts > 500, "{} time-outs", slow.summary.timeouts);
+}

@@ -53,8 +53,12 @@ impl Sim<'_> {
             }
         }
         if let Speculative::Percentile { quantile } = self.sc.requests.speculative {
-            if let Some(ns) = self.read_latency.quantile_ns(quantile) {
-                self.speculate_after_ns = ns;
+            // Re-read every THRESHOLD_INTERVAL_S (Cassandra re-reads it every read_request_timeout).
+            let tick_s = now / SECOND_NS;
+            if tick_s % crate::speculation::THRESHOLD_INTERVAL_S == 0 {
+                if let Some(ns) = self.read_latency.quantile_ns(quantile) {
+                    self.speculate_after_ns = ns;
+                }
             }
             self.read_latency.decay(1.0);
         }
@@ -118,7 +122,7 @@ impl Sim<'_> {
                     for e in deferred {
                         self.q.push(self.now, e);
                     }
-                    if !self.seen_up[n] {
+                    if !self.seen_up[n] || !self.client_seen_up[n] {
                         // Convicted during the pause: its heartbeats resume now.
                         let gen = self.nodes[n].gen;
                         self.q
@@ -166,8 +170,17 @@ impl Sim<'_> {
             let r = self.coordinator_requester(n as u16) as usize;
             self.requesters[r].rt.cancel_waiting(|_| true, |_| {});
         }
-        self.q
-            .push(self.now + self.sc.run.failure_detection_ns, Event::SeenDown { node: n as u16, gen });
+        let (peers_ns, clients_ns) = (self.sc.run.failure_detection_ns, self.sc.run.client_failure_detection_ns);
+        let node = n as u16;
+        if peers_ns == clients_ns {
+            let audience = Audience::Everyone;
+            self.q.push(self.now + peers_ns, Event::SeenDown { node, gen, audience });
+        } else {
+            let audience = Audience::Peers;
+            self.q.push(self.now + peers_ns, Event::SeenDown { node, gen, audience });
+            let audience = Audience::Clients;
+            self.q.push(self.now + clients_ns, Event::SeenDown { node, gen, audience });
+        }
     }
 
     pub(super) fn restart_node(&mut self, n: usize) {
@@ -230,15 +243,32 @@ impl Sim<'_> {
     pub(super) fn on_pause_convicted(&mut self, n: usize, pause: u32) {
         let node = &self.nodes[n];
         if node.up && node.paused && node.pauses == pause && self.seen_up[n] {
-            self.on_seen_down(n, node.gen);
+            self.on_seen_down(n, node.gen, Audience::Everyone);
         }
     }
 
-    pub(super) fn on_seen_down(&mut self, n: usize, gen: u32) {
+    /// `audience` sees node `n` (down since generation `gen`) down: their policies are told,
+    /// and the work they had sent it fails (`ConnectionLost`). The peers' view is the one the
+    /// engine keeps (`seen_up`); a node back up is seen up `up_detection_ms` later.
+    pub(super) fn on_seen_down(&mut self, n: usize, gen: u32, audience: Audience) {
         debug_assert!(self.nodes[n].gen >= gen);
-        self.seen_up[n] = false;
+        if audience == Audience::Clients && self.nodes[n].up {
+            // Back up before its clients noticed: their new connections work.
+            return;
+        }
+        if audience.peers() {
+            self.seen_up[n] = false;
+        }
+        if audience.clients() {
+            self.client_seen_up[n] = false;
+        }
         for r in 0..self.requesters.len() {
-            if self.requesters[r].local != Some(NodeId(n as u16)) {
+            let in_audience = if self.is_client(r as u32) {
+                audience.clients()
+            } else {
+                audience.peers()
+            };
+            if in_audience && self.requesters[r].local != Some(NodeId(n as u16)) {
                 self.requesters[r].rt.on_node_down(NodeId(n as u16), self.now);
                 self.pump(r as u32);
             }
@@ -248,14 +278,19 @@ impl Sim<'_> {
             .live_indices()
             .filter(|&i| {
                 let o = self.ops.at(i);
-                o.node as usize == n && o.state == OpState::Dropped
+                let sender_sees = if self.is_client(o.requester) {
+                    audience.clients()
+                } else {
+                    audience.peers()
+                };
+                o.node as usize == n && o.state == OpState::Dropped && sender_sees
             })
             .collect();
         for op in dropped {
             self.give_outcome(op, Err(Failure::ConnectionLost));
             self.ops.remove(op);
         }
-        if self.nodes[n].up && !self.nodes[n].paused {
+        if audience.peers() && self.nodes[n].up && !self.nodes[n].paused {
             let g = self.nodes[n].gen;
             self.q
                 .push(self.now + self.sc.run.up_detection_ns, Event::SeenUp { node: n as u16, gen: g });
@@ -263,12 +298,16 @@ impl Sim<'_> {
     }
 
     pub(super) fn on_seen_up(&mut self, n: usize, gen: u32) {
-        if self.nodes[n].gen != gen || !self.nodes[n].up || self.seen_up[n] {
+        if self.nodes[n].gen != gen || !self.nodes[n].up || (self.seen_up[n] && self.client_seen_up[n]) {
             return;
         }
+        // Told are those who had seen it down: the peers, the clients, or both.
+        let (peers, clients) = (!self.seen_up[n], !self.client_seen_up[n]);
         self.seen_up[n] = true;
+        self.client_seen_up[n] = true;
         for r in 0..self.requesters.len() {
-            if self.requesters[r].local != Some(NodeId(n as u16)) {
+            let told = if self.is_client(r as u32) { clients } else { peers };
+            if told && self.requesters[r].local != Some(NodeId(n as u16)) {
                 self.requesters[r].rt.on_node_up(NodeId(n as u16), NodeCaps::default(), self.now);
                 self.pump(r as u32);
             }

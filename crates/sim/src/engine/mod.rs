@@ -27,7 +27,7 @@ mod topology;
 use crate::dist::Dist;
 use crate::keys::KeyGen;
 use crate::lru::Lru;
-use crate::queue::{Event, Queue, Ref, StageKind};
+use crate::queue::{Audience, Event, Queue, Ref, StageKind};
 use crate::runs::RunSpec;
 use crate::scenario::{Arrival, Routing, Scenario, Speculative};
 use metrics::{CacheOutcome, ReadKind, Recorder, RecorderConfig, RunMetrics};
@@ -118,6 +118,8 @@ pub struct Sim<'s> {
     topo: Topology,
     nodes: Vec<Node>,
     seen_up: Vec<bool>,
+    /// The clients' view of which nodes are up (they can see a crash before the nodes do).
+    client_seen_up: Vec<bool>,
     clients: Vec<Client>,
     requesters: Vec<Requester>,
     reqs: Slab<Req>,
@@ -308,6 +310,7 @@ impl<'s> Sim<'s> {
             rec,
             topo,
             seen_up: vec![true; n_nodes],
+            client_seen_up: vec![true; n_nodes],
             nodes,
             clients,
             requesters,
@@ -555,7 +558,7 @@ impl<'s> Sim<'s> {
             }
             Event::Gossip { node, only, rate } => self.on_gossip(node as usize, only, rate),
             Event::Fault { action } => self.on_fault(action as usize),
-            Event::SeenDown { node, gen } => self.on_seen_down(node as usize, gen),
+            Event::SeenDown { node, gen, audience } => self.on_seen_down(node as usize, gen, audience),
             Event::PauseConvicted { node, pause } => self.on_pause_convicted(node as usize, pause),
             Event::SeenUp { node, gen } => self.on_seen_up(node as usize, gen),
             Event::Fluctuate { fault } => self.on_fluctuate(fault as usize),
@@ -593,12 +596,14 @@ impl<'s> Sim<'s> {
         d
     }
 
-    /// The live candidates of `group` as seen by `local` (which always sees itself).
+    /// The live candidates of `group` as seen by `local` (which always sees itself), or by the
+    /// clients when `local` is `None`.
     #[inline]
     pub(super) fn live_replicas(&self, group: u32, local: Option<u16>, out: &mut [NodeId; MAX_REPLICAS]) -> usize {
+        let seen = if local.is_some() { &self.seen_up } else { &self.client_seen_up };
         let mut n = 0;
         for &id in self.topo.replicas(group) {
-            if self.seen_up[id.index()] || Some(id.0) == local {
+            if seen[id.index()] || Some(id.0) == local {
                 out[n] = id;
                 n += 1;
             }
@@ -619,7 +624,7 @@ impl<'s> Sim<'s> {
             }
             let i = (start + step) % nodes;
             let id = NodeId(i as u16);
-            if self.seen_up[i] && !replicas.contains(&id) {
+            if self.client_seen_up[i] && !replicas.contains(&id) {
                 out[n] = id;
                 n += 1;
             }
@@ -638,7 +643,7 @@ impl<'s> Sim<'s> {
                 break;
             }
             let i = (start + step) % nodes;
-            if self.seen_up[i] {
+            if self.client_seen_up[i] {
                 out[n] = NodeId(i as u16);
                 n += 1;
             }

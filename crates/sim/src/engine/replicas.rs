@@ -42,7 +42,12 @@ impl Sim<'_> {
             self.ops.remove(op_id);
             return;
         }
-        if !self.seen_up[op.node as usize] {
+        let seen = if self.is_client(op.requester) {
+            &self.client_seen_up
+        } else {
+            &self.seen_up
+        };
+        if !seen[op.node as usize] {
             self.give_outcome(op_id, Err(Failure::ConnectionLost));
             self.ops.remove(op_id);
         } else {

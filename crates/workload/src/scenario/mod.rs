@@ -307,8 +307,12 @@ pub struct RunModel {
     pub warmup_ns: u64,
     /// Measured seconds.
     pub duration_s: u32,
-    /// Delay until peers see a crashed node down, ns.
+    /// Delay until peers see a crashed node down (and a paused one), ns.
     pub failure_detection_ns: u64,
+    /// Delay until clients see a crashed node down, ns: a driver sees its connections to a
+    /// killed process reset at once, where the nodes' failure detector waits for missed
+    /// heartbeats. `failure_detection_ns` unless set.
+    pub client_failure_detection_ns: u64,
     /// Delay until peers see a restarted node up, ns.
     pub up_detection_ns: u64,
 }

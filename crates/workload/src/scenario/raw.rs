@@ -191,6 +191,7 @@ pub struct RawRun {
     pub warmup_s: Option<Spanned<f64>>,
     pub duration_s: Spanned<i64>,
     pub failure_detection_ms: Option<Spanned<f64>>,
+    pub client_failure_detection_ms: Option<Spanned<f64>>,
     pub up_detection_ms: Option<Spanned<f64>>,
 }
 

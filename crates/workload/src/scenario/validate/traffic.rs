@@ -336,10 +336,19 @@ fn named_replicas(cl: ConsistencyLevel) -> usize {
 
 pub(super) fn run(cx: &Ctx, raw: &RawScenario) -> Res<RunModel> {
     let r = raw.run.get_ref();
+    let failure_detection_ms = cx.opt_num(&r.failure_detection_ms, "run.failure_detection_ms", 0.0, 3.6e6, 2000.0)?;
+    let client_ms = cx.opt_num(
+        &r.client_failure_detection_ms,
+        "run.client_failure_detection_ms",
+        0.0,
+        3.6e6,
+        failure_detection_ms,
+    )?;
     Ok(RunModel {
         warmup_ns: (cx.opt_num(&r.warmup_s, "run.warmup_s", 0.0, 36_000.0, 0.0)? * S) as u64,
         duration_s: cx.int(&r.duration_s, "run.duration_s", 1, MAX_DURATION_S as i64)? as u32,
-        failure_detection_ns: (cx.opt_num(&r.failure_detection_ms, "run.failure_detection_ms", 0.0, 3.6e6, 2000.0)? * MS) as u64,
+        failure_detection_ns: (failure_detection_ms * MS) as u64,
+        client_failure_detection_ns: (client_ms * MS) as u64,
         up_detection_ns: (cx.opt_num(&r.up_detection_ms, "run.up_detection_ms", 0.0, 3.6e6, 1000.0)? * MS) as u64,
     })
 }
