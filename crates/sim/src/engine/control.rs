@@ -55,7 +55,7 @@ impl Sim<'_> {
         if let Speculative::Percentile { quantile } = self.sc.requests.speculative {
             // Re-read every THRESHOLD_INTERVAL_S (Cassandra re-reads it every read_request_timeout).
             let tick_s = now / SECOND_NS;
-            if tick_s % crate::speculation::THRESHOLD_INTERVAL_S == 0 {
+            if tick_s.is_multiple_of(crate::speculation::THRESHOLD_INTERVAL_S) {
                 if let Some(ns) = self.read_latency.quantile_ns(quantile) {
                     self.speculate_after_ns = ns;
                 }
