@@ -247,9 +247,10 @@ impl Sim<'_> {
         }
     }
 
-    /// `audience` sees node `n` (down since generation `gen`) down: their policies are told,
-    /// and the work they had sent it fails (`ConnectionLost`). The peers' view is the one the
-    /// engine keeps (`seen_up`); a node back up is seen up `up_detection_ms` later.
+    /// `audience` sees node `n` (down since generation `gen`) down: its view turns (`seen_up`
+    /// for the nodes, `client_seen_up` for the clients), its policies are told, and the work it
+    /// had sent the node fails (`ConnectionLost`); a node back up is seen up `up_detection_ms`
+    /// later.
     pub(super) fn on_seen_down(&mut self, n: usize, gen: u32, audience: Audience) {
         debug_assert!(self.nodes[n].gen >= gen);
         if audience == Audience::Clients && self.nodes[n].up {
