@@ -174,6 +174,15 @@ impl Audience {
     pub fn clients(self) -> bool {
         self != Audience::Peers
     }
+
+    /// Whether a requester is in it: a client (`client`) or a node's coordinator.
+    pub fn includes(self, client: bool) -> bool {
+        if client {
+            self.clients()
+        } else {
+            self.peers()
+        }
+    }
 }
 
 /// The packed form the heap keeps: a kind and three integers (fixed size, no pointers).

@@ -18,6 +18,11 @@ fn run(name: &str, list: &str, sets: &[&str]) -> RunMetrics {
     runs.remove(0).metrics
 }
 
+/// The latency of phase `name` (completed reads).
+fn phase(m: &RunMetrics, name: &str) -> metrics::LatencyStats {
+    m.summary.phases.iter().find(|p| p.name == name).unwrap().latency_ms
+}
+
 /// Reads node `n` served per second from `from_s` to `to_s`.
 fn reads_per_s(m: &RunMetrics, n: usize, from_s: u32, to_s: u32) -> f64 {
     m.series.node_total(n, from_s, to_s).reads as f64 / (to_s - from_s) as f64
@@ -45,11 +50,11 @@ fn a_frozen_node_is_seen_down_once_the_failure_detector_convicts_it() {
 #[test]
 fn a_percentile_retry_bounds_the_reads_of_a_saturated_disk() {
     // Node 1's disk is 5x slower from t = 20 to 40 s; `naive` keeps reading it. The threshold
-    // (a percentile of the coordinators' read latency over about a minute) starts at the
-    // steady p99 and rises slowly, so most reads that wait on node 1 are retried elsewhere.
+    // (a percentile of the coordinators' read latency over about a minute, re-read every 5 s)
+    // starts at the steady p99 and rises slowly, so most reads that wait on node 1 are retried
+    // elsewhere.
     let m = run("slow-disk-cassandra", "naive", &[]);
-    let slow = m.summary.phases.iter().find(|p| p.name == "slow").unwrap().latency_ms;
-    let before = m.summary.phases.iter().find(|p| p.name == "before").unwrap().latency_ms;
+    let (slow, before) = (phase(&m, "slow"), phase(&m, "before"));
     assert!(
         slow.p99 < 10.0 * before.p99,
         "slow phase p99 {:.1} ms, before {:.1}",
@@ -59,7 +64,7 @@ fn a_percentile_retry_bounds_the_reads_of_a_saturated_disk() {
     // With the threshold at a minute-old p99 of the whole cluster, not the slow replica's
     // own last second, the retry fires within tens of milliseconds.
     let never = run("slow-disk-cassandra", "naive", &["requests.speculative_retry=none"]);
-    let unretried = never.summary.phases.iter().find(|p| p.name == "slow").unwrap().latency_ms;
+    let unretried = phase(&never, "slow");
     assert!(
         slow.p99 < 0.5 * unretried.p99,
         "retried {:.1} ms, never {:.1}",

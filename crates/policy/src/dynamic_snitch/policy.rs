@@ -239,6 +239,35 @@ impl DynamicSnitch {
         // ms: Cassandra's floor on the divisor. (+ severity, which is 0: nothing reports it.)
         self.largest = 1.0f64.max(self.medians.max());
     }
+
+    /// Adds one latency sample (ms) for `node`; `salt` varies the reservoir's hashed draw.
+    fn add_sample(&mut self, node: NodeId, ms: f64, salt: u64, now_ns: u64) {
+        let (size, alpha) = (self.reservoir_size, self.alpha_per_s);
+        let slot = self.hosts.entry_slot(node);
+        let h = self.hosts.at_mut(slot);
+        if h.samples.is_empty() && h.seen == 0 {
+            h.samples = DecayingReservoir::new(size);
+        }
+        h.seen += 1;
+        let u = unit_from_hash((node.0 as u64) << 48 ^ h.seen << 20 ^ salt);
+        let kept = h.samples.update(ms, now_ns as f64 / 1e9, alpha, u, size);
+        if kept {
+            if std::mem::replace(&mut h.changed, true) {
+                h.current = None;
+            } else {
+                // The first change since the last update: at 300 nodes usually the only one
+                // before the next, so the median is taken now, while the samples are in cache.
+                h.current = Some(h.samples.quantile(0.5, alpha, &mut self.scratch));
+                self.changed.push(slot as u32);
+            }
+        }
+        // Room for its median at the next update, and in the changed list (allocating here,
+        // when a host is first heard from, not in a plan).
+        self.medians.reserve(slot);
+        if self.changed.capacity() < self.hosts.len() {
+            self.changed.reserve_exact(self.hosts.len() - self.changed.len());
+        }
+    }
 }
 
 impl Policy for DynamicSnitch {
@@ -289,37 +318,6 @@ impl Policy for DynamicSnitch {
         // node that died expires the same way. An error is an answer: no sample here.
         if failure != Failure::Error {
             self.add_sample(node, self.timeout_sample_ms, failure as u64, now_ns);
-        }
-    }
-}
-
-impl DynamicSnitch {
-    /// Adds one latency sample (ms) for `node`; `salt` varies the reservoir's hashed draw.
-    fn add_sample(&mut self, node: NodeId, ms: f64, salt: u64, now_ns: u64) {
-        let (size, alpha) = (self.reservoir_size, self.alpha_per_s);
-        let slot = self.hosts.entry_slot(node);
-        let h = self.hosts.at_mut(slot);
-        if h.samples.is_empty() && h.seen == 0 {
-            h.samples = DecayingReservoir::new(size);
-        }
-        h.seen += 1;
-        let u = unit_from_hash((node.0 as u64) << 48 ^ h.seen << 20 ^ salt);
-        let kept = h.samples.update(ms, now_ns as f64 / 1e9, alpha, u, size);
-        if kept {
-            if std::mem::replace(&mut h.changed, true) {
-                h.current = None;
-            } else {
-                // The first change since the last update: at 300 nodes usually the only one
-                // before the next, so the median is taken now, while the samples are in cache.
-                h.current = Some(h.samples.quantile(0.5, alpha, &mut self.scratch));
-                self.changed.push(slot as u32);
-            }
-        }
-        // Room for its median at the next update, and in the changed list (allocating here,
-        // when a host is first heard from, not in a plan).
-        self.medians.reserve(slot);
-        if self.changed.capacity() < self.hosts.len() {
-            self.changed.reserve_exact(self.hosts.len() - self.changed.len());
         }
     }
 }

@@ -264,12 +264,7 @@ impl Sim<'_> {
             self.client_seen_up[n] = false;
         }
         for r in 0..self.requesters.len() {
-            let in_audience = if self.is_client(r as u32) {
-                audience.clients()
-            } else {
-                audience.peers()
-            };
-            if in_audience && self.requesters[r].local != Some(NodeId(n as u16)) {
+            if audience.includes(self.is_client(r as u32)) && self.requesters[r].local != Some(NodeId(n as u16)) {
                 self.requesters[r].rt.on_node_down(NodeId(n as u16), self.now);
                 self.pump(r as u32);
             }
@@ -279,12 +274,7 @@ impl Sim<'_> {
             .live_indices()
             .filter(|&i| {
                 let o = self.ops.at(i);
-                let sender_sees = if self.is_client(o.requester) {
-                    audience.clients()
-                } else {
-                    audience.peers()
-                };
-                o.node as usize == n && o.state == OpState::Dropped && sender_sees
+                o.node as usize == n && o.state == OpState::Dropped && audience.includes(self.is_client(o.requester))
             })
             .collect();
         for op in dropped {
@@ -303,12 +293,15 @@ impl Sim<'_> {
             return;
         }
         // Told are those who had seen it down: the peers, the clients, or both.
-        let (peers, clients) = (!self.seen_up[n], !self.client_seen_up[n]);
+        let audience = match (self.seen_up[n], self.client_seen_up[n]) {
+            (false, false) => Audience::Everyone,
+            (false, true) => Audience::Peers,
+            _ => Audience::Clients,
+        };
         self.seen_up[n] = true;
         self.client_seen_up[n] = true;
         for r in 0..self.requesters.len() {
-            let told = if self.is_client(r as u32) { clients } else { peers };
-            if told && self.requesters[r].local != Some(NodeId(n as u16)) {
+            if audience.includes(self.is_client(r as u32)) && self.requesters[r].local != Some(NodeId(n as u16)) {
                 self.requesters[r].rt.on_node_up(NodeId(n as u16), NodeCaps::default(), self.now);
                 self.pump(r as u32);
             }

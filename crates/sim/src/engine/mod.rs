@@ -596,11 +596,21 @@ impl<'s> Sim<'s> {
         d
     }
 
+    /// Which nodes the clients (`client`) or the nodes see up.
+    #[inline]
+    pub(super) fn seen_by(&self, client: bool) -> &[bool] {
+        if client {
+            &self.client_seen_up
+        } else {
+            &self.seen_up
+        }
+    }
+
     /// The live candidates of `group` as seen by `local` (which always sees itself), or by the
     /// clients when `local` is `None`.
     #[inline]
     pub(super) fn live_replicas(&self, group: u32, local: Option<u16>, out: &mut [NodeId; MAX_REPLICAS]) -> usize {
-        let seen = if local.is_some() { &self.seen_up } else { &self.client_seen_up };
+        let seen = self.seen_by(local.is_none());
         let mut n = 0;
         for &id in self.topo.replicas(group) {
             if seen[id.index()] || Some(id.0) == local {

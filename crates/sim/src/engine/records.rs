@@ -4,6 +4,7 @@
 use super::multi::NO_PARENT;
 use super::slab::Slot;
 use super::NO_NODE;
+use crate::scenario::FeedbackModel;
 use policy::Feedback;
 use runtime::{DispatchId, Ticket};
 
@@ -59,14 +60,15 @@ pub(super) struct Op {
 }
 
 impl Op {
-    /// The feedback record of its reply: the hit rate when replies carry it
+    /// The feedback record of its reply under `model`: the hit rate when replies carry it
     /// (`feedback.piggyback`), the load when they carry that (`feedback.load_reports`).
-    pub(super) fn feedback(&self, piggyback_hit_rate: bool, load_reports: bool) -> Feedback {
+    pub(super) fn feedback(&self, model: &FeedbackModel) -> Feedback {
+        let load = model.load_reports;
         Feedback {
-            hit_rate: (piggyback_hit_rate && self.fb_hit_rate >= 0.0).then_some(self.fb_hit_rate),
-            queue_len: load_reports.then_some(self.fb_queue_len),
-            service_time_ns: load_reports.then_some(self.service_ns),
-            in_flight: load_reports.then_some(self.fb_in_flight),
+            hit_rate: (model.piggyback && self.fb_hit_rate >= 0.0).then_some(self.fb_hit_rate),
+            queue_len: load.then_some(self.fb_queue_len),
+            service_time_ns: load.then_some(self.service_ns),
+            in_flight: load.then_some(self.fb_in_flight),
         }
     }
 }

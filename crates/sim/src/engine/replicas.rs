@@ -42,12 +42,7 @@ impl Sim<'_> {
             self.ops.remove(op_id);
             return;
         }
-        let seen = if self.is_client(op.requester) {
-            &self.client_seen_up
-        } else {
-            &self.seen_up
-        };
-        if !seen[op.node as usize] {
+        if !self.seen_by(self.is_client(op.requester))[op.node as usize] {
             self.give_outcome(op_id, Err(Failure::ConnectionLost));
             self.ops.remove(op_id);
         } else {

@@ -293,12 +293,7 @@ impl Sim<'_> {
         let now = self.now;
         let rt = &mut self.requesters[r].rt;
         let counted = match outcome {
-            Ok(()) => rt.on_reply(
-                op.ticket,
-                now - op.sent_ns,
-                op.feedback(self.sc.feedback.piggyback, self.sc.feedback.load_reports),
-                now,
-            ),
+            Ok(()) => rt.on_reply(op.ticket, now - op.sent_ns, op.feedback(&self.sc.feedback), now),
             Err(f) => rt.on_failure(op.ticket, f, now),
         };
         debug_assert!(counted.is_ok(), "op {op_id}: {counted:?}");
