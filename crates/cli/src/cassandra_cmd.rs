@@ -1,11 +1,11 @@
 //! `replica-lb cluster up --engine cassandra` and the hidden `cluster proxy`: starting an Apache
-//! Cassandra cluster (every other `cluster` command goes through [`harness::engine`]).
+//! Cassandra cluster (every other `cluster` command goes through [`replica_lb_harness::engine`]).
 
 use crate::error::{CliError, CliResult};
 use clap::Args;
-use harness::cassandra::cgroup::DiskLimits;
-use harness::cassandra::plugin::{self, CoordinatorPolicy, PluginSettings};
-use harness::cassandra::{self, config::NodeSettings, CassandraUp};
+use replica_lb_harness::cassandra::cgroup::DiskLimits;
+use replica_lb_harness::cassandra::plugin::{self, CoordinatorPolicy, PluginSettings};
+use replica_lb_harness::cassandra::{self, config::NodeSettings, CassandraUp};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -149,7 +149,7 @@ pub fn up(nodes: u32, dir: &Path, policy_given: bool, a: &CassandraUpArgs) -> Cl
             .map(|p| format!(" with the replica-lb plug-in ({p})"))
             .unwrap_or_else(|| " as shipped (dynamic snitch on, no plug-in)".into()),
         cluster.contact_points().iter().map(|a| a.to_string()).collect::<Vec<_>>().join(","),
-        dir.join(harness::launcher::CLUSTER_FILE).display()
+        dir.join(replica_lb_harness::launcher::CLUSTER_FILE).display()
     );
     Ok(())
 }

@@ -4,9 +4,9 @@
 //! the machine has, and what the run is asked (recorded with its results).
 
 use crate::error::CliError;
-use harness::run_dir::OutDir;
-use metrics::Asked;
-use sim::Scenario;
+use replica_lb_harness::run_dir::OutDir;
+use replica_lb_metrics::Asked;
+use replica_lb_sim::Scenario;
 use std::path::Path;
 
 /// The environment variable that caps the memory a run may take, MB (default: what the
@@ -29,7 +29,9 @@ pub fn memory(batch: &[(&Scenario, usize)], threads: usize) -> Result<(), CliErr
     let Some(available) = available_bytes()? else {
         return Ok(());
     };
-    sim::memory::estimate(batch, at_once).check(available).map_err(CliError::usage)
+    replica_lb_sim::memory::estimate(batch, at_once)
+        .check(available)
+        .map_err(CliError::usage)
 }
 
 /// The memory a run may take: [`MEMORY_ENV`] if set, else what the machine has available
@@ -42,7 +44,7 @@ fn available_bytes() -> Result<Option<u64>, CliError> {
                 "{MEMORY_ENV}={text}: must be a whole number of MB above 0 (the memory a run may take)"
             ))),
         },
-        Err(_) => Ok(harness::host::available_memory_bytes()),
+        Err(_) => Ok(replica_lb_harness::host::available_memory_bytes()),
     }
 }
 

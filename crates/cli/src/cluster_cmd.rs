@@ -5,10 +5,10 @@ use crate::cassandra_cmd;
 use crate::error::{CliError, CliResult};
 use crate::node_cmd::{node_error, parse_params};
 use clap::{Args, Subcommand};
-use harness::cassandra::plugin::CoordinatorPolicy;
-use harness::engine::{Cluster, Engine, SlowDisk};
-use harness::launcher::{self, NodeCommand, UpOptions, ZoneLayout};
-use node::NodeConfig;
+use replica_lb_harness::cassandra::plugin::CoordinatorPolicy;
+use replica_lb_harness::engine::{Cluster, Engine, SlowDisk};
+use replica_lb_harness::launcher::{self, NodeCommand, UpOptions, ZoneLayout};
+use replica_lb_node::NodeConfig;
 use std::path::PathBuf;
 use std::time::Duration;
 

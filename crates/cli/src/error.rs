@@ -35,14 +35,14 @@ impl fmt::Display for CliError {
     }
 }
 
-impl From<policy::PolicyError> for CliError {
-    fn from(e: policy::PolicyError) -> Self {
+impl From<replica_lb_policy::PolicyError> for CliError {
+    fn from(e: replica_lb_policy::PolicyError) -> Self {
         CliError::usage(e.to_string())
     }
 }
 
-impl From<harness::engine::EngineError> for CliError {
-    fn from(e: harness::engine::EngineError) -> Self {
+impl From<replica_lb_harness::engine::EngineError> for CliError {
+    fn from(e: replica_lb_harness::engine::EngineError) -> Self {
         match e.usage {
             true => CliError::usage(e.message),
             false => CliError::failed(e.message),

@@ -6,11 +6,11 @@
 use crate::checks;
 use crate::error::{CliError, CliResult};
 use clap::Args;
-use harness::engine::experiment::{Experiment, SetupError, Tables};
-use harness::engine::Engine;
-use harness::run_dir::{self, OutDir, RunDir};
-use metrics::{Asked, RunMetrics};
-use sim::Scenario;
+use replica_lb_harness::engine::experiment::{Experiment, SetupError, Tables};
+use replica_lb_harness::engine::Engine;
+use replica_lb_harness::run_dir::{self, OutDir, RunDir};
+use replica_lb_metrics::{Asked, RunMetrics};
+use replica_lb_sim::Scenario;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -68,7 +68,7 @@ pub fn run(args: ExperimentArgs) -> CliResult {
         Some(e) => Engine::parse(e).map_err(CliError::usage)?,
     };
     let path = args.scenario.display().to_string();
-    let scenario = harness::scenario_file::load(&args.scenario, &args.sets).map_err(CliError::usage)?;
+    let scenario = replica_lb_harness::scenario_file::load(&args.scenario, &args.sets).map_err(CliError::usage)?;
     let mut notes = Vec::new();
     let exp = Experiment::new(engine, &scenario, args.policy.as_deref(), &mut notes).map_err(|e| match e {
         SetupError::Policy(e) => CliError::usage(e),
@@ -129,7 +129,7 @@ pub fn run(args: ExperimentArgs) -> CliResult {
     Ok(())
 }
 
-fn write_sim(sc: &Scenario, asked: &Asked, results: &[sim::RunResult], out: &Path) -> Result<(), CliError> {
+fn write_sim(sc: &Scenario, asked: &Asked, results: &[replica_lb_sim::RunResult], out: &Path) -> Result<(), CliError> {
     let dir = RunDir {
         scenario: &sc.name,
         engine: None,
@@ -146,7 +146,7 @@ fn write_real(
     exp: &Experiment,
     asked: &Asked,
     real: &[RunMetrics],
-    sims: Option<&[sim::RunResult]>,
+    sims: Option<&[replica_lb_sim::RunResult]>,
     out: &OutDir,
 ) -> Result<(), CliError> {
     let out = out.path();
@@ -179,7 +179,7 @@ fn write_real(
     } else {
         format!("{what}.\n{}", sc.run_description())
     };
-    let input = report::ReportInput {
+    let input = replica_lb_report::ReportInput {
         scenario: &sc.name,
         description: &description,
         seed: sc.seed,
@@ -230,7 +230,7 @@ fn row(m: &RunMetrics, source: &str) -> String {
 }
 
 /// The key numbers, real next to simulated, as a Markdown table.
-fn compare_table(real: &[RunMetrics], sims: Option<&[sim::RunResult]>) -> String {
+fn compare_table(real: &[RunMetrics], sims: Option<&[replica_lb_sim::RunResult]>) -> String {
     let mut t = String::new();
     let Some(first) = real.first() else {
         return t;
@@ -271,7 +271,7 @@ fn restart_windows(scenario: &Scenario) -> Vec<(String, usize)> {
         let node = scenario
             .faults
             .iter()
-            .filter(|f| f.kind == sim::scenario::FaultKind::Restart && f.at_ns < start_ns)
+            .filter(|f| f.kind == replica_lb_sim::scenario::FaultKind::Restart && f.at_ns < start_ns)
             .max_by_key(|f| f.at_ns)
             .and_then(|f| f.nodes.first());
         if let Some(&node) = node {
@@ -283,7 +283,7 @@ fn restart_windows(scenario: &Scenario) -> Vec<(String, usize)> {
 
 /// With more than one restart window, each restarted node's misses per second against its
 /// peers' in the minute after its return, real next to simulated, as a Markdown table.
-fn rolling_table(scenario: &Scenario, real: &[RunMetrics], sims: Option<&[sim::RunResult]>) -> String {
+fn rolling_table(scenario: &Scenario, real: &[RunMetrics], sims: Option<&[replica_lb_sim::RunResult]>) -> String {
     let windows = restart_windows(scenario);
     let mut t = String::new();
     if windows.len() < 2 {
@@ -316,7 +316,7 @@ fn rolling_table(scenario: &Scenario, real: &[RunMetrics], sims: Option<&[sim::R
 }
 
 /// Tail latency and time-outs per policy, real next to simulated, as a Markdown table.
-fn tail_table(real: &[RunMetrics], sims: Option<&[sim::RunResult]>) -> String {
+fn tail_table(real: &[RunMetrics], sims: Option<&[replica_lb_sim::RunResult]>) -> String {
     let mut t = String::new();
     let Some(first) = real.first() else {
         return t;

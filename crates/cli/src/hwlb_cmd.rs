@@ -3,8 +3,8 @@
 
 use crate::error::{CliError, CliResult};
 use clap::{Args, Subcommand};
-use policy::hwlb::{HwlbPlan, PlanConfig, SamplingRow};
-use policy::{Rng, MAX_REPLICAS};
+use replica_lb_policy::hwlb::{HwlbPlan, PlanConfig, SamplingRow};
+use replica_lb_policy::{Rng, MAX_REPLICAS};
 use serde::Serialize;
 
 /// The `hwlb` subcommands.

@@ -4,13 +4,13 @@
 use crate::error::{CliError, CliResult};
 use crate::node_cmd::parse_params;
 use clap::Args;
-use harness::engine::{ClientTarget as Target, Cluster};
-use harness::loadgen::client_policy::TOKEN_AWARE_RANDOM;
-use harness::loadgen::cql;
-use harness::loadgen::java;
-use harness::loadgen::keys::key_spec;
-use harness::loadgen::{self, Arrivals, BenchOptions, LoadOptions, MultiMode, MultiOptions};
-use policy::{ConsistencyLevel, ParamTable};
+use replica_lb_harness::engine::{ClientTarget as Target, Cluster};
+use replica_lb_harness::loadgen::client_policy::TOKEN_AWARE_RANDOM;
+use replica_lb_harness::loadgen::cql;
+use replica_lb_harness::loadgen::java;
+use replica_lb_harness::loadgen::keys::key_spec;
+use replica_lb_harness::loadgen::{self, Arrivals, BenchOptions, LoadOptions, MultiMode, MultiOptions};
+use replica_lb_policy::{ConsistencyLevel, ParamTable};
 use std::path::PathBuf;
 
 /// `load` arguments.
@@ -229,7 +229,7 @@ pub fn bench(a: BenchArgs) -> CliResult {
     };
     loadgen::check_bench_options(&opts).map_err(CliError::usage)?;
     if let Some(path) = &a.out {
-        harness::run_dir::check_out_file(path, "--out").map_err(CliError::usage)?;
+        replica_lb_harness::run_dir::check_out_file(path, "--out").map_err(CliError::usage)?;
     }
     let multi = multi_options(a.multi, a.multi_mode.as_deref(), &opts)?;
     let driver = a.driver.as_deref().map(java::Driver::parse).transpose().map_err(CliError::usage)?;
@@ -269,7 +269,7 @@ fn multi_options(keys: Option<usize>, mode: Option<&str>, opts: &BenchOptions) -
     Ok(Some(m))
 }
 
-fn print_summary(report: &harness::loadgen::report::BenchReport) {
+fn print_summary(report: &replica_lb_harness::loadgen::report::BenchReport) {
     let (a, l) = (&report.latency_all_ms, &report.latency_ms);
     let what = match (report.multi_keys, report.multi_mode) {
         (Some(k), Some(mode)) => format!("multi-key requests ({k} keys, {mode}): "),

@@ -126,7 +126,7 @@ fn main() {
     if let Err(e) = run(cli) {
         // An experiment being interrupted fails because its cluster is being stopped: the
         // interrupt handler finishes that and exits 130.
-        harness::experiment::defer_to_interrupt(std::time::Duration::from_secs(60));
+        replica_lb_harness::experiment::defer_to_interrupt(std::time::Duration::from_secs(60));
         eprintln!("replica-lb: {e}");
         std::process::exit(e.code);
     }

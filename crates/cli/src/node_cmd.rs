@@ -2,8 +2,8 @@
 
 use crate::error::{CliError, CliResult};
 use clap::Args;
-use node::NodeConfig;
-use policy::{ParamTable, ParamValue};
+use replica_lb_node::NodeConfig;
+use replica_lb_policy::{ParamTable, ParamValue};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -57,7 +57,7 @@ pub fn parse_params(flag: &str, items: &[String], table: &mut ParamTable) -> Res
 }
 
 /// Maps a node error to the CLI's exit codes (2: bad input, 1: failure).
-pub fn node_error(e: node::NodeError) -> CliError {
+pub fn node_error(e: replica_lb_node::NodeError) -> CliError {
     if e.is_usage() {
         CliError::usage(e.to_string())
     } else {
@@ -99,5 +99,5 @@ pub fn run(args: NodeArgs) -> CliResult {
     if let Some(v) = args.rf {
         cfg.replication_factor = v;
     }
-    node::server::run_blocking(cfg).map_err(node_error)
+    replica_lb_node::server::run_blocking(cfg).map_err(node_error)
 }

@@ -3,7 +3,7 @@
 
 use crate::error::{CliError, CliResult};
 use clap::Args;
-use policy::{ParamValue, POLICIES};
+use replica_lb_policy::{ParamValue, POLICIES};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -48,7 +48,7 @@ pub fn run(args: PoliciesArgs) -> CliResult {
     println!("{:<width$}  {:<11}  DESCRIPTION", "NAME", "SIDE");
     for p in POLICIES {
         println!("{:<width$}  {:<11}  {}", p.name, p.side.as_str(), p.description);
-        if p.needs != policy::Needs::NONE {
+        if p.needs != replica_lb_policy::Needs::NONE {
             println!("{:<width$}  {:<11}  needs: {}", "", "", p.needs.names().join(", "));
         }
         if !p.params.is_empty() {

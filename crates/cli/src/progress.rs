@@ -4,7 +4,7 @@
 //! the rate and the time left, so that a long run is never silent.
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use metrics::format::thousands;
+use replica_lb_metrics::format::thousands;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};

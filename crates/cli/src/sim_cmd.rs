@@ -5,9 +5,9 @@ use crate::checks;
 use crate::error::{CliError, CliResult};
 use crate::progress;
 use clap::{Args, Subcommand};
-use harness::run_dir::{self, OutDir, RunDir};
-use metrics::{Asked, LatencyStats, RunMetrics, Summary};
-use sim::{RunResult, Scenario};
+use replica_lb_harness::run_dir::{self, OutDir, RunDir};
+use replica_lb_metrics::{Asked, LatencyStats, RunMetrics, Summary};
+use replica_lb_sim::{RunResult, Scenario};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 
@@ -82,9 +82,9 @@ fn parse_seed(text: Option<&str>, default: u64) -> Result<u64, CliError> {
 }
 
 fn run_file(args: RunArgs) -> CliResult {
-    let scenario = harness::scenario_file::load(&args.scenario, &args.set).map_err(CliError::usage)?;
+    let scenario = replica_lb_harness::scenario_file::load(&args.scenario, &args.set).map_err(CliError::usage)?;
     let seed = parse_seed(args.seed.as_deref(), scenario.seed)?;
-    let specs = sim::parse_list(args.policy.as_deref(), &scenario).map_err(CliError::usage)?;
+    let specs = replica_lb_sim::parse_list(args.policy.as_deref(), &scenario).map_err(CliError::usage)?;
     let out = args.out.unwrap_or_else(|| Path::new("out").join(&scenario.name));
     let out = checks::out_dir(&out, "--out")?;
     checks::memory(&[(&scenario, specs.len())], 0)?;
@@ -102,9 +102,10 @@ fn run_file(args: RunArgs) -> CliResult {
 
 /// Runs the cold-restart comparison (naive vs hwlb) and writes its report.
 pub fn demo(args: DemoArgs) -> CliResult {
-    let scenario = sim::parse(COLD_RESTART, "cold-restart").map_err(|e| CliError::failed(e.render("cold-restart.toml (built in)")))?;
+    let scenario =
+        replica_lb_sim::parse(COLD_RESTART, "cold-restart").map_err(|e| CliError::failed(e.render("cold-restart.toml (built in)")))?;
     let seed = parse_seed(args.seed.as_deref(), scenario.seed)?;
-    let specs = sim::parse_list(Some("naive,hwlb"), &scenario).map_err(CliError::failed)?;
+    let specs = replica_lb_sim::parse_list(Some("naive,hwlb"), &scenario).map_err(CliError::failed)?;
     let out = checks::out_dir(&args.out, "--out")?;
     checks::memory(&[(&scenario, specs.len())], 0)?;
     eprintln!(
@@ -126,7 +127,7 @@ pub fn simulated_ms(sc: &Scenario) -> u64 {
 
 /// Runs every spec on its own thread, showing progress on stderr ([`progress::watch`]), then
 /// prints each run's simulation speed to stderr.
-pub fn simulate(scenario: &Scenario, specs: &[sim::RunSpec], seed: u64) -> Result<Vec<RunResult>, CliError> {
+pub fn simulate(scenario: &Scenario, specs: &[replica_lb_sim::RunSpec], seed: u64) -> Result<Vec<RunResult>, CliError> {
     let done_ms: Vec<AtomicU64> = specs.iter().map(|_| AtomicU64::new(0)).collect();
     let runs: Vec<progress::Run> = specs
         .iter()
@@ -137,7 +138,7 @@ pub fn simulate(scenario: &Scenario, specs: &[sim::RunSpec], seed: u64) -> Resul
         })
         .collect();
     let results = progress::watch(&scenario.name, &runs, &done_ms, || {
-        sim::run_all(scenario, specs, seed, 0, Some(&done_ms))
+        replica_lb_sim::run_all(scenario, specs, seed, 0, Some(&done_ms))
     });
     let results = match results {
         Ok(r) => r.map_err(CliError::usage)?,
@@ -181,7 +182,7 @@ fn write_outputs(
     let summary = dir.write(out.path()).map_err(CliError::failed)?;
     let runs: Vec<&RunMetrics> = results.iter().map(|r| &r.metrics).collect();
     let description = scenario.run_description();
-    let input = report::ReportInput {
+    let input = replica_lb_report::ReportInput {
         scenario: &scenario.name,
         description: &description,
         seed,

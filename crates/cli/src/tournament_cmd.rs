@@ -6,10 +6,10 @@ use crate::checks;
 use crate::error::{CliError, CliResult};
 use crate::progress;
 use clap::Args;
-use harness::run_dir::OutDir;
-use harness::tournament::{entrants, reads_truth};
-use report::{Entry, Leaderboard};
-use sim::{Job, Scenario};
+use replica_lb_harness::run_dir::OutDir;
+use replica_lb_harness::tournament::{entrants, reads_truth};
+use replica_lb_report::{Entry, Leaderboard};
+use replica_lb_sim::{Job, Scenario};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 
@@ -65,10 +65,10 @@ pub fn run(args: TournamentArgs) -> CliResult {
     checks::memory(&batch, args.threads)?;
     let results = run_with_progress(&jobs, args.threads)?;
     let mut input: Vec<(String, Vec<Entry>)> = Vec::new();
-    let mut summaries: Vec<(String, metrics::Summary)> = Vec::new();
+    let mut summaries: Vec<(String, replica_lb_metrics::Summary)> = Vec::new();
     for sc in &scenarios {
         let seed = args.seed.unwrap_or(sc.seed);
-        let runs: Vec<&sim::RunResult> = jobs
+        let runs: Vec<&replica_lb_sim::RunResult> = jobs
             .iter()
             .zip(&results)
             .filter(|(j, _)| std::ptr::eq(j.scenario, sc))
@@ -82,7 +82,7 @@ pub fn run(args: TournamentArgs) -> CliResult {
         input.push((sc.name.clone(), entries));
         summaries.push((
             sc.name.clone(),
-            metrics::Summary {
+            replica_lb_metrics::Summary {
                 scenario: sc.name.clone(),
                 engine: None,
                 seed,
@@ -137,7 +137,7 @@ fn load_scenarios(args: &TournamentArgs) -> Result<Vec<Scenario>, CliError> {
     };
     let mut out: Vec<Scenario> = Vec::new();
     for path in paths {
-        let sc = harness::scenario_file::load(&path, &[]).map_err(CliError::usage)?;
+        let sc = replica_lb_harness::scenario_file::load(&path, &[]).map_err(CliError::usage)?;
         if out.iter().any(|o| o.name == sc.name) {
             return Err(CliError::usage(format!("--scenarios: '{}' is listed twice", sc.name)));
         }
@@ -148,7 +148,7 @@ fn load_scenarios(args: &TournamentArgs) -> Result<Vec<Scenario>, CliError> {
 
 /// Runs every job on the pool, showing progress on stderr ([`progress::watch`]); any failed
 /// run or failed accounting audit is an error.
-fn run_with_progress(jobs: &[Job<'_>], threads: usize) -> Result<Vec<sim::RunResult>, CliError> {
+fn run_with_progress(jobs: &[Job<'_>], threads: usize) -> Result<Vec<replica_lb_sim::RunResult>, CliError> {
     let done_ms: Vec<AtomicU64> = jobs.iter().map(|_| AtomicU64::new(0)).collect();
     let runs: Vec<progress::Run> = jobs
         .iter()
@@ -158,7 +158,9 @@ fn run_with_progress(jobs: &[Job<'_>], threads: usize) -> Result<Vec<sim::RunRes
             total_ms: crate::sim_cmd::simulated_ms(j.scenario),
         })
         .collect();
-    let results = progress::watch("tournament", &runs, &done_ms, || sim::run_jobs(jobs, threads, Some(&done_ms)));
+    let results = progress::watch("tournament", &runs, &done_ms, || {
+        replica_lb_sim::run_jobs(jobs, threads, Some(&done_ms))
+    });
     let results = results.map_err(|_| CliError::failed("a simulation crashed (a bug: please report it with the scenario and seed)"))?;
     results
         .into_iter()
@@ -174,7 +176,7 @@ fn run_with_progress(jobs: &[Job<'_>], threads: usize) -> Result<Vec<sim::RunRes
 }
 
 /// Replaces the earlier run in `out` with the leaderboard and each scenario's summary.json.
-fn write_outputs(out: &OutDir, board: &Leaderboard, summaries: &[(String, metrics::Summary)]) -> CliResult {
+fn write_outputs(out: &OutDir, board: &Leaderboard, summaries: &[(String, replica_lb_metrics::Summary)]) -> CliResult {
     out.clear().map_err(CliError::failed)?;
     let out = out.path();
     let io = |what: &Path, e: std::io::Error| CliError::failed(format!("cannot write {}: {e}", what.display()));

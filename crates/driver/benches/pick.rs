@@ -12,8 +12,8 @@
 mod fake_cql;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use policy::{Side, POLICIES};
 use replica_lb_driver::{ReplicaLbPolicy, DRIVER};
+use replica_lb_policy::{Side, POLICIES};
 use scylla::cluster::ClusterState;
 use scylla::policies::load_balancing::{DefaultPolicy, LatencyAwarenessBuilder, LoadBalancingPolicy, RoutingInfo};
 use std::sync::{Arc, Barrier};

@@ -5,8 +5,8 @@ use crate::core::Core;
 use crate::inflight::Tickets;
 use crate::nodes::NodeTable;
 use crate::policy::ReplicaLbPolicy;
-use policy::{Need, Needs, ParamTable, ParamValue, Side};
-use runtime::{Caller, Runtime, RuntimeConfig};
+use replica_lb_policy::{Need, Needs, ParamTable, ParamValue, Side};
+use replica_lb_runtime::{Caller, Runtime, RuntimeConfig};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -184,7 +184,7 @@ impl ReplicaLbPolicyBuilder {
     /// A policy with rate control (`c3`) runs without it unless asked (`pick` must answer at
     /// once, the driver cannot hold a request back); asking for it is an error.
     pub fn build(self) -> Result<Arc<ReplicaLbPolicy>, Error> {
-        let info = policy::registry::find(&self.name).map_err(|e| Error(e.to_string()))?;
+        let info = replica_lb_policy::registry::find(&self.name).map_err(|e| Error(e.to_string()))?;
         let mut params = self.params;
         if info.params.iter().any(|p| p.name == RATE_CONTROL) {
             match params.get(RATE_CONTROL) {
@@ -224,7 +224,7 @@ impl ReplicaLbPolicyBuilder {
             let config = RuntimeConfig {
                 local: None,
                 seed: self.seed.wrapping_add(shard.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
-                max_waiting: runtime::DEFAULT_MAX_WAITING,
+                max_waiting: replica_lb_runtime::DEFAULT_MAX_WAITING,
             };
             let rt = Runtime::build(&self.name, Side::Client, &params, DRIVER, config).map_err(Error)?;
             let tickets = Tickets::new(

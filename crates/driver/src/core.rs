@@ -8,8 +8,8 @@
 
 use crate::inflight::{Owner, Tickets};
 use crate::nodes::{Liveness, NodeKey, NodeTable};
-use policy::{Failure, Feedback, NodeCaps, NodeId, Request, MAX_REPLICAS};
-use runtime::{Immediate, Runtime, RuntimeStats, Ticket};
+use replica_lb_policy::{Failure, Feedback, NodeCaps, NodeId, Request, MAX_REPLICAS};
+use replica_lb_runtime::{Immediate, Runtime, RuntimeStats, Ticket};
 use scylla::routing::Sharder;
 
 /// Request group of requests without a token (no replica set to name).
@@ -407,8 +407,8 @@ impl Core {
 mod tests {
     use super::*;
     use crate::builder::DRIVER;
-    use policy::{ParamTable, ParamValue, Rng, Side, POLICIES};
-    use runtime::RuntimeConfig;
+    use replica_lb_policy::{ParamTable, ParamValue, Rng, Side, POLICIES};
+    use replica_lb_runtime::RuntimeConfig;
     use uuid::Uuid;
 
     const MS: u64 = 1_000_000;
@@ -416,7 +416,7 @@ mod tests {
     fn core(name: &str, ttl_ms: u64) -> Core {
         let mut params = ParamTable::new();
         // A policy with rate control runs without it in the driver (as the builder sets it).
-        if policy::registry::find(name)
+        if replica_lb_policy::registry::find(name)
             .unwrap()
             .params
             .iter()

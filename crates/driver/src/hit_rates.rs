@@ -4,7 +4,7 @@
 //! Apache Cassandra 5.0 counts each cache's hits and requests and shows them in the virtual
 //! table `system_views.caches` (one row per cache: `rows`, `keys`, `chunks`, `counters`) of
 //! each node. The poller reads the chosen cache's counters on every node a few times a second,
-//! feeds the differences to the published hit-rate tracker ([`policy::hwlb::HitRateTracker`]:
+//! feeds the differences to the published hit-rate tracker ([`replica_lb_policy::hwlb::HitRateTracker`]:
 //! moving averages of hits/s and misses/s ticked every 10 s over 1 min, configurable), and
 //! tells the policy each node's rate ([`ReplicaLbPolicy::record_hit_rate`]) after every poll,
 //! so the rate stays fresh for the policy's staleness rule. A node that restarted (its counters
@@ -12,7 +12,7 @@
 //! answer is left alone, and ages into the policy's stale rate.
 
 use crate::policy::ReplicaLbPolicy;
-use policy::hwlb::HitRateTracker;
+use replica_lb_policy::hwlb::HitRateTracker;
 use rustc_hash::FxHashMap;
 use scylla::client::session::Session;
 use scylla::policies::load_balancing::{NodeIdentifier, SingleTargetLoadBalancingPolicy};

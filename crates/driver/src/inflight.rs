@@ -30,8 +30,8 @@
 //! at quiescence (no request out, TTL passed) every count is zero. A node keeps at most
 //! [`Tickets::max_per_node`] open tickets; beyond that the oldest ends as a time-out at once.
 
-use policy::NodeId;
-use runtime::Ticket;
+use replica_lb_policy::NodeId;
+use replica_lb_runtime::Ticket;
 use rustc_hash::FxHasher;
 use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
@@ -226,7 +226,7 @@ impl Tickets {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use runtime::ledger::Ledger;
+    use replica_lb_runtime::ledger::Ledger;
 
     const MS: u64 = 1_000_000;
 

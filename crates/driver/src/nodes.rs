@@ -13,7 +13,7 @@
 //! node was last seen live, so the policy hears of a node going down or coming back once, and
 //! its sharder as last read ([`NodeTable::sharder`]).
 
-use policy::NodeId;
+use replica_lb_policy::NodeId;
 use rustc_hash::FxHashMap;
 use scylla::routing::Sharder;
 use uuid::Uuid;
@@ -276,7 +276,7 @@ impl NodeTable {
         Some(self.zones.len() as u32 - 1)
     }
 
-    /// The zone of every node that has one, for [`policy::Policy::on_topology`].
+    /// The zone of every node that has one, for [`replica_lb_policy::Policy::on_topology`].
     pub fn zones(&self) -> Vec<(NodeId, u32)> {
         self.nodes
             .iter()

@@ -35,7 +35,7 @@ use crate::builder::ReplicaLbPolicyBuilder;
 use crate::core::{AdapterStats, Core, Outcome};
 use crate::inflight::Owner;
 use crate::nodes::NodeKey;
-use policy::{Failure, MAX_REPLICAS};
+use replica_lb_policy::{Failure, MAX_REPLICAS};
 use rustc_hash::FxHashSet;
 use scylla::cluster::metadata::{Keyspace, Strategy};
 use scylla::cluster::{ClusterState, Node, NodeRef};
@@ -302,9 +302,9 @@ impl ReplicaLbPolicy {
         if !(0.0..=1.0).contains(&hit_rate) {
             return Err(format!("hit rate {hit_rate} of host {host_id}: must be in [0, 1]"));
         }
-        let feedback = policy::Feedback {
+        let feedback = replica_lb_policy::Feedback {
             hit_rate: Some(hit_rate),
-            ..policy::Feedback::default()
+            ..replica_lb_policy::Feedback::default()
         };
         for i in 0..self.shards.len() {
             let now = self.now_ns();

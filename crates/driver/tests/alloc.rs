@@ -4,8 +4,8 @@
 
 mod support;
 
-use policy::{Side, POLICIES};
 use replica_lb_driver::{ReplicaLbPolicy, DRIVER};
+use replica_lb_policy::{Side, POLICIES};
 use scylla::frame::response::result::TableSpec;
 use scylla::policies::load_balancing::{LoadBalancingPolicy, RoutingInfo};
 use scylla::routing::Token;

@@ -3,8 +3,8 @@
 
 mod support;
 
-use policy::Rng;
 use replica_lb_driver::ReplicaLbPolicy;
+use replica_lb_policy::Rng;
 use scylla::errors::{BrokenConnectionError, BrokenConnectionErrorKind, RequestAttemptError};
 use scylla::frame::response::result::TableSpec;
 use scylla::policies::load_balancing::{LoadBalancingPolicy, RoutingInfo};

@@ -4,8 +4,8 @@
 
 mod support;
 
-use policy::{Side, POLICIES};
 use replica_lb_driver::{ReplicaLbPolicy, DRIVER};
+use replica_lb_policy::{Side, POLICIES};
 use scylla::client::execution_profile::{ExecutionProfile, ExecutionProfileBuilder};
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;

@@ -6,7 +6,7 @@
 //! holding nothing but an earlier run) and a new run replaces what an earlier one left there
 //! whole ([`OutDir::clear`]), so nothing stale lies beside a new summary.
 
-use metrics::{csv::write_timeseries_csv, Asked, RunMetrics, Summary};
+use replica_lb_metrics::{csv::write_timeseries_csv, Asked, RunMetrics, Summary};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -151,13 +151,13 @@ impl RunDir<'_> {
 
 /// Writes `out/report.html` of `input`, and with `charts` each chart as an SVG file of its own
 /// in `out/charts/`.
-pub fn write_report(out: &Path, input: &report::ReportInput<'_>, charts: bool) -> Result<(), String> {
+pub fn write_report(out: &Path, input: &replica_lb_report::ReportInput<'_>, charts: bool) -> Result<(), String> {
     create(out)?;
-    write(&out.join("report.html"), report::render(input))?;
+    write(&out.join("report.html"), replica_lb_report::render(input))?;
     if charts {
         let dir = out.join("charts");
         create(&dir)?;
-        for (name, svg) in report::chart_files(input) {
+        for (name, svg) in replica_lb_report::chart_files(input) {
             write(&dir.join(name), svg)?;
         }
     }

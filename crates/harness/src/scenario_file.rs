@@ -2,8 +2,8 @@
 //! it, apply the `--set` overrides, parse it, and render any failure as one line naming the
 //! file and the bad value.
 
+use replica_lb_workload::Scenario;
 use std::path::Path;
-use workload::Scenario;
 
 /// The scenario at `path` with the `--set KEY=VALUE` overrides `sets` applied (the file's stem
 /// names it when it has no `name`), the overrides kept in its `edits`. The error is one line:
@@ -13,10 +13,10 @@ pub fn load(path: &Path, sets: &[String]) -> Result<Scenario, String> {
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read scenario {shown}: {e}"))?;
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
-    let (edited, edits) = workload::apply_overrides_noting(&text, sets).map_err(|e| format!("{shown}: {e}"))?;
-    let mut sc = workload::parse(&edited, stem).map_err(|e| {
+    let (edited, edits) = replica_lb_workload::apply_overrides_noting(&text, sets).map_err(|e| format!("{shown}: {e}"))?;
+    let mut sc = replica_lb_workload::parse(&edited, stem).map_err(|e| {
         let mut line = e.render(&shown);
-        if !sets.is_empty() && workload::parse(&text, stem).is_ok() {
+        if !sets.is_empty() && replica_lb_workload::parse(&text, stem).is_ok() {
             line.push_str(" (after the --set overrides)");
         }
         line

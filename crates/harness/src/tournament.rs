@@ -1,7 +1,7 @@
 //! A tournament's entrants: which policies run on a scenario, and which of them cannot win.
 
-use policy::{registry, Need};
-use workload::{runs, RunSpec, Scenario};
+use replica_lb_policy::{registry, Need};
+use replica_lb_workload::{runs, RunSpec, Scenario};
 
 /// What runs on `sc`: the policies given (`policies`, a comma-separated list of items), or
 /// every registered one (with `quick`, the scenario's own list), keeping those that apply to

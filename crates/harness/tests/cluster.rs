@@ -5,11 +5,11 @@
 mod common;
 
 use common::{http_get, raw_call, test_config, TestCluster, SERIAL};
-use harness::launcher::Signal;
-use harness::loadgen::keys::{key_bytes, value_for};
-use harness::loadgen::{self, LoadOptions};
-use node::proto::{self, replica_lb_client::ReplicaLbClient};
-use policy::{ConsistencyLevel, NodeId};
+use replica_lb_harness::launcher::Signal;
+use replica_lb_harness::loadgen::keys::{key_bytes, value_for};
+use replica_lb_harness::loadgen::{self, LoadOptions};
+use replica_lb_node::proto::{self, replica_lb_client::ReplicaLbClient};
+use replica_lb_policy::{ConsistencyLevel, NodeId};
 use std::time::{Duration, Instant};
 
 const VALUE_BYTES: usize = 64;
@@ -59,7 +59,7 @@ async fn load_then_read_everything_back_at_quorum() {
         // Every node took part, and the counters add up.
         let mut reads = 0;
         for n in &cluster.file.nodes {
-            let s = node::client::stats(n.grpc, Duration::from_secs(2)).await.unwrap();
+            let s = replica_lb_node::client::stats(n.grpc, Duration::from_secs(2)).await.unwrap();
             assert_eq!(s.policy, policy);
             assert_eq!(s.cache_hits + s.cache_misses, s.reads);
             assert!(s.coordinator_reads > 0);
@@ -300,7 +300,7 @@ async fn hit_rates_spread_by_gossip_and_metrics_are_served() {
                 client.get(via, key.clone(), ConsistencyLevel::One, 2000).await.unwrap();
             }
         }
-        let s = node::client::stats(cluster.file.node(0).unwrap().grpc, Duration::from_secs(2))
+        let s = replica_lb_node::client::stats(cluster.file.node(0).unwrap().grpc, Duration::from_secs(2))
             .await
             .unwrap();
         assert_eq!(s.remote_reads, 0, "reads at ONE stay local");

@@ -7,10 +7,10 @@
 mod common;
 
 use common::{test_config, TestCluster, SERIAL};
-use harness::launcher;
-use harness::loadgen::keys::key_bytes;
-use node::proto::FaultsRequest;
-use policy::{ConsistencyLevel, NodeId};
+use replica_lb_harness::launcher;
+use replica_lb_harness::loadgen::keys::key_bytes;
+use replica_lb_node::proto::FaultsRequest;
+use replica_lb_policy::{ConsistencyLevel, NodeId};
 use std::time::{Duration, Instant};
 
 const PAUSED: u32 = 2;
@@ -138,7 +138,7 @@ async fn restart_after_down_time_keeps_data_and_empties_the_cache() {
         client.get(NodeId(0), key_bytes(k), ConsistencyLevel::All, 5000).await.unwrap();
     }
     let addr = cluster.file.node(1).unwrap().grpc;
-    let before = node::client::stats(addr, Duration::from_secs(2)).await.unwrap();
+    let before = replica_lb_node::client::stats(addr, Duration::from_secs(2)).await.unwrap();
     assert!(before.cache_rows >= 150, "cache not warm: {}", before.cache_rows);
 
     let dir = cluster.dir.clone();
@@ -152,7 +152,7 @@ async fn restart_after_down_time_keeps_data_and_empties_the_cache() {
     cluster.children.push(child);
     assert!(t0.elapsed() >= Duration::from_secs(2), "down for less than 2 s");
     cluster.file = launcher::ClusterFile::load(&cluster.dir).unwrap();
-    let after = node::client::stats(addr, Duration::from_secs(2)).await.unwrap();
+    let after = replica_lb_node::client::stats(addr, Duration::from_secs(2)).await.unwrap();
     assert_eq!(after.cache_rows, 0, "a restarted node starts with an empty cache");
     assert!(after.uptime_ms < before.uptime_ms + 2000);
     cluster.wait_live(&[0, 1, 2], 3, Duration::from_secs(30)).await;
@@ -162,7 +162,7 @@ async fn restart_after_down_time_keeps_data_and_empties_the_cache() {
         let r = client.get(NodeId(1), key_bytes(k), ConsistencyLevel::All, 5000).await.unwrap();
         assert_eq!(r.value, value(k));
     }
-    let warm = node::client::stats(addr, Duration::from_secs(2)).await.unwrap();
+    let warm = replica_lb_node::client::stats(addr, Duration::from_secs(2)).await.unwrap();
     assert!(
         warm.cache_misses >= 150,
         "reads after the restart went to disk: {}",

@@ -12,13 +12,13 @@
 mod common;
 
 use common::{http_get, node_command, raw_call, temp_dir, test_config, TestCluster, SERIAL};
-use harness::experiment::{self, PolicyRun, RealPlan, RunOptions};
-use harness::launcher::Signal;
-use harness::loadgen::keys::key_spec;
-use harness::loadgen::report::{BenchNetwork, BenchReport};
-use harness::loadgen::{self, Arrivals, BenchOptions, ClientPolicy, LoadOptions, MultiMode, MultiOptions};
-use node::proto::StatsResponse;
-use policy::{ConsistencyLevel, ParamTable, PolicyChoice, Side};
+use replica_lb_harness::experiment::{self, PolicyRun, RealPlan, RunOptions};
+use replica_lb_harness::launcher::Signal;
+use replica_lb_harness::loadgen::keys::key_spec;
+use replica_lb_harness::loadgen::report::{BenchNetwork, BenchReport};
+use replica_lb_harness::loadgen::{self, Arrivals, BenchOptions, ClientPolicy, LoadOptions, MultiMode, MultiOptions};
+use replica_lb_node::proto::StatsResponse;
+use replica_lb_policy::{ConsistencyLevel, ParamTable, PolicyChoice, Side};
 use std::time::{Duration, Instant};
 
 const KEYS: u64 = 400;
@@ -72,7 +72,7 @@ fn stats(rt: &loadgen::ClientRuntime, cluster: &TestCluster) -> Vec<StatsRespons
         .file
         .nodes
         .iter()
-        .map(|n| rt.block_on(node::client::stats(n.grpc, Duration::from_secs(2))).unwrap())
+        .map(|n| rt.block_on(replica_lb_node::client::stats(n.grpc, Duration::from_secs(2))).unwrap())
         .collect()
 }
 
@@ -182,11 +182,15 @@ fn bytes_are_counted_exactly_and_in_requests_cost_more_internode_bytes_than_para
     let node = cluster.file.node(via.0 as u32).unwrap();
     // GetRequest { key: "7" (field 1), consistency: ONE (field 2), timeout_ms: 2000 (field 3) }.
     let request = vec![0x0a, 0x01, b'7', 0x10, 0x01, 0x18, 0xd0, 0x0f];
-    let before = Bytes::of(&[rt.block_on(node::client::stats(node.grpc, Duration::from_secs(2))).unwrap()]);
+    let before = Bytes::of(&[rt
+        .block_on(replica_lb_node::client::stats(node.grpc, Duration::from_secs(2)))
+        .unwrap()]);
     let reply = rt
         .block_on(raw_call(node.grpc, "/replica_lb.v1.ReplicaLb/Get", request.clone()))
         .unwrap();
-    let after = Bytes::of(&[rt.block_on(node::client::stats(node.grpc, Duration::from_secs(2))).unwrap()]);
+    let after = Bytes::of(&[rt
+        .block_on(replica_lb_node::client::stats(node.grpc, Duration::from_secs(2)))
+        .unwrap()]);
     let d = after.since(before);
     assert!(reply.len() > VALUE_BYTES, "the reply carries the value: {} bytes", reply.len());
     assert_eq!(
@@ -244,7 +248,7 @@ fn bytes_are_counted_exactly_and_in_requests_cost_more_internode_bytes_than_para
     // Prometheus shows the same counters as Stats (no traffic in between).
     for n in &cluster.file.nodes {
         let page = rt.block_on(http_get(n.metrics, "/metrics"));
-        let s = rt.block_on(node::client::stats(n.grpc, Duration::from_secs(2))).unwrap();
+        let s = rt.block_on(replica_lb_node::client::stats(n.grpc, Duration::from_secs(2))).unwrap();
         let got = [
             sample(&page, "client_received_bytes_total", n.id),
             sample(&page, "client_sent_bytes_total", n.id),
@@ -279,7 +283,7 @@ fn bytes_are_counted_exactly_and_in_requests_cost_more_internode_bytes_than_para
             );
             std::thread::sleep(Duration::from_millis(50));
             let addr = cluster.file.node(s.node_id).unwrap().grpc;
-            s = rt.block_on(node::client::stats(addr, Duration::from_secs(2))).unwrap();
+            s = rt.block_on(replica_lb_node::client::stats(addr, Duration::from_secs(2))).unwrap();
         }
     }
 }
@@ -370,7 +374,7 @@ fn an_experiments_series_and_summary_carry_the_nodes_bytes() {
         net.nic_peak_utilization > 0.0 && net.nic_peak_utilization < 0.1,
         "against 1 Gbps: {net:?}"
     );
-    let csv = metrics::csv::timeseries_csv(&m.series);
+    let csv = replica_lb_metrics::csv::timeseries_csv(&m.series);
     let all_row = csv.lines().find(|l| l.starts_with("1,all,")).unwrap();
     let cols: Vec<&str> = all_row.split(',').collect();
     let nic_out: u64 = cols[12].parse().unwrap();

@@ -7,9 +7,9 @@
 mod common;
 
 use common::{test_config, TestCluster, SERIAL};
-use harness::loadgen::keys::key_spec;
-use harness::loadgen::{self, Arrivals, BenchOptions, ClientPolicy, LoadOptions};
-use policy::{ConsistencyLevel, ParamTable, PolicyChoice, Side, POLICIES};
+use replica_lb_harness::loadgen::keys::key_spec;
+use replica_lb_harness::loadgen::{self, Arrivals, BenchOptions, ClientPolicy, LoadOptions};
+use replica_lb_policy::{ConsistencyLevel, ParamTable, PolicyChoice, Side, POLICIES};
 use std::time::{Duration, Instant};
 
 const KEYS: u64 = 300;
@@ -31,7 +31,7 @@ fn bench_options(cl: ConsistencyLevel, read_fraction: f64, seed: u64) -> BenchOp
     }
 }
 
-fn load(rt: &loadgen::ClientRuntime, client: &node::client::ClusterClient) {
+fn load(rt: &loadgen::ClientRuntime, client: &replica_lb_node::client::ClusterClient) {
     let opts = LoadOptions {
         keys: KEYS,
         value_bytes: 32,
@@ -112,7 +112,7 @@ fn every_coordinator_policy_ends_every_send_exactly_once_on_the_nodes() {
         let deadline = Instant::now() + Duration::from_secs(10);
         for n in &cluster.file.nodes {
             loop {
-                let s = rt.block_on(node::client::stats(n.grpc, Duration::from_secs(2))).unwrap();
+                let s = rt.block_on(replica_lb_node::client::stats(n.grpc, Duration::from_secs(2))).unwrap();
                 assert_eq!(s.policy, name);
                 assert_eq!(s.policy_violations, 0, "{name}: node {}", n.id);
                 if s.policy_sends == s.policy_ended {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use node::NodeConfig;
+use replica_lb_node::NodeConfig;
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -54,7 +54,7 @@ impl RowCache {
     }
 
     fn shard_of(key: &[u8]) -> usize {
-        (workload::placement::key_token(key) >> 59) as usize % SHARDS
+        (replica_lb_workload::placement::key_token(key) >> 59) as usize % SHARDS
     }
 
     fn lock(&self, i: usize) -> std::sync::MutexGuard<'_, Shard> {

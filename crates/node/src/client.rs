@@ -5,11 +5,11 @@
 use crate::proto::{self, replica_lb_client::ReplicaLbClient};
 use crate::service::cl_to_proto;
 use bytes::Bytes;
-use policy::{ConsistencyLevel, NodeId, ReplicaSet};
+use replica_lb_policy::{ConsistencyLevel, NodeId, ReplicaSet};
+use replica_lb_workload::placement::{Member, Placement, Ring};
 use std::net::SocketAddr;
 use std::time::Duration;
 use tonic::transport::{Channel, Endpoint};
-use workload::placement::{Member, Placement, Ring};
 
 /// Largest message a client sends or accepts.
 const MAX_MESSAGE_BYTES: usize = 64 << 20;

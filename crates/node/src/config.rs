@@ -2,11 +2,11 @@
 //! command-line flags, checked before anything starts.
 
 use crate::error::NodeError;
-use policy::{ConsistencyLevel, ParamTable};
+use replica_lb_policy::{ConsistencyLevel, ParamTable};
+use replica_lb_workload::placement::Placement;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use workload::placement::Placement;
 
 /// The most nodes a cluster may have (node ids are 0..MAX_NODES-1).
 pub const MAX_NODES: u32 = 1024;
@@ -36,7 +36,7 @@ pub struct NodeConfig {
     /// Tokens per node on the ring (1: evenly spaced, one per node; more: random vnodes).
     pub vnodes: u32,
     /// Replica placement on the ring: `ring` or `one-per-zone` (one replica per zone while
-    /// there are zones left); [`workload::placement`], shared with the simulator.
+    /// there are zones left); [`replica_lb_workload::placement`], shared with the simulator.
     pub placement: String,
     /// Row-cache capacity in rows (0: no cache, every read goes to disk).
     pub cache_rows: u64,
@@ -191,12 +191,12 @@ impl NodeConfig {
         ConsistencyLevel::parse(&self.default_consistency).map_err(|e| NodeError::Config(format!("default_consistency: {e}")))
     }
 
-    /// The slow disk's service-time distribution: the simulator's own ([`workload::Dist`]),
+    /// The slow disk's service-time distribution: the simulator's own ([`replica_lb_workload::Dist`]),
     /// so an emulated disk and a simulated one draw alike.
-    pub fn service_time_dist(&self) -> Result<workload::Dist, NodeError> {
+    pub fn service_time_dist(&self) -> Result<replica_lb_workload::Dist, NodeError> {
         let d = &self.slow_disk;
         let sigma = (d.distribution == "lognormal").then_some(d.lognormal_sigma);
-        workload::Dist::new(&d.distribution, d.service_time_mean_us as f64, sigma, None)
+        replica_lb_workload::Dist::new(&d.distribution, d.service_time_mean_us as f64, sigma, None)
             .map_err(|e| NodeError::Config(format!("slow_disk (distribution = \"{}\"): {e}", d.distribution)))
     }
 
@@ -267,7 +267,7 @@ impl NodeConfig {
         if self.data_dir.as_os_str().is_empty() {
             return bad("data_dir", "''".into(), "a directory path");
         }
-        crate::policy_runtime::PolicyHandle::build(&self.policy.name, &self.policy.params, policy::NodeId(0), 0)
+        crate::policy_runtime::PolicyHandle::build(&self.policy.name, &self.policy.params, replica_lb_policy::NodeId(0), 0)
             .map_err(NodeError::Config)?;
         Ok(())
     }

@@ -21,8 +21,8 @@ use crate::state::{NodeState, View};
 use crate::storage::Row;
 use crate::traffic::{wire_bytes, Link};
 use bytes::Bytes;
-use policy::{ConsistencyLevel, Failure, NodeId, ReplicaSet};
-use runtime::Ticket;
+use replica_lb_policy::{ConsistencyLevel, Failure, NodeId, ReplicaSet};
+use replica_lb_runtime::Ticket;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
@@ -152,7 +152,7 @@ fn launch_background_read(
     state: &Arc<NodeState>,
     view: &View,
     live: &ReplicaSet,
-    dispatch: &runtime::Dispatch,
+    dispatch: &replica_lb_runtime::Dispatch,
     key: &Bytes,
     deadline: tokio::time::Instant,
 ) {
@@ -266,7 +266,7 @@ pub async fn get(
             return Err(CoordError::Unavailable(format!(
                 "policy '{}' holds back {} requests already (rate control); try again later",
                 state.config.policy.name,
-                runtime::DEFAULT_MAX_WAITING
+                replica_lb_runtime::DEFAULT_MAX_WAITING
             )))
         }
         Ok(Ok(d)) => d,
@@ -337,7 +337,7 @@ async fn read_plan(
     state: &Arc<NodeState>,
     view: &View,
     live: &ReplicaSet,
-    dispatch: &runtime::Dispatch,
+    dispatch: &replica_lb_runtime::Dispatch,
     key: &Bytes,
     k: usize,
     cl: ConsistencyLevel,
@@ -529,7 +529,7 @@ fn end_write(state: &NodeState, ticket: Ticket, start: Instant, result: &Result<
     match result {
         Ok(()) => state
             .policy
-            .reply(ticket, start.elapsed().as_nanos() as u64, policy::Feedback::default()),
+            .reply(ticket, start.elapsed().as_nanos() as u64, replica_lb_policy::Feedback::default()),
         Err(_) => state.policy.failure(ticket, Failure::Error),
     }
 }

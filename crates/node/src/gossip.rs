@@ -15,15 +15,15 @@ use crate::metrics::get;
 use crate::state::{internode_client, NodeState, Peer, View};
 use chitchat::transport::UdpTransport;
 use chitchat::{spawn_chitchat, Chitchat, ChitchatConfig, ChitchatHandle, ChitchatId, FailureDetectorConfig, ProtocolVersion};
-use policy::hwlb::{HitRateTracker, RatePublisher};
-use policy::NodeId;
+use replica_lb_policy::hwlb::{HitRateTracker, RatePublisher};
+use replica_lb_policy::NodeId;
+use replica_lb_workload::placement::{Member, Ring};
 use std::collections::{BTreeMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::Mutex;
-use workload::placement::{Member, Ring};
 
 /// Gossip key: the node's numeric id.
 pub const KEY_ID: &str = "id";
@@ -185,7 +185,7 @@ fn apply(state: &NodeState, known: &mut BTreeMap<u16, Seen>, now: BTreeMap<u16, 
                     state.note_peer_rate(node, rate);
                     state.policy.info(
                         node,
-                        policy::Feedback {
+                        replica_lb_policy::Feedback {
                             hit_rate: Some(rate),
                             ..Default::default()
                         },

@@ -1,4 +1,4 @@
-//! The coordinator's policy: the shared [`runtime::Runtime`] behind a short lock, plus the one
+//! The coordinator's policy: the shared [`replica_lb_runtime::Runtime`] behind a short lock, plus the one
 //! task that wakes it at the times it asks for.
 //!
 //! Request handlers lock the runtime for a plan, a reply or a failure (a few hundred
@@ -8,8 +8,8 @@
 //! one-shot channel; the runtime releases it when a reply from its group arrives or when the
 //! timer task fires, and a request whose handler gave up (time-out) is dropped unplanned.
 
-use policy::{Failure, Feedback, NodeCaps, NodeId, ReplicaSet, Request};
-use runtime::{Caller, Dispatch, DispatchId, Released, Runtime, RuntimeConfig, RuntimeStats, Submitted, Ticket};
+use replica_lb_policy::{Failure, Feedback, NodeCaps, NodeId, ReplicaSet, Request};
+use replica_lb_runtime::{Caller, Dispatch, DispatchId, Released, Runtime, RuntimeConfig, RuntimeStats, Submitted, Ticket};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -20,7 +20,7 @@ use tokio::sync::{oneshot, Notify};
 /// no ground truth.
 pub const NODES: Caller = Caller {
     name: "the real cluster's nodes",
-    provides: policy::Needs::of(&[policy::Need::Feedback, policy::Need::Topology]),
+    provides: replica_lb_policy::Needs::of(&[replica_lb_policy::Need::Feedback, replica_lb_policy::Need::Topology]),
 };
 
 /// The node's monotonic clock: nanoseconds since the node started.
@@ -82,13 +82,13 @@ impl PolicyHandle {
     }
 
     /// Builds the registered coordinator policy `name` for node `local`.
-    pub fn build(name: &str, params: &policy::ParamTable, local: NodeId, seed: u64) -> Result<Runtime<Waiter>, String> {
+    pub fn build(name: &str, params: &replica_lb_policy::ParamTable, local: NodeId, seed: u64) -> Result<Runtime<Waiter>, String> {
         let config = RuntimeConfig {
             local: Some(local),
             seed,
-            max_waiting: runtime::DEFAULT_MAX_WAITING,
+            max_waiting: replica_lb_runtime::DEFAULT_MAX_WAITING,
         };
-        Runtime::build(name, policy::Side::Coordinator, params, NODES, config)
+        Runtime::build(name, replica_lb_policy::Side::Coordinator, params, NODES, config)
     }
 
     fn lock(&self) -> MutexGuard<'_, Runtime<Waiter>> {

@@ -14,7 +14,7 @@ pub struct LocalRead {
     /// The stored row, if the key exists.
     pub row: Option<Row>,
     /// What this node says about itself.
-    pub feedback: policy::Feedback,
+    pub feedback: replica_lb_policy::Feedback,
 }
 
 /// Encodes a hit rate as the one byte that travels on replies: round(rate * 255).
@@ -28,7 +28,7 @@ pub fn byte_to_rate(byte: u32) -> Option<f64> {
 }
 
 /// The wire form of a feedback record.
-pub fn feedback_to_proto(f: &policy::Feedback) -> proto::Feedback {
+pub fn feedback_to_proto(f: &replica_lb_policy::Feedback) -> proto::Feedback {
     proto::Feedback {
         hit_rate_byte: f.hit_rate.map(rate_to_byte).unwrap_or(0),
         has_hit_rate: f.hit_rate.is_some(),
@@ -39,10 +39,10 @@ pub fn feedback_to_proto(f: &policy::Feedback) -> proto::Feedback {
 }
 
 /// The policy form of a wire feedback record (a missing one reports nothing).
-pub fn feedback_from_proto(f: Option<&proto::Feedback>) -> policy::Feedback {
+pub fn feedback_from_proto(f: Option<&proto::Feedback>) -> replica_lb_policy::Feedback {
     match f {
-        None => policy::Feedback::default(),
-        Some(f) => policy::Feedback {
+        None => replica_lb_policy::Feedback::default(),
+        Some(f) => replica_lb_policy::Feedback {
             hit_rate: if f.has_hit_rate { byte_to_rate(f.hit_rate_byte) } else { None },
             queue_len: Some(f.queue_len),
             service_time_ns: Some(f.service_time_ns),
@@ -74,7 +74,7 @@ pub async fn read(state: &NodeState, key: &Bytes) -> Result<LocalRead, String> {
         }
     };
     state.note_residence(start.elapsed().as_nanos() as u64);
-    let feedback = policy::Feedback {
+    let feedback = replica_lb_policy::Feedback {
         hit_rate: Some(state.hit_rate()),
         queue_len: Some(state.disk.waiting()),
         service_time_ns: Some((start.elapsed().as_nanos() as u64).saturating_sub(queued_ns)),

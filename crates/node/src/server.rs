@@ -14,7 +14,7 @@ use crate::service::Api;
 use crate::slow_disk::SlowDisk;
 use crate::state::NodeState;
 use crate::storage::Storage;
-use policy::NodeId;
+use replica_lb_policy::NodeId;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use tokio::net::TcpListener;

@@ -11,7 +11,7 @@ use crate::replica;
 use crate::state::NodeState;
 use crate::storage::Row;
 use crate::traffic::Link;
-use policy::ConsistencyLevel;
+use replica_lb_policy::ConsistencyLevel;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;

@@ -6,7 +6,7 @@
 //! Sleeping uses tokio's timer (1 ms resolution): service times are rounded up to it.
 
 use crate::config::SlowDiskConfig;
-use policy::Rng;
+use replica_lb_policy::Rng;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -17,7 +17,7 @@ use tokio::sync::Semaphore;
 pub struct SlowDisk {
     enabled: AtomicBool,
     slots: Arc<Semaphore>,
-    dist: workload::Dist,
+    dist: replica_lb_workload::Dist,
     waiting: AtomicU32,
     in_service: AtomicU32,
     /// Multiplier on service times (f64 bits; 1.0 = as configured).
@@ -37,7 +37,7 @@ thread_local! {
 
 impl SlowDisk {
     /// A gate with the configured shape.
-    pub fn new(cfg: &SlowDiskConfig, dist: workload::Dist) -> SlowDisk {
+    pub fn new(cfg: &SlowDiskConfig, dist: replica_lb_workload::Dist) -> SlowDisk {
         SlowDisk {
             enabled: AtomicBool::new(cfg.enabled),
             slots: Arc::new(Semaphore::new(cfg.concurrency.max(1) as usize)),
@@ -112,9 +112,9 @@ impl SlowDisk {
 mod tests {
     use super::*;
 
-    fn cfg_dist(cfg: &SlowDiskConfig, name: &str) -> workload::Dist {
+    fn cfg_dist(cfg: &SlowDiskConfig, name: &str) -> replica_lb_workload::Dist {
         let sigma = (name == "lognormal").then_some(cfg.lognormal_sigma);
-        workload::Dist::new(name, cfg.service_time_mean_us as f64, sigma, None).unwrap()
+        replica_lb_workload::Dist::new(name, cfg.service_time_mean_us as f64, sigma, None).unwrap()
     }
 
     #[tokio::test]

@@ -11,13 +11,13 @@ use crate::policy_runtime::{Clock, PolicyHandle};
 use crate::proto::internode_client::InternodeClient;
 use crate::slow_disk::SlowDisk;
 use crate::storage::Storage;
-use policy::{ConsistencyLevel, NodeId};
+use replica_lb_policy::{ConsistencyLevel, NodeId};
+use replica_lb_workload::placement::{Member, Ring};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use tonic::transport::{Channel, Endpoint};
-use workload::placement::{Member, Ring};
 
 /// One cluster member as this node knows it.
 #[derive(Clone, Debug)]
@@ -201,8 +201,8 @@ impl NodeState {
     /// What this node says about itself as a coordinator answering a client: its live hit
     /// rate, the disk queue and its replica reads in flight (no service time: the client
     /// measures the whole response).
-    pub fn feedback(&self) -> policy::Feedback {
-        policy::Feedback {
+    pub fn feedback(&self) -> replica_lb_policy::Feedback {
+        replica_lb_policy::Feedback {
             hit_rate: Some(self.hit_rate()),
             queue_len: Some(self.disk.waiting()),
             service_time_ns: None,

@@ -2,8 +2,8 @@
 //! when rates change (target <= 20 us), at N=3/CL=2 and N=9/CL=3.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use policy::hwlb::{HwlbPlan, PlanConfig};
-use policy::{build, Feedback, NodeId, ParamTable, Plan, Reply, Request, Rng};
+use replica_lb_policy::hwlb::{HwlbPlan, PlanConfig};
+use replica_lb_policy::{build, Feedback, NodeId, ParamTable, Plan, Reply, Request, Rng};
 use std::hint::black_box;
 
 const CASES: [(&str, &[f64], usize); 2] = [

@@ -7,7 +7,7 @@
 //! Target: <= 200 ns per request at N = 3.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use policy::{build, Decision, Feedback, NodeId, ParamTable, Plan, Policy, ProbeReply, Reply, Request, Rng, POLICIES};
+use replica_lb_policy::{build, Decision, Feedback, NodeId, ParamTable, Plan, Policy, ProbeReply, Reply, Request, Rng, POLICIES};
 use std::hint::black_box;
 
 const STEP_NS: u64 = 100_000;

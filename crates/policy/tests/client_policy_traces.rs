@@ -17,8 +17,8 @@
 mod common;
 
 use common::TraceCase;
-use policy::types::{Decision, Failure, Feedback, NodeCaps, NodeId, Plan, Reply, Request};
-use policy::{ParamTable, ParamValue, Policy, Rng};
+use replica_lb_policy::types::{Decision, Failure, Feedback, NodeCaps, NodeId, Plan, Reply, Request};
+use replica_lb_policy::{ParamTable, ParamValue, Policy, Rng};
 
 /// The six policies, each with the parameters a driver runs it with (`c3` without rate
 /// control: a driver cannot hold a request back).
@@ -52,7 +52,7 @@ struct Case {
 impl Case {
     fn new(name: &str, about: &'static str, policy: &str, params: &[(&str, &str)], seed: u64) -> Case {
         let table: ParamTable = params.iter().map(|&(k, v)| (k.to_string(), ParamValue::parse_text(v))).collect();
-        let built = policy::build(policy, &table).unwrap_or_else(|e| panic!("{policy}: {e}"));
+        let built = replica_lb_policy::build(policy, &table).unwrap_or_else(|e| panic!("{policy}: {e}"));
         let params_json: Vec<String> = params.iter().map(|(k, v)| format!("\"{k}\": \"{v}\"")).collect();
         Case {
             name: format!("{name}/{policy}"),

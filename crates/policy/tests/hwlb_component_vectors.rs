@@ -8,7 +8,7 @@
 //! deliberate change, regenerate it with
 //! `REPLICA_LB_WRITE_VECTORS=1 cargo test --release -p replica-lb-policy --test hwlb_component_vectors`.
 
-use policy::hwlb::{HitRateTracker, HwlbPlan, PlanConfig, RatePublisher, SamplingRow};
+use replica_lb_policy::hwlb::{HitRateTracker, HwlbPlan, PlanConfig, RatePublisher, SamplingRow};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 

@@ -2,10 +2,10 @@
 //! 1e-9) for every N in 2..=12 and every CL in 1..N, with hit rates that include 0, 0.95, 1
 //! and ties; systematic sampling reproduces k * rows[c][j] over a million draws.
 
-use policy::hwlb::{redistribute, HwlbPlan, PlanConfig, SamplingRow};
-use policy::{Rng, MAX_REPLICAS};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
+use replica_lb_policy::hwlb::{redistribute, HwlbPlan, PlanConfig, SamplingRow};
+use replica_lb_policy::{Rng, MAX_REPLICAS};
 
 const TOL: f64 = 1e-9;
 

@@ -1,8 +1,8 @@
 //! The `hwlb` policy end to end: rates arrive as feedback, plans are cached per replica group
 //! and recomputed only when rates change, the steps-aside rules switch to the naive behaviour.
 
-use policy::hwlb::{HwlbPlan, PlanConfig};
-use policy::{build, Failure, Feedback, NodeCaps, NodeId, ParamTable, Plan, Policy, Reply, Request, Rng};
+use replica_lb_policy::hwlb::{HwlbPlan, PlanConfig};
+use replica_lb_policy::{build, Failure, Feedback, NodeCaps, NodeId, ParamTable, Plan, Policy, Reply, Request, Rng};
 
 const MS: u64 = 1_000_000;
 const NODES: [NodeId; 3] = [NodeId(0), NodeId(1), NodeId(2)];
@@ -82,7 +82,7 @@ fn cold_coordinator_follows_its_row() {
 
 #[test]
 fn plans_are_recomputed_only_when_rates_change() {
-    let mut p = policy::hwlb::Hwlb::new(&ParamTable::new()).unwrap();
+    let mut p = replica_lb_policy::hwlb::Hwlb::new(&ParamTable::new()).unwrap();
     tell(&mut p, 0, 0.1, 0);
     tell(&mut p, 1, 0.8, 0);
     tell(&mut p, 2, 0.8, 0);
@@ -98,7 +98,7 @@ fn plans_are_recomputed_only_when_rates_change() {
 
 #[test]
 fn a_stale_peer_counts_as_095_for_the_request() {
-    let mut p = policy::hwlb::Hwlb::new(&ParamTable::new()).unwrap();
+    let mut p = replica_lb_policy::hwlb::Hwlb::new(&ParamTable::new()).unwrap();
     tell(&mut p, 0, 0.5, 0);
     tell(&mut p, 1, 0.5, 0);
     tell(&mut p, 2, 0.0, 0);
@@ -117,7 +117,7 @@ fn a_stale_peer_counts_as_095_for_the_request() {
 
 #[test]
 fn unknown_and_forgotten_peers_count_as_cold() {
-    let mut p = policy::hwlb::Hwlb::new(&ParamTable::new()).unwrap();
+    let mut p = replica_lb_policy::hwlb::Hwlb::new(&ParamTable::new()).unwrap();
     tell(&mut p, 0, 0.8, 0);
     tell(&mut p, 1, 0.8, 0);
     let req = request(Some(NodeId(0)), 2);
@@ -177,7 +177,7 @@ fn the_extra_replica_is_uniform_among_the_unselected() {
             "extra {j}: {extra:?} targets {targets:?}"
         );
     }
-    let no_extra: ParamTable = [("extra_replica".to_string(), policy::ParamValue::Bool(false))].into();
+    let no_extra: ParamTable = [("extra_replica".to_string(), replica_lb_policy::ParamValue::Bool(false))].into();
     let mut p = build("hwlb", &no_extra).unwrap();
     tell(p.as_mut(), 0, 0.2, 0);
     let (_, extra) = count(p.as_mut(), &request(Some(NodeId(2)), 1), 0, 100);
@@ -199,7 +199,7 @@ fn a_coordinator_that_is_not_a_replica_uses_the_shares() {
 
 #[test]
 fn switched_off_it_behaves_as_naive() {
-    let off: ParamTable = [("enabled".to_string(), policy::ParamValue::Bool(false))].into();
+    let off: ParamTable = [("enabled".to_string(), replica_lb_policy::ParamValue::Bool(false))].into();
     let mut p = build("hwlb", &off).unwrap();
     tell(p.as_mut(), 0, 0.0, 0);
     tell(p.as_mut(), 1, 0.9, 0);
@@ -210,7 +210,7 @@ fn switched_off_it_behaves_as_naive() {
 
 #[test]
 fn a_peer_turning_stale_without_news_changes_the_plan() {
-    let mut p = policy::hwlb::Hwlb::new(&ParamTable::new()).unwrap();
+    let mut p = replica_lb_policy::hwlb::Hwlb::new(&ParamTable::new()).unwrap();
     tell(&mut p, 0, 0.95, 0);
     tell(&mut p, 1, 0.9, 0);
     tell(&mut p, 2, 0.0, 0);
@@ -229,7 +229,7 @@ fn a_peer_turning_stale_without_news_changes_the_plan() {
 fn hwlb_with(params: &[(&str, f64)]) -> Box<dyn Policy> {
     let mut table = ParamTable::new();
     for &(name, value) in params {
-        table.insert(name.to_string(), policy::ParamValue::Float(value));
+        table.insert(name.to_string(), replica_lb_policy::ParamValue::Float(value));
     }
     build("hwlb", &table).unwrap()
 }

@@ -11,9 +11,9 @@
 mod common;
 
 use common::TraceCase;
-use policy::hwlb::PlanConfig;
-use policy::types::{NodeId, MAX_REPLICAS};
-use policy::unified::coordinator::{coordinator_order, CoordinatorHealth, CoordinatorRule, OrderRequest};
+use replica_lb_policy::hwlb::PlanConfig;
+use replica_lb_policy::types::{NodeId, MAX_REPLICAS};
+use replica_lb_policy::unified::coordinator::{coordinator_order, CoordinatorHealth, CoordinatorRule, OrderRequest};
 
 const NODES: usize = 4;
 /// How long after coming up a node counts as warming (unified's `warmup_window_s`), us.

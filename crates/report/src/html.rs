@@ -3,7 +3,7 @@
 //! requests' beside it, then the charts ([`crate::panels`]): the policies compared on shared
 //! axes, then each node measure with data as small multiples.
 
-use metrics::{Asked, LatencyStats, RunMetrics};
+use replica_lb_metrics::{Asked, LatencyStats, RunMetrics};
 use std::fmt::Write as _;
 
 /// What the report shows.
@@ -116,7 +116,7 @@ fn summary_table(h: &mut String, input: &ReportInput<'_>) {
     let _ = write!(
         h,
         "<h2>Summary</h2>\n<p class=\"note\">Latency of <b>every request</b>: a timed-out or failed request counts at the read time-out ({} ms), so a tail never hides its failures. Completed only: the answered requests, beside it.</p>\n<table><tr><th rowspan=\"2\" class=\"name\">policy</th><th rowspan=\"2\">requests</th><th rowspan=\"2\">completed</th><th rowspan=\"2\">time-outs</th><th rowspan=\"2\">errors</th><th colspan=\"5\" class=\"all\">every request, ms</th><th colspan=\"5\">completed only, ms</th><th rowspan=\"2\">warm-up s</th></tr>\n<tr>{LATENCY_HEADS}{LATENCY_HEADS}</tr>\n",
-        metrics::format::thousands(input.timeout_ms)
+        replica_lb_metrics::format::thousands(input.timeout_ms)
     );
     for run in input.runs {
         let s = &run.summary;
@@ -227,7 +227,7 @@ th{background:#f3f3f3}th.all{background:#e4ecf7}th.name{text-align:left}td:first
 #[cfg(test)]
 mod tests {
     use super::*;
-    use metrics::{CacheOutcome, ReadKind, Recorder, RecorderConfig};
+    use replica_lb_metrics::{CacheOutcome, ReadKind, Recorder, RecorderConfig};
 
     fn asked() -> Asked {
         Asked {

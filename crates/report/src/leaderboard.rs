@@ -6,7 +6,7 @@
 //! Three rules keep the ranking honest:
 //! - a failure is a request too: the figures are the run's own over every request
 //!   (`latency_all_ms` of summary.json: a timed-out or failed request counted at the read
-//!   time-out, [`metrics::LatencyHistogram::with_failures`]), the same numbers `sim run` gives;
+//!   time-out, [`replica_lb_metrics::LatencyHistogram::with_failures`]), the same numbers `sim run` gives;
 //! - at the time-out the ranking goes on: where more than 1% (0.1%) of a policy's requests
 //!   failed, its p99 (p99.9) is the time-out itself, and the figure it is ranked by
 //!   ([`rank_ms`]) is the time-out times its failed share over 1% (0.1%): of policies whose
@@ -15,8 +15,8 @@
 //!   ratios are to the best policy a real system could run.
 
 use crate::html::esc;
-use metrics::latency::round_us;
-use metrics::RunSummary;
+use replica_lb_metrics::latency::round_us;
+use replica_lb_metrics::RunSummary;
 use serde::Serialize;
 use std::fmt::Write as _;
 

@@ -20,8 +20,8 @@
 
 use crate::chart::{Band, Chart, Line, Mark, YAxis, SMALL, WIDE};
 use crate::html::{esc, ReportInput};
-use metrics::format::thousands;
-use metrics::{ClusterSecond, NodeSecond, RunMetrics, Series};
+use replica_lb_metrics::format::thousands;
+use replica_lb_metrics::{ClusterSecond, NodeSecond, RunMetrics, Series};
 use std::fmt::Write as _;
 
 /// Up to this many nodes, a per-node chart draws one line per node; a larger cluster is drawn

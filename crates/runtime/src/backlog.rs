@@ -1,4 +1,4 @@
-//! The waiting room for [`policy::Decision::Wait`]: one FIFO per replica group, bounded.
+//! The waiting room for [`replica_lb_policy::Decision::Wait`]: one FIFO per replica group, bounded.
 //!
 //! A rate-limited policy (C3) may hold a request back. The request then waits in its group's
 //! FIFO, and every later request of the same group queues behind it without being planned, so
@@ -10,7 +10,7 @@
 //! Only groups with someone waiting have an entry, and entries are reused, so the steady state
 //! allocates nothing and a caller without waiting requests pays one branch.
 
-use policy::{NodeId, ReplicaSet, Request};
+use replica_lb_policy::{NodeId, ReplicaSet, Request};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
@@ -33,7 +33,7 @@ impl StoredRequest {
     pub fn of(req: &Request<'_>) -> Self {
         let set = |nodes: &[NodeId]| {
             let mut s = ReplicaSet::new();
-            for &n in nodes.iter().take(policy::MAX_REPLICAS) {
+            for &n in nodes.iter().take(replica_lb_policy::MAX_REPLICAS) {
                 s.push(n);
             }
             s

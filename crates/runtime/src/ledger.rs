@@ -10,7 +10,7 @@
 //!
 //! Slots are reused through a free list, so the steady state allocates nothing.
 
-use policy::{NodeId, MAX_REPLICAS};
+use replica_lb_policy::{NodeId, MAX_REPLICAS};
 
 /// Hints the CPU to fetch the cache line holding `*r` (no effect on results).
 #[inline(always)]

@@ -2,7 +2,7 @@
 
 use crate::backlog::{Backlog, StoredRequest};
 use crate::ledger::{Accounting, DispatchId, Ledger, Ticket};
-use policy::{
+use replica_lb_policy::{
     Decision, Failure, Feedback, Need, NodeCaps, NodeId, NodeTruth, Params, Plan, Policy, Probe, ProbeReply, Reply, Request, Rng, Side,
     MAX_REPLICAS,
 };
@@ -17,7 +17,7 @@ pub struct Caller {
     /// How error messages name the caller: "the simulator", "the real cluster's nodes", ...
     pub name: &'static str,
     /// What it provides beyond the plain contract.
-    pub provides: policy::Needs,
+    pub provides: replica_lb_policy::Needs,
 }
 
 /// How a runtime is set up.
@@ -155,7 +155,7 @@ pub struct Runtime<T> {
     ledger: Ledger,
     policy: Box<dyn Policy>,
     rng: Rng,
-    needs: policy::Needs,
+    needs: replica_lb_policy::Needs,
     /// Whether a caller bug (a send ended twice, or one never made) panics at the event that
     /// broke the contract instead of being counted: on wherever debug assertions are (every
     /// test build), so a test fails where the bug is, not at the end of a run.
@@ -174,7 +174,7 @@ pub struct Runtime<T> {
 impl<T> Runtime<T> {
     /// Wraps `policy` for `caller`, refusing it with a one-line error when the caller cannot
     /// provide what it needs.
-    pub fn new(policy: Box<dyn Policy>, needs: policy::Needs, caller: Caller, config: RuntimeConfig) -> Result<Self, String> {
+    pub fn new(policy: Box<dyn Policy>, needs: replica_lb_policy::Needs, caller: Caller, config: RuntimeConfig) -> Result<Self, String> {
         needs.check(caller.provides, policy.name(), caller.name)?;
         Ok(Runtime {
             policy,
@@ -200,15 +200,21 @@ impl<T> Runtime<T> {
     }
 
     /// Builds the registered policy `name` for decisions of side `side` with parameter
-    /// `overrides` (see [`policy::registry::build_for`]) and wraps it for `caller`.
-    pub fn build(name: &str, side: Side, overrides: &policy::ParamTable, caller: Caller, config: RuntimeConfig) -> Result<Self, String> {
-        let info = policy::registry::find_for(name, side).map_err(|e| e.to_string())?;
+    /// `overrides` (see [`replica_lb_policy::registry::build_for`]) and wraps it for `caller`.
+    pub fn build(
+        name: &str,
+        side: Side,
+        overrides: &replica_lb_policy::ParamTable,
+        caller: Caller,
+        config: RuntimeConfig,
+    ) -> Result<Self, String> {
+        let info = replica_lb_policy::registry::find_for(name, side).map_err(|e| e.to_string())?;
         let policy = info.instantiate(overrides).map_err(|e| e.to_string())?;
         Runtime::new(policy, info.needs, caller, config)
     }
 
     /// A new instance of the policy `choice` names, wrapped for `caller`.
-    pub fn of(choice: &policy::PolicyChoice, caller: Caller, config: RuntimeConfig) -> Result<Self, String> {
+    pub fn of(choice: &replica_lb_policy::PolicyChoice, caller: Caller, config: RuntimeConfig) -> Result<Self, String> {
         let policy = choice.build().map_err(|e| e.to_string())?;
         Runtime::new(policy, choice.info().needs, caller, config)
     }

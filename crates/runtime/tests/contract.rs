@@ -2,8 +2,8 @@
 //! failures end exactly once, waiting requests leave in order, the waiting room is bounded,
 //! probes reach the caller, and a policy whose needs a caller cannot meet is refused.
 
-use policy::{Failure, Feedback, Needs, NodeId, ParamTable, ParamValue, ProbeReply, Request, Side, POLICIES};
-use runtime::{Accounting, Caller, Dispatch, Immediate, Released, Runtime, RuntimeConfig, Submitted, Ticket};
+use replica_lb_policy::{Failure, Feedback, Needs, NodeId, ParamTable, ParamValue, ProbeReply, Request, Side, POLICIES};
+use replica_lb_runtime::{Accounting, Caller, Dispatch, Immediate, Released, Runtime, RuntimeConfig, Submitted, Ticket};
 
 const SIM: Caller = Caller {
     name: "a test",
@@ -32,9 +32,12 @@ fn every_policy_ends_every_send_exactly_once() {
         let mut rt: Runtime<u64> = Runtime::build(info.name, side, &ParamTable::new(), SIM, config(3)).unwrap();
         rt.set_topology(&[(NodeId(0), 0), (NodeId(3), 1)], Some(0));
         // (due step, ticket, reply?)
-        let mut out: Vec<(u64, runtime::Ticket, bool)> = Vec::new();
+        let mut out: Vec<(u64, replica_lb_runtime::Ticket, bool)> = Vec::new();
         let mut dispatches = Vec::new();
-        let send = |d: runtime::Dispatch, step: u64, out: &mut Vec<(u64, runtime::Ticket, bool)>, dispatches: &mut Vec<_>| {
+        let send = |d: replica_lb_runtime::Dispatch,
+                    step: u64,
+                    out: &mut Vec<(u64, replica_lb_runtime::Ticket, bool)>,
+                    dispatches: &mut Vec<_>| {
             for (i, (_, t)) in d.targets().enumerate() {
                 out.push((step + 1 + (step + i as u64) % 4, t, !(step + i as u64).is_multiple_of(9)));
             }
@@ -132,7 +135,7 @@ fn submit_now_ends_every_send_exactly_once() {
     let nodes: Vec<NodeId> = (0..6).map(NodeId).collect();
     for info in POLICIES.iter().filter(|p| p.side.serves(Side::Client)) {
         let mut rt: Runtime<u64> = Runtime::build(info.name, Side::Client, &ParamTable::new(), SIM, config(5)).unwrap();
-        let mut out: Vec<(u64, runtime::Ticket, NodeId)> = Vec::new();
+        let mut out: Vec<(u64, replica_lb_runtime::Ticket, NodeId)> = Vec::new();
         let (mut sent, mut refused) = (0u64, 0u64);
         for step in 0..3_000u64 {
             let now = step * 200_000;
@@ -361,7 +364,11 @@ fn duplicate_and_unknown_endings_are_refused_and_counted() {
 fn a_caller_that_cannot_meet_a_need_refuses_the_policy() {
     let real = Caller {
         name: "the real cluster",
-        provides: Needs::of(&[policy::Need::Feedback, policy::Need::Topology, policy::Need::Probes]),
+        provides: Needs::of(&[
+            replica_lb_policy::Need::Feedback,
+            replica_lb_policy::Need::Topology,
+            replica_lb_policy::Need::Probes,
+        ]),
     };
     let e = Runtime::<()>::build("oracle", Side::Client, &ParamTable::new(), real, config(1))
         .err()

@@ -2,7 +2,7 @@
 //! second of wall time is printed by `replica-lb sim run` too; this bench tracks it over time.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use sim::{parse, parse_list, Sim};
+use replica_lb_sim::{parse, parse_list, Sim};
 
 fn cold_restart(c: &mut Criterion) {
     let path = format!("{}/../../scenarios/cold-restart.toml", env!("CARGO_MANIFEST_DIR"));

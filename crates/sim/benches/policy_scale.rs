@@ -12,7 +12,7 @@
 //! ```
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use sim::{apply_overrides, parse, parse_list, Scenario, Sim};
+use replica_lb_sim::{apply_overrides, parse, parse_list, Scenario, Sim};
 
 fn scenario(file: &str, sets: &[&str]) -> Scenario {
     let path = format!("{}/../../scenarios/{file}.toml", env!("CARGO_MANIFEST_DIR"));

@@ -11,7 +11,7 @@
 //!
 //! Defaults: 3 rounds, `random`, 50 500 2000 nodes; 5 measured seconds after 2 of warm-up.
 
-use sim::{apply_overrides, parse, parse_list, Sim};
+use replica_lb_sim::{apply_overrides, parse, parse_list, Sim};
 use std::time::Instant;
 
 /// CPU time this thread has run, ns (`None` where the kernel does not say).

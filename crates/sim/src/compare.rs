@@ -5,7 +5,7 @@
 use crate::engine::Sim;
 use crate::runs::RunSpec;
 use crate::scenario::Scenario;
-use metrics::RunMetrics;
+use replica_lb_metrics::RunMetrics;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -19,7 +19,7 @@ pub struct RunResult {
     /// Requests simulated, warm-up included.
     pub simulated_requests: u64,
     /// Every policy runtime's counters added up.
-    pub runtime: runtime::RuntimeStats,
+    pub runtime: replica_lb_runtime::RuntimeStats,
     /// The exactly-once audit of the runtimes' accounting ([`crate::Outcome::audit`]).
     pub audit: Result<(), String>,
 }

@@ -1,6 +1,6 @@
 //! replica-lb's deterministic discrete-event simulator of a replicated store.
 //!
-//! It runs the project's real policies ([`policy::Policy`]) against a modelled cluster:
+//! It runs the project's real policies ([`replica_lb_policy::Policy`]) against a modelled cluster:
 //! clients (open or closed loop, key patterns, demand skew, token-aware or not), coordinators
 //! (consistency levels, time-outs, speculative retry, writes), replicas (CPU stage, LRU row
 //! cache with its own hit-rate tracker, disk stage), a zoned asymmetric network, and faults on a
@@ -29,6 +29,6 @@ pub mod speculation;
 
 pub use compare::{run_all, run_jobs, Job, RunResult};
 pub use engine::{Outcome, Sim};
+pub use replica_lb_workload::{dist, keys, runs, scenario};
 pub use runs::{parse_list, RunSpec};
 pub use scenario::{apply_overrides, parse, Scenario, ScenarioError};
-pub use workload::{dist, keys, runs, scenario};

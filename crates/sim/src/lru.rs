@@ -13,11 +13,11 @@
 //!
 //! Nothing is allocated after [`Lru::new`].
 
-use workload::placement::mix64;
+use replica_lb_workload::placement::mix64;
 
 /// The most rows one cache holds (slot numbers, and the sentinel, fit a `u32` plus one).
 pub const MAX_CAPACITY_ROWS: usize = 1 << 30;
-const _: () = assert!(workload::scenario::MAX_CACHE_ROWS as usize <= MAX_CAPACITY_ROWS);
+const _: () = assert!(replica_lb_workload::scenario::MAX_CACHE_ROWS as usize <= MAX_CAPACITY_ROWS);
 
 /// The most keys a dense cache indexes (8 bytes each, touched as keys are read: 128 MB at most).
 pub const DENSE_MAX_KEYS: u64 = 1 << 24;
@@ -416,7 +416,7 @@ mod tests {
     fn check_against_model(capacity: usize, keys: u64, stride: u64, seed: u64, key_count: u64) {
         let mut c = Lru::new(capacity, key_count);
         let mut model: Vec<u64> = Vec::new(); // most recent last
-        let mut rng = policy::Rng::seed_from_u64(seed);
+        let mut rng = replica_lb_policy::Rng::seed_from_u64(seed);
         for i in 0..20_000 {
             if i % 5_000 == 4_999 {
                 c.clear();

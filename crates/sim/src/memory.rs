@@ -12,8 +12,8 @@
 use crate::engine::{OP_BYTES, REQUEST_BYTES};
 use crate::lru::Lru;
 use crate::scenario::{Arrival, Routing, Scenario};
-use metrics::format::thousands;
-use metrics::RecorderConfig;
+use replica_lb_metrics::format::thousands;
+use replica_lb_metrics::RecorderConfig;
 
 /// Bytes of a policy's state per node it knows, per client or coordinator (a bound: the
 /// policies keep a few counters and an average per node).
@@ -159,7 +159,7 @@ fn working_set(sc: &Scenario) -> Vec<Part> {
                 format!(
                     "requests in flight: {} requests/s x a {} s read time-out",
                     thousands(rate_per_s * burst),
-                    metrics::format::trimmed(timeout_s)
+                    replica_lb_metrics::format::trimmed(timeout_s)
                 ),
                 "clients.rate_per_s",
             )

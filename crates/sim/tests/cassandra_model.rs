@@ -3,8 +3,8 @@
 //! frozen node, and a percentile speculative retry driven by the coordinators' read latency.
 //! Run with `--release`.
 
-use metrics::RunMetrics;
-use sim::{apply_overrides, parse, parse_list, run_all};
+use replica_lb_metrics::RunMetrics;
+use replica_lb_sim::{apply_overrides, parse, parse_list, run_all};
 
 fn run(name: &str, list: &str, sets: &[&str]) -> RunMetrics {
     let path = format!("{}/../../scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"));
@@ -19,7 +19,7 @@ fn run(name: &str, list: &str, sets: &[&str]) -> RunMetrics {
 }
 
 /// The latency of phase `name` (completed reads).
-fn phase(m: &RunMetrics, name: &str) -> metrics::LatencyStats {
+fn phase(m: &RunMetrics, name: &str) -> replica_lb_metrics::LatencyStats {
     m.summary.phases.iter().find(|p| p.name == name).unwrap().latency_ms
 }
 

@@ -1,8 +1,8 @@
 //! Same scenario and seed, same results: summary (apart from wall time) and time series are
 //! identical whether runs go alone or in parallel; a different seed changes them.
 
-use metrics::csv::timeseries_csv;
-use sim::{parse, parse_list, run_all, Scenario};
+use replica_lb_metrics::csv::timeseries_csv;
+use replica_lb_sim::{parse, parse_list, run_all, Scenario};
 
 fn small() -> Scenario {
     let path = format!("{}/../../scenarios/cold-restart.toml", env!("CARGO_MANIFEST_DIR"));
@@ -24,7 +24,7 @@ fn fingerprint(sc: &Scenario, list: &str, seed: u64, threads: usize) -> Vec<(Str
         .into_iter()
         .map(|r| {
             let mut s = r.metrics.summary.clone();
-            if let metrics::RunStats::Sim(x) = &mut s.run {
+            if let replica_lb_metrics::RunStats::Sim(x) = &mut s.run {
                 x.wall_s = 0.0;
             }
             (serde_json::to_string(&s).unwrap(), timeseries_csv(&r.metrics.series))
@@ -54,12 +54,12 @@ fn every_registered_policy_runs_on_each_of_its_sides_with_exact_accounting() {
         f.at_ns = 2_000_000_000;
         f.duration_ns = Some(2_000_000_000);
     }
-    for info in policy::POLICIES {
+    for info in replica_lb_policy::POLICIES {
         let mut items = Vec::new();
-        if info.side.serves(policy::Side::Client) {
+        if info.side.serves(replica_lb_policy::Side::Client) {
             items.push(format!("{}/naive", info.name));
         }
-        if info.side.serves(policy::Side::Coordinator) {
+        if info.side.serves(replica_lb_policy::Side::Coordinator) {
             items.push(format!("random/{}", info.name));
         }
         for item in items {

@@ -1,8 +1,8 @@
 //! The four seed experiments, on the shipped scenario files (shortened where the full run is
 //! long), asserting the effects the seeds report. Run with `--release`: each takes seconds.
 
-use metrics::RunMetrics;
-use sim::{apply_overrides, parse, parse_list, run_all, Scenario};
+use replica_lb_metrics::RunMetrics;
+use replica_lb_sim::{apply_overrides, parse, parse_list, run_all, Scenario};
 
 fn scenario(name: &str) -> Scenario {
     scenario_with(name, &[])
@@ -26,7 +26,7 @@ fn run(sc: &Scenario, list: &str) -> Vec<RunMetrics> {
         .collect()
 }
 
-fn phase(m: &RunMetrics, name: &str) -> metrics::LatencyStats {
+fn phase(m: &RunMetrics, name: &str) -> replica_lb_metrics::LatencyStats {
     m.summary.phases.iter().find(|p| p.name == name).unwrap().latency_ms
 }
 

@@ -2,7 +2,7 @@
 //! the lost zone serves nothing while down, a rolling restart takes the zone's nodes one after
 //! another; and clusters past 64 nodes spread plans that are not token-aware over every node.
 
-use sim::{parse, parse_list, run_all, Scenario};
+use replica_lb_sim::{parse, parse_list, run_all, Scenario};
 
 const S: u64 = 1_000_000_000;
 
@@ -16,7 +16,7 @@ fn short(mut sc: Scenario, warmup_s: u64, duration_s: u32) -> Scenario {
     sc.run.warmup_ns = warmup_s * S;
     sc.run.duration_s = duration_s;
     sc.phases.clear();
-    if let sim::scenario::Arrival::Poisson { rate_per_s } = &mut sc.clients.arrival {
+    if let replica_lb_sim::scenario::Arrival::Poisson { rate_per_s } = &mut sc.clients.arrival {
         *rate_per_s /= 10.0;
     }
     sc

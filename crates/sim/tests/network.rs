@@ -3,8 +3,8 @@
 //! compression moving that point, `IN` queries against parallel single reads, and
 //! latency-aware routing over token-aware sending reads to nodes that are not replicas.
 
-use metrics::RunMetrics;
-use sim::{apply_overrides, parse, parse_list, run_all, Scenario};
+use replica_lb_metrics::RunMetrics;
+use replica_lb_sim::{apply_overrides, parse, parse_list, run_all, Scenario};
 
 fn poc(sets: &[&str]) -> Scenario {
     let path = format!("{}/../../scenarios/poc-network.toml", env!("CARGO_MANIFEST_DIR"));
@@ -32,7 +32,7 @@ fn multi_p99(m: &RunMetrics) -> f64 {
     m.summary.multi.as_ref().expect("multi-key requests").latency_ms.p99
 }
 
-fn network(m: &RunMetrics) -> metrics::NetworkSummary {
+fn network(m: &RunMetrics) -> replica_lb_metrics::NetworkSummary {
     m.summary.network.expect("a simulation counts bytes")
 }
 

@@ -1,6 +1,6 @@
 //! Service-time distributions, parameterised by their mean so scenarios read naturally.
 
-use policy::Rng;
+use replica_lb_policy::Rng;
 
 /// A distribution of durations, sampled in nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq)]

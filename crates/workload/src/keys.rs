@@ -3,7 +3,7 @@
 //! Keys are numbers `0..count`; the simulator hashes a key to its replica group, so popular
 //! keys spread over the ring.
 
-use policy::Rng;
+use replica_lb_policy::Rng;
 
 /// Key choice pattern.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -16,7 +16,7 @@
 //! state (Wait queues, plans), so ranges with the same replicas share one group; with RF = N
 //! there is a single group and a lookup does no hashing at all.
 
-use policy::{NodeId, ReplicaSet, MAX_REPLICAS};
+use replica_lb_policy::{NodeId, ReplicaSet, MAX_REPLICAS};
 use std::collections::HashMap;
 
 /// How replicas of a key are placed on the ring.

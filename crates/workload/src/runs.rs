@@ -11,7 +11,7 @@
 //!   (an M/G/k system), the lower bound no balancer can beat.
 
 use crate::scenario::{PolicyModel, Routing, Scenario};
-use policy::{registry, PolicyChoice, Side};
+use replica_lb_policy::{registry, PolicyChoice, Side};
 
 /// The item that selects the ideal shared queue.
 pub const IDEAL: &str = "ideal";

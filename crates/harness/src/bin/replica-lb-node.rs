@@ -10,7 +10,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let result = node::NodeConfig::from_file(std::path::Path::new(&path)).and_then(node::server::run_blocking);
+    let result = replica_lb_node::NodeConfig::from_file(std::path::Path::new(&path)).and_then(replica_lb_node::server::run_blocking);
     if let Err(e) = result {
         eprintln!("replica-lb-node: {e}");
         std::process::exit(if e.is_usage() { 2 } else { 1 });

@@ -87,9 +87,9 @@ impl CoordinatorPolicy {
 
     /// The simulator's coordinator policy that models it (the registered policy of the same
     /// name) with `params_of` its name.
-    pub fn sim_model(self, params_of: impl Fn(&str) -> policy::ParamTable) -> Result<policy::PolicyChoice, String> {
+    pub fn sim_model(self, params_of: impl Fn(&str) -> replica_lb_policy::ParamTable) -> Result<replica_lb_policy::PolicyChoice, String> {
         let name = self.as_str();
-        policy::PolicyChoice::new(name, policy::Side::Coordinator, params_of(name)).map_err(|e| e.to_string())
+        replica_lb_policy::PolicyChoice::new(name, replica_lb_policy::Side::Coordinator, params_of(name)).map_err(|e| e.to_string())
     }
 
     /// Whether it needs the replica-lb plug-in (every policy but Cassandra's own).
@@ -135,7 +135,7 @@ impl PluginSettings {
 
     /// Takes over `hwlb` parameter overrides (already checked against the Rust policy's
     /// declared parameters); one the plug-in does not implement is refused, naming it.
-    pub fn with_params(mut self, overrides: &policy::ParamTable) -> Result<Self, String> {
+    pub fn with_params(mut self, overrides: &replica_lb_policy::ParamTable) -> Result<Self, String> {
         for (name, value) in overrides {
             if !PLUGIN_PARAMS.contains(&name.as_str()) {
                 return Err(format!(
@@ -151,7 +151,7 @@ impl PluginSettings {
     /// Takes over the `unified` overrides the plug-in's `unified` shares with the Rust
     /// coordinator ([`UNIFIED_PLUGIN_PARAMS`]), so that a scenario's
     /// `[policy.params.unified] warmup_reads` sets the simulator's and the plug-in's alike.
-    pub fn with_unified_params(mut self, overrides: &policy::ParamTable) -> Self {
+    pub fn with_unified_params(mut self, overrides: &replica_lb_policy::ParamTable) -> Self {
         for (name, value) in overrides.iter().filter(|(n, _)| UNIFIED_PLUGIN_PARAMS.contains(&n.as_str())) {
             self.params.push((name.clone(), param_text(value)));
         }
@@ -196,12 +196,12 @@ impl PluginSettings {
 }
 
 /// A parameter's value as the plug-in parses it from a system property.
-fn param_text(value: &policy::ParamValue) -> String {
+fn param_text(value: &replica_lb_policy::ParamValue) -> String {
     match value {
-        policy::ParamValue::Int(v) => v.to_string(),
-        policy::ParamValue::Float(v) => v.to_string(),
-        policy::ParamValue::Bool(v) => v.to_string(),
-        policy::ParamValue::Text(v) => v.clone(),
+        replica_lb_policy::ParamValue::Int(v) => v.to_string(),
+        replica_lb_policy::ParamValue::Float(v) => v.to_string(),
+        replica_lb_policy::ParamValue::Bool(v) => v.to_string(),
+        replica_lb_policy::ParamValue::Text(v) => v.clone(),
     }
 }
 
@@ -319,7 +319,7 @@ mod tests {
         assert_eq!(CoordinatorPolicy::parse("hwlb"), Ok(CoordinatorPolicy::Hwlb));
         assert_eq!(CoordinatorPolicy::parse("naive"), Ok(CoordinatorPolicy::Naive));
         for p in CoordinatorPolicy::ALL {
-            assert_eq!(p.sim_model(|_| policy::ParamTable::new()).unwrap().name(), p.as_str());
+            assert_eq!(p.sim_model(|_| replica_lb_policy::ParamTable::new()).unwrap().name(), p.as_str());
         }
         let e = CoordinatorPolicy::parse("c3").unwrap_err();
         assert!(e.contains("'c3'") && e.contains("dynamic-snitch, naive, hwlb, unified"), "{e}");
@@ -334,23 +334,23 @@ mod tests {
 
     #[test]
     fn shared_parameters_become_system_properties_and_the_others_are_refused() {
-        let mut t = policy::ParamTable::new();
-        t.insert("stale_after_ms".into(), policy::ParamValue::Float(3000.0));
+        let mut t = replica_lb_policy::ParamTable::new();
+        t.insert("stale_after_ms".into(), replica_lb_policy::ParamValue::Float(3000.0));
         let s = PluginSettings::new(CoordinatorPolicy::Hwlb).with_params(&t).unwrap();
         let installed = s.install(NodeSettings::default(), PathBuf::from("/j.jar")).unwrap();
         assert!(installed
             .system_properties
             .contains(&"replica_lb.hwlb.stale_after_ms=3000".to_string()));
-        t.insert("warmup_reads".into(), policy::ParamValue::Float(1.0));
+        t.insert("warmup_reads".into(), replica_lb_policy::ParamValue::Float(1.0));
         let e = PluginSettings::new(CoordinatorPolicy::Hwlb).with_params(&t).unwrap_err();
         assert!(e.contains("'warmup_reads'") && e.contains("stale_rate"), "{e}");
     }
 
     #[test]
     fn unified_passes_its_warm_up_pace_and_nothing_of_its_client_side() {
-        let mut t = policy::ParamTable::new();
-        t.insert("warmup_reads".into(), policy::ParamValue::Float(0.25));
-        t.insert("in_flight_threshold".into(), policy::ParamValue::Int(3));
+        let mut t = replica_lb_policy::ParamTable::new();
+        t.insert("warmup_reads".into(), replica_lb_policy::ParamValue::Float(0.25));
+        t.insert("in_flight_threshold".into(), replica_lb_policy::ParamValue::Int(3));
         let s = PluginSettings::new(CoordinatorPolicy::Unified).with_unified_params(&t);
         assert_eq!(s.params, vec![("warmup_reads".to_string(), "0.25".to_string())]);
         let installed = s.install(NodeSettings::default(), PathBuf::from("/j.jar")).unwrap();

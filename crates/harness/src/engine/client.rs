@@ -9,8 +9,8 @@ use crate::loadgen::cql::{self, CqlTarget};
 use crate::loadgen::java::{self, Driver};
 use crate::loadgen::report::{BenchReport, SecondReport};
 use crate::loadgen::{self, BenchOptions, ClientChoice, ClientPolicy, ClientRuntime, LoadOptions, LoadOutcome, MultiOptions};
-use node::client::ClusterClient;
-use policy::{ParamTable, PolicyChoice, Side};
+use replica_lb_node::client::ClusterClient;
+use replica_lb_policy::{ParamTable, PolicyChoice, Side};
 use std::path::Path;
 
 /// What `bench` measured, as the user sees it.

@@ -16,11 +16,11 @@ use crate::experiment::cassandra::{self as cass_exp, CassandraRun};
 use crate::experiment::plan::{policy_run, real_plan};
 use crate::experiment::{self, PolicyRun, RealPlan, RunOptions};
 use crate::launcher::{NodeCommand, CLUSTER_FILE};
-use metrics::RunMetrics;
+use replica_lb_metrics::RunMetrics;
+use replica_lb_workload::scenario::Speculative;
+use replica_lb_workload::{RunSpec, Scenario};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use workload::scenario::Speculative;
-use workload::{RunSpec, Scenario};
 
 /// Why an experiment cannot be set up (one line naming the bad value).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,7 +83,7 @@ impl Experiment {
     }
 
     fn node(scenario: &Scenario, items: Option<&str>, notes: &mut Vec<String>) -> Result<Experiment, SetupError> {
-        let specs = workload::parse_list(items, scenario).map_err(SetupError::Policy)?;
+        let specs = replica_lb_workload::parse_list(items, scenario).map_err(SetupError::Policy)?;
         let plan = real_plan(scenario, notes).map_err(SetupError::Scenario)?;
         let policies = specs.iter().map(policy_run).collect::<Result<_, _>>().map_err(SetupError::Policy)?;
         let runs = specs
@@ -116,8 +116,8 @@ impl Experiment {
         cass_exp::check_faults(&plan, &scenario.cassandra).map_err(SetupError::Scenario)?;
         let plugin = match cass_exp::needs_plugin(&policies) {
             true => {
-                let hwlb = scenario.policy.params_of(policy::hwlb::policy::NAME);
-                let unified = scenario.policy.params_of(policy::unified::policy::NAME);
+                let hwlb = scenario.policy.params_of(replica_lb_policy::hwlb::policy::NAME);
+                let unified = scenario.policy.params_of(replica_lb_policy::unified::policy::NAME);
                 Some(cass_exp::plugin_settings(&plan, &hwlb, &unified).map_err(SetupError::Scenario)?)
             }
             false => None,

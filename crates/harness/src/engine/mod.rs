@@ -17,7 +17,7 @@ pub use client::BenchRun;
 pub use crate::cassandra::Engine;
 use crate::cassandra::{self, plugin, CassandraCluster};
 use crate::launcher::{self, NodeCommand, Signal};
-use node::proto::FaultsRequest;
+use replica_lb_node::proto::FaultsRequest;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -49,8 +49,8 @@ impl EngineError {
     }
 }
 
-impl From<node::NodeError> for EngineError {
-    fn from(e: node::NodeError) -> Self {
+impl From<replica_lb_node::NodeError> for EngineError {
+    fn from(e: replica_lb_node::NodeError) -> Self {
         EngineError {
             usage: e.is_usage(),
             message: e.to_string(),
@@ -219,7 +219,7 @@ impl Cluster {
                     return Err(EngineError::usage("cluster slow-disk: give --factor F, --on or --off"));
                 }
                 if let Some(f) = s.factor {
-                    let (lo, hi) = node::slow_disk::FACTOR_RANGE;
+                    let (lo, hi) = replica_lb_node::slow_disk::FACTOR_RANGE;
                     if !(f.is_finite() && (lo..=hi).contains(&f)) {
                         return Err(EngineError::usage(format!("--factor {f} must be in [{lo}, {hi}]")));
                     }

@@ -3,7 +3,7 @@
 //! SSTables, then for each policy an unmeasured warm-up and the measured open-loop run while a
 //! timeline thread injects the scenario's faults at their times (pause = SIGSTOP/SIGCONT, delay
 //! through the node's proxy, restart = kill -9 and start again). Every request's end is
-//! recorded into the same [`metrics::RunMetrics`] the simulator produces: cluster latency per
+//! recorded into the same [`replica_lb_metrics::RunMetrics`] the simulator produces: cluster latency per
 //! second and per phase, and time-outs.
 //!
 //! Every run has two sides ([`CassandraRun`]):
@@ -27,14 +27,14 @@ use crate::cassandra::{self, cgroup::DiskLimits, config::NodeSettings, Cassandra
 use crate::launcher::{send_signal, Signal};
 use crate::loadgen::cql::{self, CqlCompletion, CqlHooks, CqlTarget, RunStart, KEYSPACE};
 use crate::loadgen::{BenchOptions, LoadOptions, Outcome};
-use metrics::{CacheOutcome, NodeSecond, ReadKind, RealStats, Recorder, RecorderConfig, RunMetrics, RunStats};
-use policy::ParamTable;
 use replica_lb_driver::hit_rates::HitRatePolling;
+use replica_lb_metrics::{CacheOutcome, NodeSecond, ReadKind, RealStats, Recorder, RecorderConfig, RunMetrics, RunStats};
+use replica_lb_policy::ParamTable;
+use replica_lb_workload::scenario::CassandraModel;
+use replica_lb_workload::RunSpec;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-use workload::scenario::CassandraModel;
-use workload::RunSpec;
 
 pub use crate::loadgen::ClientChoice;
 
@@ -59,7 +59,7 @@ pub struct CassandraRun {
 /// run it at the coordinator). The side not named is the
 /// driver's own `driver-default` (what applications run) or, at the coordinator, the
 /// scenario's `policy.coordinator` (Cassandra's `dynamic-snitch` in the project's scenarios).
-pub fn runs(items: &[String], scenario: &workload::scenario::Scenario) -> Result<Vec<CassandraRun>, String> {
+pub fn runs(items: &[String], scenario: &replica_lb_workload::scenario::Scenario) -> Result<Vec<CassandraRun>, String> {
     let default_coordinator =
         CoordinatorPolicy::parse(scenario.policy.coordinator.name()).map_err(|e| format!("the scenario's policy.coordinator: {e}"))?;
     let params_of = |name: &str| scenario.policy.params_of(name);
@@ -77,13 +77,13 @@ pub fn runs(items: &[String], scenario: &workload::scenario::Scenario) -> Result
             (Some((c, k)), _) => (client_of(c)?, Some(k)),
             (None, Some(own)) => (own, None),
             (None, None) => {
-                let info = policy::registry::find(item).map_err(|e| format!("--policy {item}: {e}"))?;
+                let info = replica_lb_policy::registry::find(item).map_err(|e| format!("--policy {item}: {e}"))?;
                 let side = match info.side {
-                    policy::Side::Both => scenario.policy.both_side,
+                    replica_lb_policy::Side::Both => scenario.policy.both_side,
                     s => s,
                 };
                 match side {
-                    policy::Side::Client => (client_of(item)?, None),
+                    replica_lb_policy::Side::Client => (client_of(item)?, None),
                     // Works on both sides but cannot run inside Cassandra: it chooses the client.
                     _ if CoordinatorPolicy::parse(item).is_err() => (client_of(item)?, None),
                     _ => (ClientChoice::DriverDefault, Some(item)),
@@ -192,7 +192,7 @@ pub fn prepare(
         &LoadOptions {
             keys: plan.key_count,
             value_bytes: plan.value_bytes,
-            cl: policy::ConsistencyLevel::All,
+            cl: replica_lb_policy::ConsistencyLevel::All,
             concurrency: 64,
             timeout_ms: 10_000,
         },
@@ -394,7 +394,7 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
     let source = match (cluster.coordinator_policy.is_some(), cluster.row_cache_mb > 0) {
         (true, _) => Some(Source::Plugin),
         (false, true) => Some(Source::RowCache {
-            every_read_local: plan.cl == policy::ConsistencyLevel::One,
+            every_read_local: plan.cl == replica_lb_policy::ConsistencyLevel::One,
         }),
         (false, false) => None,
     };
@@ -549,7 +549,7 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
 mod tests {
     use super::*;
 
-    fn gc_pause() -> workload::scenario::Scenario {
+    fn gc_pause() -> replica_lb_workload::scenario::Scenario {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/gc-pause-cassandra.toml");
         crate::scenario_file::load(&path, &[]).unwrap()
     }
@@ -658,9 +658,9 @@ mod tests {
     #[test]
     fn a_slow_disk_needs_the_clusters_disk_limits() {
         let text = include_str!("../../../../scenarios/slow-disk-cassandra.toml");
-        let mut sc = workload::parse(text, "slow-disk-cassandra").unwrap();
+        let mut sc = replica_lb_workload::parse(text, "slow-disk-cassandra").unwrap();
         // Cassandra's coordinators retry on their own, as the engine plans it.
-        sc.requests.speculative = workload::scenario::Speculative::None;
+        sc.requests.speculative = replica_lb_workload::scenario::Speculative::None;
         let plan = super::super::plan::real_plan(&sc, &mut Vec::new()).unwrap();
         let steps: Vec<(f64, u32, FaultAction)> = plan.faults.iter().map(|f| (f.at_s, f.node, f.action)).collect();
         assert_eq!(

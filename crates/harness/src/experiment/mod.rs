@@ -13,7 +13,7 @@
 //!    empty cache; pause = SIGSTOP/SIGCONT; delay and slow disk through `Internode/SetFaults`)
 //!    and a sampler reads every node's counters (Stats) once a second;
 //! 5. stop the cluster and turn the samples and every request's latency into the same
-//!    [`metrics::RunMetrics`] the simulator produces (per node per second counters, cluster
+//!    [`replica_lb_metrics::RunMetrics`] the simulator produces (per node per second counters, cluster
 //!    latency per second and per phase, `warmup_s`).
 //!
 //! While a node is down the load generator does not pick it as coordinator (as a driver that
@@ -26,11 +26,11 @@ pub mod series;
 
 use crate::launcher::{self, ClusterFile, NodeCommand, UpOptions, ZoneLayout};
 use crate::loadgen::{self, Arrivals, BenchHooks, BenchOptions, ClientPolicy, Completion, LoadOptions, Outcome};
-use metrics::{PhaseSpec, Recorder, RecorderConfig, RunMetrics};
-use node::client::ClusterClient;
-use node::config::NodeConfig;
-use node::proto::FaultsRequest;
-use policy::{ConsistencyLevel, PolicyChoice};
+use replica_lb_metrics::{PhaseSpec, Recorder, RecorderConfig, RunMetrics};
+use replica_lb_node::client::ClusterClient;
+use replica_lb_node::config::NodeConfig;
+use replica_lb_node::proto::FaultsRequest;
+use replica_lb_policy::{ConsistencyLevel, PolicyChoice};
 use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -96,7 +96,7 @@ pub struct RealPlan {
     /// Keys `0..key_count` are written before the run.
     pub key_count: u64,
     /// Which keys requests go to.
-    pub keys: workload::KeySpec,
+    pub keys: replica_lb_workload::KeySpec,
     /// Size of each value, bytes.
     pub value_bytes: usize,
     /// Requests per second (open loop).
@@ -367,7 +367,7 @@ fn set_disk_everywhere(file: &ClusterFile, on: bool) -> Result<(), String> {
             slow_disk: Some(on),
             ..Default::default()
         };
-        launcher::block_on(node::client::set_faults(n.grpc, req, Duration::from_secs(2)))
+        launcher::block_on(replica_lb_node::client::set_faults(n.grpc, req, Duration::from_secs(2)))
             .map_err(|e| e.to_string())?
             .map_err(|e| format!("node {}: {e}", n.id))?;
     }
@@ -436,7 +436,7 @@ pub fn run_real(plan: &RealPlan, run: &PolicyRun, opts: &mut RunOptions<'_>) -> 
         }
     }
     let mut metrics = recorder.finish(run.label.clone(), timeline.restart, 0, 0.0);
-    metrics.summary.run = metrics::RunStats::Real(metrics::RealStats {
+    metrics.summary.run = replica_lb_metrics::RunStats::Real(replica_lb_metrics::RealStats {
         wall_s: wall.elapsed().as_secs_f64(),
     });
     // Fault times are wall-clock readings: keep warmup_s to the millisecond.

@@ -1,14 +1,14 @@
 //! A scenario as a real run: the plan [`super::run_real`] carries out, built from the same
-//! scenario model the simulator runs ([`workload::scenario`]), with the same fault timeline
-//! ([`workload::faults`]). What a real cluster cannot do is refused with one line naming the
+//! scenario model the simulator runs ([`replica_lb_workload::scenario`]), with the same fault timeline
+//! ([`replica_lb_workload::faults`]). What a real cluster cannot do is refused with one line naming the
 //! setting; what only the simulator models is listed as a note.
 
 use super::{FaultAction, FaultStep, PolicyRun, RealPlan};
 use crate::loadgen::Arrivals;
-use node::NodeConfig;
-use workload::faults::{Action, FaultPlan};
-use workload::scenario::{Arrival, FaultKind, Routing, Speculative, StageSel};
-use workload::{RunSpec, Scenario};
+use replica_lb_node::NodeConfig;
+use replica_lb_workload::faults::{Action, FaultPlan};
+use replica_lb_workload::scenario::{Arrival, FaultKind, Routing, Speculative, StageSel};
+use replica_lb_workload::{RunSpec, Scenario};
 
 /// Turns a scenario into a real run's plan, refusing what a real cluster cannot do (one line,
 /// naming the setting). Settings that only the simulator models are listed in `notes`.
@@ -24,7 +24,7 @@ pub fn real_plan(sc: &Scenario, notes: &mut Vec<String>) -> Result<RealPlan, Str
     }
     // The load generator writes every value at the scenario's mean size (`requests.value_bytes`).
     let value_bytes = sc.requests.value_bytes.0.mean_ns().round().max(1.0) as usize;
-    if !matches!(sc.requests.value_bytes.0, workload::Dist::Constant { .. }) {
+    if !matches!(sc.requests.value_bytes.0, replica_lb_workload::Dist::Constant { .. }) {
         notes.push(format!(
             "requests.value_bytes varies in the simulator; the real run writes every value at its mean, {value_bytes} bytes"
         ));
@@ -45,7 +45,7 @@ pub fn real_plan(sc: &Scenario, notes: &mut Vec<String>) -> Result<RealPlan, Str
     match &sc.node.disk {
         None => base.slow_disk.enabled = false,
         Some((concurrency, dist)) => {
-            use workload::dist::Dist;
+            use replica_lb_workload::dist::Dist;
             let (name, mean_ns, sigma) = match *dist {
                 Dist::Constant { mean_ns } => ("constant", mean_ns, None),
                 Dist::Exponential { mean_ns } => ("exponential", mean_ns, None),
@@ -184,14 +184,14 @@ mod tests {
 
     #[test]
     fn the_real_scenario_becomes_a_plan() {
-        let sc = workload::parse(SCENARIO, "cold-restart-real").unwrap();
+        let sc = replica_lb_workload::parse(SCENARIO, "cold-restart-real").unwrap();
         let mut notes = Vec::new();
         let plan = real_plan(&sc, &mut notes).unwrap();
         assert_eq!(plan.nodes, 3);
         assert_eq!(plan.base.replication_factor, 3);
         assert!(plan.base.slow_disk.enabled);
-        assert_eq!(plan.cl, policy::ConsistencyLevel::Quorum);
-        assert_eq!(plan.warmup_cl, policy::ConsistencyLevel::All);
+        assert_eq!(plan.cl, replica_lb_policy::ConsistencyLevel::Quorum);
+        assert_eq!(plan.warmup_cl, replica_lb_policy::ConsistencyLevel::All);
         let actions: Vec<FaultAction> = plan.faults.iter().map(|f| f.action).collect();
         assert_eq!(actions, vec![FaultAction::Kill, FaultAction::Start]);
         assert!(plan.faults[0].at_s < plan.faults[1].at_s);
@@ -207,7 +207,7 @@ mod tests {
         for (from, to, word) in bad {
             assert!(base.contains(from), "{from}");
             let text = base.replace(from, to);
-            let Ok(sc) = workload::parse(&text, "x") else { continue };
+            let Ok(sc) = replica_lb_workload::parse(&text, "x") else { continue };
             let err = real_plan(&sc, &mut Vec::new()).unwrap_err();
             assert!(err.contains(word), "{err}");
         }
@@ -217,9 +217,9 @@ mod tests {
     /// placement, so every key has the same replicas on both.
     #[test]
     fn the_real_nodes_place_keys_as_the_simulator_does() {
-        use workload::placement::{Member, Ring};
+        use replica_lb_workload::placement::{Member, Ring};
         let text = include_str!("../../../../scenarios/zones-gc-pause.toml");
-        let mut sc = workload::parse(text, "zones-gc-pause").unwrap();
+        let mut sc = replica_lb_workload::parse(text, "zones-gc-pause").unwrap();
         sc.faults.clear(); // its CPU slow-down is the simulator's only
         let plan = real_plan(&sc, &mut Vec::new()).unwrap();
         let ring_of = |zones: &[u32], vnodes: u32, rf: usize, placement| {
@@ -227,7 +227,7 @@ mod tests {
                 .iter()
                 .enumerate()
                 .map(|(i, &zone)| Member {
-                    id: policy::NodeId(i as u16),
+                    id: replica_lb_policy::NodeId(i as u16),
                     zone,
                 })
                 .collect();

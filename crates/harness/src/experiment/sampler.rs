@@ -2,14 +2,14 @@
 //! per-second deltas (gaps and restarts handled there, for both engines). A node restarted
 //! when its uptime went back or a counter fell.
 //!
-//! Bytes come from the node's own counters ([`node::traffic`]): `nic_out_bytes` is everything
+//! Bytes come from the node's own counters ([`replica_lb_node::traffic`]): `nic_out_bytes` is everything
 //! it sent that second (to clients and to nodes), `nic_in_bytes` everything it received, and
 //! `internode_out_bytes` what it sent to other nodes, as the simulator fills them.
 
 use super::series::{self, Cumulative};
-use metrics::NodeSecond;
-use node::client;
-use node::proto::StatsResponse;
+use replica_lb_metrics::NodeSecond;
+use replica_lb_node::client;
+use replica_lb_node::proto::StatsResponse;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

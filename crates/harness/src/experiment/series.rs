@@ -6,7 +6,7 @@
 //! second and its next answer covers the gap; a node whose counters went back (it restarted)
 //! starts again from zero.
 
-use metrics::{CacheOutcome, NodeSecond, ReadKind, Recorder};
+use replica_lb_metrics::{CacheOutcome, NodeSecond, ReadKind, Recorder};
 
 /// Counters that only grow while their node's process lives.
 pub trait Cumulative: Copy + Default {
@@ -71,7 +71,7 @@ pub fn delta(now: u64, before: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use metrics::RecorderConfig;
+    use replica_lb_metrics::RecorderConfig;
 
     #[derive(Clone, Copy, Debug, Default, PartialEq)]
     struct Reads(u64);

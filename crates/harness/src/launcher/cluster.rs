@@ -4,9 +4,9 @@
 //! SIGSTOP/SIGCONT pause among them) and fault settings over gRPC (a reply delay, a slower
 //! disk).
 
-use node::client;
-use node::error::NodeError;
-use node::proto::{FaultsRequest, FaultsResponse};
+use replica_lb_node::client;
+use replica_lb_node::error::NodeError;
+use replica_lb_node::proto::{FaultsRequest, FaultsResponse};
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

@@ -4,9 +4,9 @@
 //! the fault built on them (`cluster restart --down-s S`).
 
 use super::cluster::{alive, block_on, is_our_node, log_tail, process_state, send_signal, ClusterFile, NodeEntry, Signal, CLUSTER_FILE};
-use node::client;
-use node::config::NodeConfig;
-use node::error::NodeError;
+use replica_lb_node::client;
+use replica_lb_node::config::NodeConfig;
+use replica_lb_node::error::NodeError;
 use std::net::{SocketAddr, TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -16,10 +16,10 @@ use super::keys::{key_bytes, value_for};
 use super::open_loop::{self, Ctx, Ended, MultiKeys, Transport};
 use super::report::{BenchNetwork, BenchReport, SecondReport};
 use super::{check_bench_options, BenchHooks, BenchOptions, Completion, MultiMode, MultiOptions, Outcome};
-use node::client::ClusterClient;
-use node::replica::feedback_from_proto;
-use policy::{Failure, Feedback, NodeCaps, NodeId, ProbeReply, Request};
-use runtime::{Dispatch, Released, Submitted, Ticket};
+use replica_lb_node::client::ClusterClient;
+use replica_lb_node::replica::feedback_from_proto;
+use replica_lb_policy::{Failure, Feedback, NodeCaps, NodeId, ProbeReply, Request};
+use replica_lb_runtime::{Dispatch, Released, Submitted, Ticket};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -112,12 +112,12 @@ pub fn bench_with(
 }
 
 /// Every node's byte counters now (`None`: a node did not answer).
-fn traffic(rt: &tokio::runtime::Handle, client: &ClusterClient) -> Option<Vec<node::proto::StatsResponse>> {
+fn traffic(rt: &tokio::runtime::Handle, client: &ClusterClient) -> Option<Vec<replica_lb_node::proto::StatsResponse>> {
     rt.block_on(async {
         let mut out = Vec::new();
         for &id in client.nodes() {
             let mut c = client.node(id)?;
-            let s = tokio::time::timeout(STATS_TIMEOUT, c.stats(node::proto::StatsRequest {}))
+            let s = tokio::time::timeout(STATS_TIMEOUT, c.stats(replica_lb_node::proto::StatsRequest {}))
                 .await
                 .ok()?
                 .ok()?;
@@ -128,7 +128,10 @@ fn traffic(rt: &tokio::runtime::Handle, client: &ClusterClient) -> Option<Vec<no
 }
 
 /// The bytes between two readings of every node (`None`: a node missing or restarted).
-fn network_between(before: &[node::proto::StatsResponse], after: &[node::proto::StatsResponse]) -> Option<BenchNetwork> {
+fn network_between(
+    before: &[replica_lb_node::proto::StatsResponse],
+    after: &[replica_lb_node::proto::StatsResponse],
+) -> Option<BenchNetwork> {
     if before.len() != after.len() {
         return None;
     }
@@ -331,7 +334,7 @@ impl Grpc<'_> {
         let key = key_bytes(p.key);
         let (replicas, group) = self.client.replicas(&key);
         let down = self.down_seen;
-        let mut live = [NodeId(0); policy::MAX_REPLICAS];
+        let mut live = [NodeId(0); replica_lb_policy::MAX_REPLICAS];
         let mut n = 0;
         for &r in replicas.as_slice() {
             if r.index() >= 64 || down & (1 << r.index()) == 0 {
@@ -480,7 +483,7 @@ impl Grpc<'_> {
             };
             let tx = cx.tx.clone();
             self.rt.spawn(async move {
-                let answer = tokio::time::timeout(PROBE_TIMEOUT, c.probe(node::proto::ProbeRequest {})).await;
+                let answer = tokio::time::timeout(PROBE_TIMEOUT, c.probe(replica_lb_node::proto::ProbeRequest {})).await;
                 let reply = match answer {
                     Ok(Ok(r)) => {
                         let r = r.into_inner();

@@ -4,7 +4,7 @@
 //! [`JavaPolicy`]). Past [`ClientChoice::parse`] nothing compares policy names.
 
 pub use super::java::{JavaPolicy, JAVA_PREFIX};
-use policy::{registry, ParamTable, PolicyChoice, Side};
+use replica_lb_policy::{registry, ParamTable, PolicyChoice, Side};
 
 /// The `--client-policy` name of the driver's own token-aware `DefaultPolicy`.
 pub const DRIVER_DEFAULT: &str = "driver-default";
@@ -103,7 +103,7 @@ mod tests {
             Ok(ClientChoice::DriverDefault)
         );
         let mut p = ParamTable::new();
-        p.insert("x".into(), policy::ParamValue::Int(1));
+        p.insert("x".into(), replica_lb_policy::ParamValue::Int(1));
         assert!(ClientChoice::parse(DRIVER_DEFAULT, p).unwrap_err().contains("takes no parameters"));
         let none = |_: &str| ParamTable::new();
         let c = ClientChoice::parse("c3", ParamTable::new()).unwrap();
@@ -113,7 +113,7 @@ mod tests {
         let hw = ClientChoice::parse("hwlb-client", ParamTable::new()).unwrap();
         assert!(hw.polls_hit_rates());
         let mut bad = ParamTable::new();
-        bad.insert("nope".into(), policy::ParamValue::Int(1));
+        bad.insert("nope".into(), replica_lb_policy::ParamValue::Int(1));
         assert!(ClientChoice::parse("c3", bad).unwrap_err().contains("'nope'"));
         assert!(ClientChoice::parse("no-such-policy", ParamTable::new())
             .unwrap_err()
@@ -131,7 +131,7 @@ mod tests {
             ("java:default".to_string(), "datastax-default")
         );
         let mut p = ParamTable::new();
-        p.insert("x".into(), policy::ParamValue::Int(1));
+        p.insert("x".into(), replica_lb_policy::ParamValue::Int(1));
         assert!(ClientChoice::parse("java:default", p)
             .unwrap_err()
             .contains("java:default takes no parameters"));
@@ -144,7 +144,7 @@ mod tests {
         }
         // Any client policy through the Java driver, with its parameters, modelled as itself.
         let mut p = ParamTable::new();
-        p.insert("concurrency_weight".into(), policy::ParamValue::Float(4.0));
+        p.insert("concurrency_weight".into(), replica_lb_policy::ParamValue::Float(4.0));
         let c3 = ClientChoice::parse("java:c3", p).unwrap();
         assert_eq!((c3.name(), c3.sim_model(none).unwrap().name()), ("java:c3".to_string(), "c3"));
         let ClientChoice::Java(j) = &c3 else { panic!("{c3:?}") };
@@ -154,7 +154,7 @@ mod tests {
             .unwrap()
             .polls_hit_rates());
         let mut bad = ParamTable::new();
-        bad.insert("nope".into(), policy::ParamValue::Int(1));
+        bad.insert("nope".into(), replica_lb_policy::ParamValue::Int(1));
         let e = ClientChoice::parse("java:c3", bad).unwrap_err();
         assert!(e.starts_with("java:c3: ") && e.contains("'nope'"), "{e}");
     }

@@ -1,12 +1,12 @@
 //! The load generator's client-side policy: any registered client policy in the shared
-//! [`runtime::Runtime`], fed what a real client can give it.
+//! [`replica_lb_runtime::Runtime`], fed what a real client can give it.
 //!
 //! The load generator provides the coordinator's feedback record on every read reply, probes
 //! over gRPC off the request path, and the nodes' zones; it cannot provide ground truth, so
 //! `oracle` is refused with a one-line error naming the need.
 
-use policy::{Need, Needs, NodeId, ParamTable, PolicyChoice, Side};
-use runtime::{Caller, Runtime, RuntimeConfig, RuntimeStats};
+use replica_lb_policy::{Need, Needs, NodeId, ParamTable, PolicyChoice, Side};
+use replica_lb_runtime::{Caller, Runtime, RuntimeConfig, RuntimeStats};
 use std::time::Instant;
 
 /// What the load generator provides to a client policy.
@@ -17,7 +17,7 @@ pub const LOADGEN: Caller = Caller {
 
 /// The policy used when none is named: the coordinator uniformly among the key's replicas
 /// (token-aware random, as the seeds' drivers).
-pub const TOKEN_AWARE_RANDOM: &str = policy::baselines::random::NAME;
+pub const TOKEN_AWARE_RANDOM: &str = replica_lb_policy::baselines::random::NAME;
 
 /// Token-aware random with the published parameters.
 pub fn token_aware_random() -> Result<PolicyChoice, String> {
@@ -49,7 +49,7 @@ impl ClientPolicy {
         let config = RuntimeConfig {
             local: None,
             seed,
-            max_waiting: runtime::DEFAULT_MAX_WAITING,
+            max_waiting: replica_lb_runtime::DEFAULT_MAX_WAITING,
         };
         Ok(ClientPolicy {
             rt: Runtime::of(choice, LOADGEN, config)?,

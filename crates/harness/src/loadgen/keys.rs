@@ -6,7 +6,7 @@
 //! shrink it, so the data on disk is as large as the values written.
 
 use bytes::Bytes;
-use workload::{KeyPattern, KeySpec};
+use replica_lb_workload::{KeyPattern, KeySpec};
 
 /// The key bytes of key number `i`.
 pub fn key_bytes(i: u64) -> Bytes {
@@ -83,9 +83,9 @@ mod tests {
 
     #[test]
     fn distributions_stay_in_range_and_skew() {
-        let mut rng = policy::Rng::seed_from_u64(1);
+        let mut rng = replica_lb_policy::Rng::seed_from_u64(1);
         for name in ["uniform", "zipfian", "hotspot"] {
-            let mut k = workload::KeyGen::new(key_spec(name, 1000, 0.1, 0.9).unwrap(), 0, 1);
+            let mut k = replica_lb_workload::KeyGen::new(key_spec(name, 1000, 0.1, 0.9).unwrap(), 0, 1);
             let mut low = 0;
             for _ in 0..10_000 {
                 let x = k.next(&mut rng);
@@ -100,7 +100,7 @@ mod tests {
         assert!(key_spec("nope", 10, 0.1, 0.9).unwrap_err().contains("nope"));
         assert!(key_spec("uniform", 0, 0.1, 0.9).unwrap_err().contains("--keys"));
         assert_eq!(key_spec("hotspot", 10, 1.0, 0.9).unwrap().pattern, KeyPattern::Uniform);
-        let mut one = workload::KeyGen::new(key_spec("zipfian", 1, 0.1, 0.9).unwrap(), 0, 1);
+        let mut one = replica_lb_workload::KeyGen::new(key_spec("zipfian", 1, 0.1, 0.9).unwrap(), 0, 1);
         assert_eq!(one.next(&mut rng), 0);
     }
 }

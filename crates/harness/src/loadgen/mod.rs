@@ -32,13 +32,13 @@ pub mod report;
 pub use bench::{bench, bench_multi, bench_with};
 pub use choice::ClientChoice;
 pub use client_policy::{token_aware_random, ClientPolicy};
-pub use metrics::Outcome;
 pub use open_loop::{Ended, Transport};
-pub use workload::scenario::MultiMode;
+pub use replica_lb_metrics::Outcome;
+pub use replica_lb_workload::scenario::MultiMode;
 
 use keys::{key_bytes, value_for};
-use node::client::ClusterClient;
-use policy::{ConsistencyLevel, NodeId, Rng};
+use replica_lb_node::client::ClusterClient;
+use replica_lb_policy::{ConsistencyLevel, NodeId, Rng};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -130,8 +130,8 @@ pub async fn load(client: &ClusterClient, opts: &LoadOptions) -> LoadOutcome {
 /// each request's intended send time (latency is measured from it, so a slow cluster does not
 /// slow the load: no coordinated omission), key and kind, from one seeded generator.
 pub struct Schedule {
-    rng: policy::Rng,
-    keygen: workload::KeyGen,
+    rng: replica_lb_policy::Rng,
+    keygen: replica_lb_workload::KeyGen,
     /// Keys `0..count` exist.
     count: u64,
     next_at: Instant,
@@ -147,8 +147,8 @@ impl Schedule {
     /// The schedule of `opts` starting at `start`.
     pub fn new(opts: &BenchOptions, start: Instant) -> Schedule {
         Schedule {
-            rng: policy::Rng::seed_from_u64(opts.seed),
-            keygen: workload::KeyGen::new(opts.keys, 0, 1),
+            rng: replica_lb_policy::Rng::seed_from_u64(opts.seed),
+            keygen: replica_lb_workload::KeyGen::new(opts.keys, 0, 1),
             next_at: start,
             send_end: start + Duration::from_secs_f64(opts.duration_s),
             mean_gap_s: 1.0 / opts.rate,
@@ -240,7 +240,7 @@ pub struct BenchOptions {
     /// Consistency level.
     pub cl: ConsistencyLevel,
     /// Keys 0..keys-1 are used.
-    pub keys: workload::KeySpec,
+    pub keys: replica_lb_workload::KeySpec,
     /// Share of reads (the rest are writes).
     pub read_fraction: f64,
     /// Size of written values.
@@ -260,7 +260,7 @@ pub struct BenchOptions {
 }
 
 /// Most keys in one multi-key request (what a node's `MultiGet` takes).
-pub const MAX_MULTI_KEYS: usize = node::coordinator::MAX_MULTI_KEYS;
+pub const MAX_MULTI_KEYS: usize = replica_lb_node::coordinator::MAX_MULTI_KEYS;
 
 /// Multi-key requests of `bench --multi K --multi-mode in|parallel`: every request of the run
 /// reads `keys` distinct keys.
@@ -376,11 +376,11 @@ pub fn check_bench_options(opts: &BenchOptions) -> Result<(), String> {
     if !(0.0..=1.0).contains(&opts.read_fraction) {
         return Err(format!("--read-fraction {} must be in [0, 1]", opts.read_fraction));
     }
-    if opts.timeout_ms == 0 || opts.timeout_ms > node::service::MAX_TIMEOUT_MS {
+    if opts.timeout_ms == 0 || opts.timeout_ms > replica_lb_node::service::MAX_TIMEOUT_MS {
         return Err(format!(
             "--timeout-ms {} must be in [1, {}]",
             opts.timeout_ms,
-            node::service::MAX_TIMEOUT_MS
+            replica_lb_node::service::MAX_TIMEOUT_MS
         ));
     }
     Ok(())

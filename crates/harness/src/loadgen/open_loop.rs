@@ -17,7 +17,7 @@
 use super::client_policy::Pending;
 use super::report::{second_line, SecondReport};
 use super::{BenchOptions, MultiMode, MultiOptions, Outcome, Schedule};
-use metrics::Tally;
+use replica_lb_metrics::Tally;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 

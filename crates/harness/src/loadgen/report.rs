@@ -2,7 +2,7 @@
 
 use super::open_loop::Totals;
 use super::{BenchOptions, MultiOptions};
-use metrics::{MultiSummary, TailStats, Tally};
+use replica_lb_metrics::{MultiSummary, TailStats, Tally};
 use serde::Serialize;
 
 /// One second of the run (requests that finished during it).

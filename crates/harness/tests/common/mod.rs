@@ -4,9 +4,9 @@
 
 #![allow(dead_code)]
 
-use harness::launcher::{self, ClusterFile, NodeCommand, UpOptions, ZoneLayout};
-use node::client::ClusterClient;
-use node::NodeConfig;
+use replica_lb_harness::launcher::{self, ClusterFile, NodeCommand, UpOptions, ZoneLayout};
+use replica_lb_node::client::ClusterClient;
+use replica_lb_node::NodeConfig;
 use std::path::PathBuf;
 use std::process::Child;
 use std::time::{Duration, Instant};
@@ -107,7 +107,7 @@ impl TestCluster {
             let mut ok = true;
             for &id in ids {
                 let addr = self.file.node(id).unwrap().grpc;
-                match node::client::stats(addr, Duration::from_millis(500)).await {
+                match replica_lb_node::client::stats(addr, Duration::from_millis(500)).await {
                     Ok(s) if s.members.iter().filter(|m| m.live).count() == live => {}
                     _ => ok = false,
                 }

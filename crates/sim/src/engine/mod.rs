@@ -30,22 +30,22 @@ use crate::lru::Lru;
 use crate::queue::{Audience, Event, Queue, Ref, StageKind};
 use crate::runs::RunSpec;
 use crate::scenario::{Arrival, Routing, Scenario, Speculative};
-use metrics::{CacheOutcome, ReadKind, Recorder, RecorderConfig, RunMetrics};
 use multi::{Multi, NO_PARENT};
 use network::{End, Nics};
 use node::{Node, Stage};
-use policy::hwlb::{HitRateTracker, RatePublisher};
-use policy::{
+use records::{Op, OpKind, OpState, Req, ReqKey};
+use replica_lb_metrics::{CacheOutcome, ReadKind, Recorder, RecorderConfig, RunMetrics};
+use replica_lb_policy::hwlb::{HitRateTracker, RatePublisher};
+use replica_lb_policy::{
     ConsistencyLevel, Decision, Failure, Feedback, Need, NodeCaps, NodeId, NodeTruth, Plan, Policy, ProbeReply, Request, Rng, MAX_REPLICAS,
 };
-use records::{Op, OpKind, OpState, Req, ReqKey};
+use replica_lb_runtime::{Caller, Dispatch, Released, Runtime, RuntimeConfig, RuntimeStats, Submitted, Ticket};
+use replica_lb_workload::faults::{Action, FaultPlan};
 use requesters::{build_runtime, runtime_config, SIMULATOR};
-use runtime::{Caller, Dispatch, Released, Runtime, RuntimeConfig, RuntimeStats, Submitted, Ticket};
 use slab::{Slab, Slot};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use topology::Topology;
-use workload::faults::{Action, FaultPlan};
 
 const SECOND_NS: u64 = 1_000_000_000;
 const NO_NODE: u16 = u16::MAX;
@@ -85,16 +85,16 @@ struct Client {
 }
 
 /// A policy-less stand-in used by the ideal shared queue: always the first candidate.
-struct FirstCandidate(policy::Params);
+struct FirstCandidate(replica_lb_policy::Params);
 
 impl Policy for FirstCandidate {
     fn name(&self) -> &'static str {
         "ideal"
     }
-    fn side(&self) -> policy::Side {
-        policy::Side::Both
+    fn side(&self) -> replica_lb_policy::Side {
+        replica_lb_policy::Side::Both
     }
-    fn params(&self) -> &policy::Params {
+    fn params(&self) -> &replica_lb_policy::Params {
         &self.0
     }
     fn plan(&mut self, req: &Request<'_>, _now_ns: u64, _rng: &mut Rng, out: &mut Plan) -> Decision {
@@ -207,8 +207,14 @@ impl<'s> Sim<'s> {
                 fixed,
             });
             let rt = if ideal {
-                let first = FirstCandidate(policy::Params::resolve("ideal", &[], &Default::default()).map_err(|e| e.to_string())?);
-                Runtime::new(Box::new(first), policy::Needs::NONE, SIMULATOR, runtime_config(None, policy_seed))?
+                let first =
+                    FirstCandidate(replica_lb_policy::Params::resolve("ideal", &[], &Default::default()).map_err(|e| e.to_string())?);
+                Runtime::new(
+                    Box::new(first),
+                    replica_lb_policy::Needs::NONE,
+                    SIMULATOR,
+                    runtime_config(None, policy_seed),
+                )?
             } else {
                 build_runtime(&spec.client, None, policy_seed)?
             };
@@ -671,7 +677,7 @@ impl<'s> Sim<'s> {
         if nodes <= MAX_REPLICAS {
             0
         } else {
-            (workload::placement::mix64(key ^ 0x706c_616e_5f73_7461) % nodes as u64) as usize
+            (replica_lb_workload::placement::mix64(key ^ 0x706c_616e_5f73_7461) % nodes as u64) as usize
         }
     }
 }

@@ -12,7 +12,7 @@
 //! with the read time-out; a partition that fails or times out fails the whole request.
 
 use super::*;
-use workload::scenario::{MultiMode, MultiModel};
+use replica_lb_workload::scenario::{MultiMode, MultiModel};
 
 /// No parent: a single read.
 pub(super) const NO_PARENT: u32 = u32::MAX;

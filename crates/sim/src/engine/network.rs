@@ -117,6 +117,6 @@ impl Sim<'_> {
     /// The bytes of a reply carrying key `key`'s value.
     #[inline]
     pub(super) fn reply_bytes(&self, key: u64) -> u32 {
-        workload::scenario::REPLY_HEADER_BYTES.saturating_add(self.sc.requests.value_bytes.bytes_of(key))
+        replica_lb_workload::scenario::REPLY_HEADER_BYTES.saturating_add(self.sc.requests.value_bytes.bytes_of(key))
     }
 }

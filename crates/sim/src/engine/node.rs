@@ -4,8 +4,8 @@
 use crate::dist::Dist;
 use crate::lru::Lru;
 use crate::queue::Event;
-use policy::hwlb::{HitRateTracker, RatePublisher};
-use policy::Rng;
+use replica_lb_policy::hwlb::{HitRateTracker, RatePublisher};
+use replica_lb_policy::Rng;
 use std::collections::VecDeque;
 
 /// A FIFO service stage with fixed concurrency.

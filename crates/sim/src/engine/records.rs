@@ -5,8 +5,8 @@ use super::multi::NO_PARENT;
 use super::slab::Slot;
 use super::NO_NODE;
 use crate::scenario::FeedbackModel;
-use policy::Feedback;
-use runtime::{DispatchId, Ticket};
+use replica_lb_policy::Feedback;
+use replica_lb_runtime::{DispatchId, Ticket};
 
 /// What a replica op does.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

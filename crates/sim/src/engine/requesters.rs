@@ -3,12 +3,12 @@
 //! the outcomes it is told, probes and the runtime's timer.
 
 use super::*;
-use policy::PolicyChoice;
+use replica_lb_policy::PolicyChoice;
 
 /// What the simulator provides to a policy: everything, ground truth included.
 pub(super) const SIMULATOR: Caller = Caller {
     name: "the simulator",
-    provides: policy::Needs::ALL,
+    provides: replica_lb_policy::Needs::ALL,
 };
 
 impl Sim<'_> {
@@ -382,7 +382,7 @@ pub(super) fn runtime_config(local: Option<NodeId>, seed: u64) -> RuntimeConfig 
     RuntimeConfig {
         local,
         seed,
-        max_waiting: runtime::DEFAULT_MAX_WAITING,
+        max_waiting: replica_lb_runtime::DEFAULT_MAX_WAITING,
     }
 }
 

@@ -1,9 +1,9 @@
-//! Replica groups (which nodes hold a key: the shared ring, [`workload::placement`]) and
+//! Replica groups (which nodes hold a key: the shared ring, [`replica_lb_workload::placement`]) and
 //! one-way network latencies between zones.
 
 use crate::scenario::Scenario;
-use policy::NodeId;
-use workload::placement::{Member, Placement, Ring};
+use replica_lb_policy::NodeId;
+use replica_lb_workload::placement::{Member, Placement, Ring};
 
 /// Zone marker of the ideal shared queue's single server: as near as any sender's own zone.
 pub const EVERYWHERE: u16 = u16::MAX;
@@ -17,7 +17,7 @@ pub struct Topology {
     /// Where keys live: the ring the real cluster's nodes use too.
     ring: Ring,
     /// Every group's replicas, `rf` per group back to back (group `g` at `g * rf`): the ring's
-    /// replica sets hold room for [`policy::MAX_REPLICAS`] nodes each (130 bytes), this table
+    /// replica sets hold room for [`replica_lb_policy::MAX_REPLICAS`] nodes each (130 bytes), this table
     /// only the `rf` a group has, so the groups of a large cluster stay in cache.
     flat: Vec<NodeId>,
     /// Replicas per group (every group has the same number).

@@ -3,7 +3,7 @@
 //! after the run used others.
 
 use super::{Arrival, FaultKind, Placement, Scenario, StageSel};
-use metrics::format::{thousands, trimmed as trim};
+use replica_lb_metrics::format::{thousands, trimmed as trim};
 use std::fmt::Write as _;
 
 impl Scenario {

@@ -15,14 +15,14 @@ pub use validate::parse;
 use crate::dist::Dist;
 use crate::keys::KeySpec;
 use crate::runs::RunSpec;
-use metrics::PhaseSpec;
-use policy::{ConsistencyLevel, ParamTable, PolicyChoice, Side};
+use replica_lb_metrics::PhaseSpec;
+use replica_lb_policy::{ConsistencyLevel, ParamTable, PolicyChoice, Side};
 use std::collections::BTreeMap;
 use std::fmt;
 
 /// The most nodes a simulated cluster has. Per-node state is indexed by node id, so the limit
 /// is memory and time, not a node-set width; a read still contacts at most
-/// [`policy::MAX_REPLICAS`] candidates whatever the cluster size.
+/// [`replica_lb_policy::MAX_REPLICAS`] candidates whatever the cluster size.
 pub const MAX_NODES: usize = 4096;
 /// Most tokens per node a scenario may give (`cluster.vnodes`).
 pub const MAX_VNODES: usize = 1024;
@@ -154,7 +154,7 @@ impl SizeDist {
         match self.0 {
             Dist::Constant { mean_ns } => mean_ns.max(1.0) as u32,
             d => {
-                let mut rng = policy::Rng::seed_from_u64(key ^ 0x5eed_5123_a1b2_c3d4);
+                let mut rng = replica_lb_policy::Rng::seed_from_u64(key ^ 0x5eed_5123_a1b2_c3d4);
                 d.sample_ns(&mut rng).clamp(1.0, u32::MAX as f64) as u32
             }
         }
@@ -364,7 +364,7 @@ impl PolicyModel {
 
     /// The policy `name` with the scenario's overrides, for decisions of `side` (`None`:
     /// either, for clients that choose the replicas themselves).
-    pub fn choose(&self, name: &str, side: Option<Side>) -> Result<PolicyChoice, policy::PolicyError> {
+    pub fn choose(&self, name: &str, side: Option<Side>) -> Result<PolicyChoice, replica_lb_policy::PolicyError> {
         choose(&self.params, name, side)
     }
 
@@ -376,7 +376,7 @@ impl PolicyModel {
 
 /// The policy `name` with its overrides in `given`, for decisions of `side` (`None`: either);
 /// a policy given parameters was checked when the scenario was read and is not built again.
-fn choose(given: &BTreeMap<String, PolicyChoice>, name: &str, side: Option<Side>) -> Result<PolicyChoice, policy::PolicyError> {
+fn choose(given: &BTreeMap<String, PolicyChoice>, name: &str, side: Option<Side>) -> Result<PolicyChoice, replica_lb_policy::PolicyError> {
     match (given.get(name), side) {
         (Some(checked), Some(side)) => checked.for_side(side),
         (Some(checked), None) => Ok(checked.clone()),

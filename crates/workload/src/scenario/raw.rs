@@ -2,7 +2,7 @@
 //! are rejected (`deny_unknown_fields`) and values that later checks need to blame keep their
 //! position (`Spanned`). [`super::validate`] turns this into a checked [`super::Scenario`].
 
-use policy::ParamTable;
+use replica_lb_policy::ParamTable;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use toml::Spanned;

@@ -32,10 +32,10 @@ use super::keys::{key_bytes, value_for};
 use super::open_loop::{self, Ctx, MultiKeys, Transport};
 use super::report::{BenchReport, SecondReport};
 use super::{BenchOptions, ClientChoice, MultiMode, MultiOptions, Outcome};
-use policy::datastax::NAME as DATASTAX_DEFAULT;
-use policy::{ParamTable, ParamValue, PolicyChoice, Side};
 use program::{Event, Msg, Runner};
 use protocol::Reply;
+use replica_lb_policy::datastax::NAME as DATASTAX_DEFAULT;
+use replica_lb_policy::{ParamTable, ParamValue, PolicyChoice, Side};
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::net::SocketAddr;
 use std::sync::mpsc;
@@ -509,7 +509,7 @@ mod tests {
         BenchOptions {
             rate: 200.0,
             duration_s,
-            cl: policy::ConsistencyLevel::One,
+            cl: replica_lb_policy::ConsistencyLevel::One,
             keys: key_spec("uniform", 100, 0.1, 0.9).unwrap(),
             read_fraction: 0.9,
             value_bytes: 10,

@@ -14,7 +14,7 @@
 //! after `end`, `stats NAME=COUNT ...` (the policy's counters) and `bye`; `fatal MESSAGE` when
 //! it cannot go on. Both test suites check the same lines.
 
-use policy::ConsistencyLevel;
+use replica_lb_policy::ConsistencyLevel;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 

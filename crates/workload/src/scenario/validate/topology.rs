@@ -36,7 +36,12 @@ pub(super) fn cluster(cx: &Ctx, raw: &RawScenario) -> Res<Cluster> {
             (0..nodes).map(|i| listed_zone[i % listed]).collect()
         }
     };
-    let rf = cx.int(&c.replication_factor, "cluster.replication_factor", 1, policy::MAX_REPLICAS as i64)? as usize;
+    let rf = cx.int(
+        &c.replication_factor,
+        "cluster.replication_factor",
+        1,
+        replica_lb_policy::MAX_REPLICAS as i64,
+    )? as usize;
     if rf > nodes {
         return Err(cx.at(
             &c.replication_factor,

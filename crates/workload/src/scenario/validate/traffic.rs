@@ -408,12 +408,12 @@ pub(super) fn policies(cx: &Ctx, raw: &RawScenario, routing: Routing) -> Res<Pol
         Some(s) => choose(&params, s.get_ref(), side).map_err(|e| cx.at(s, e.to_string())),
         None => choose(&params, default, side).map_err(|e| cx.at(&raw.policy, e.to_string())),
     };
-    let client = chosen(p.client.as_ref(), policy::baselines::random::NAME, side(Side::Client))?;
+    let client = chosen(p.client.as_ref(), replica_lb_policy::baselines::random::NAME, side(Side::Client))?;
     let coordinator = match &p.coordinator {
         Some(s) if routing == Routing::Direct => {
             return Err(cx.at(s, "policy.coordinator is not used with routing = \"direct\"; remove it"))
         }
-        s => chosen(s.as_ref(), policy::naive::NAME, Some(Side::Coordinator))?,
+        s => chosen(s.as_ref(), replica_lb_policy::naive::NAME, Some(Side::Coordinator))?,
     };
     let mut model = PolicyModel {
         client,
