@@ -3,7 +3,7 @@
 
 use crate::error::{CliError, CliResult};
 use clap::{Args, Subcommand};
-use replica_lb_policy::hwlb::{HwlbPlan, PlanConfig, SamplingRow};
+use replica_lb_policy::hwlb::{tally_draws, HwlbPlan, PlanConfig};
 use replica_lb_policy::{Rng, MAX_REPLICAS};
 use serde::Serialize;
 
@@ -25,11 +25,11 @@ pub enum HwlbCommand {
 #[derive(Args, Debug)]
 pub struct PlanInput {
     /// Hit rates of the N replicas, comma-separated, each in [0, 1] (N <= 64).
-    #[arg(long, value_name = "H1,...,HN", allow_hyphen_values = true)]
-    hit_rates: String,
+    #[arg(long, value_name = "H1,...,HN", allow_hyphen_values = true, value_parser = parse_hit_rates)]
+    hit_rates: HitRates,
     /// Replicas per request (the consistency level as a count), 1 <= K <= N.
-    #[arg(long, value_name = "K", allow_hyphen_values = true)]
-    cl: String,
+    #[arg(long, value_name = "K", allow_hyphen_values = true, value_parser = parse_cl)]
+    cl: usize,
 }
 
 /// `hwlb plan` arguments.
@@ -49,11 +49,11 @@ pub struct SampleArgs {
     input: PlanInput,
     /// Number of requests to simulate, 1 to 10,000,000 (under a second with 3 replicas, a few
     /// seconds with 64: the shares come out within 0.1%).
-    #[arg(long, value_name = "D", allow_hyphen_values = true)]
-    draws: String,
+    #[arg(long, value_name = "D", allow_hyphen_values = true, value_parser = parse_draws)]
+    draws: u64,
     /// Random seed (the output is fixed by it).
-    #[arg(long, value_name = "S", allow_hyphen_values = true)]
-    seed: String,
+    #[arg(long, value_name = "S", allow_hyphen_values = true, value_parser = parse_seed)]
+    seed: u64,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -67,12 +67,14 @@ pub fn run(cmd: HwlbCommand) -> CliResult {
     }
 }
 
-/// Parses `--hit-rates`: 1 to 64 numbers in [0, 1].
-fn parse_hit_rates(text: &str) -> Result<Vec<f64>, CliError> {
+/// The replicas' hit rates of `--hit-rates`: 1 to 64 numbers in [0, 1].
+#[derive(Clone, Debug)]
+pub struct HitRates(Vec<f64>);
+
+/// Parses `--hit-rates`.
+fn parse_hit_rates(text: &str) -> Result<HitRates, String> {
     if text.trim().is_empty() {
-        return Err(CliError::usage(
-            "--hit-rates is empty; give 1 to 64 comma-separated hit rates in [0, 1]",
-        ));
+        return Err("it is empty; give 1 to 64 comma-separated hit rates in [0, 1]".into());
     }
     let rates = text
         .split(',')
@@ -80,51 +82,53 @@ fn parse_hit_rates(text: &str) -> Result<Vec<f64>, CliError> {
             let item = item.trim();
             match item.parse::<f64>() {
                 Ok(h) if (0.0..=1.0).contains(&h) => Ok(h),
-                Ok(_) => Err(CliError::usage(format!(
-                    "--hit-rates: '{item}' is outside [0, 1]; hit rates must be numbers in [0, 1]"
-                ))),
-                Err(_) => Err(CliError::usage(format!(
-                    "--hit-rates: '{item}' is not a number; hit rates must be numbers in [0, 1]"
-                ))),
+                Ok(_) => Err(format!("'{item}' is outside [0, 1]; hit rates must be numbers in [0, 1]")),
+                Err(_) => Err(format!("'{item}' is not a number; hit rates must be numbers in [0, 1]")),
             }
         })
-        .collect::<Result<Vec<f64>, CliError>>()?;
+        .collect::<Result<Vec<f64>, String>>()?;
     if rates.len() > MAX_REPLICAS {
-        return Err(CliError::usage(format!(
-            "--hit-rates: {} replicas given; at most {MAX_REPLICAS} are allowed",
-            rates.len()
-        )));
+        return Err(format!("{} replicas given; at most {MAX_REPLICAS} are allowed", rates.len()));
     }
-    Ok(rates)
+    Ok(HitRates(rates))
 }
 
 /// The most draws `hwlb sample` makes (a few seconds at most).
 const MAX_DRAWS: u64 = 10_000_000;
 
-/// Parses an integer flag with an allowed range, naming both on error.
-fn parse_count(flag: &str, text: &str, min: u64, max: u64) -> Result<u64, CliError> {
+/// An integer in `[min, max]`, the range named on error.
+fn parse_in_range(text: &str, min: u64, max: u64) -> Result<u64, String> {
     match text.trim().parse::<u64>() {
-        Ok(v) if v >= min && v <= max => Ok(v),
-        _ => Err(CliError::usage(format!(
-            "{flag}: '{text}' is not allowed; it must be an integer in [{min}, {max}]"
-        ))),
+        Ok(v) if (min..=max).contains(&v) => Ok(v),
+        _ => Err(format!("'{text}' is not allowed; it must be an integer in [{min}, {max}]")),
     }
 }
 
-/// The validated plan inputs.
-fn parse_input(input: &PlanInput) -> Result<(Vec<f64>, usize), CliError> {
-    let rates = parse_hit_rates(&input.hit_rates)?;
-    let n = rates.len() as u64;
-    let k = match input.cl.trim().parse::<u64>() {
-        Ok(k) if k >= 1 && k <= n => k,
-        _ => {
-            return Err(CliError::usage(format!(
-                "--cl: '{}' is not allowed; it must be an integer in [1, {n}] (1 <= K <= N, N = {n} hit rates)",
-                input.cl
-            )))
-        }
-    };
-    Ok((rates, k as usize))
+/// Parses `--cl` (its upper bound, the number of hit rates, is checked with them).
+fn parse_cl(text: &str) -> Result<usize, String> {
+    parse_in_range(text, 1, MAX_REPLICAS as u64).map(|k| k as usize)
+}
+
+/// Parses `--draws`.
+fn parse_draws(text: &str) -> Result<u64, String> {
+    parse_in_range(text, 1, MAX_DRAWS)
+}
+
+/// Parses `--seed`.
+fn parse_seed(text: &str) -> Result<u64, String> {
+    parse_in_range(text, 0, u64::MAX)
+}
+
+/// The plan inputs, with K checked against N.
+fn checked_input(input: &PlanInput) -> Result<(&[f64], usize), CliError> {
+    let (rates, k) = (&input.hit_rates.0[..], input.cl);
+    let n = rates.len();
+    if k > n {
+        return Err(CliError::usage(format!(
+            "--cl: '{k}' is not allowed; it must be an integer in [1, {n}] (1 <= K <= N, N = {n} hit rates)"
+        )));
+    }
+    Ok((rates, k))
 }
 
 #[derive(Serialize)]
@@ -137,12 +141,12 @@ struct PlanJson<'a> {
 }
 
 fn plan(args: PlanArgs) -> CliResult {
-    let (rates, k) = parse_input(&args.input)?;
-    let plan = HwlbPlan::compute(&rates, k, &PlanConfig::default());
+    let (rates, k) = checked_input(&args.input)?;
+    let plan = HwlbPlan::compute(rates, k, &PlanConfig::default());
     let n = rates.len();
     if args.json {
         let json = PlanJson {
-            hit_rates: &rates,
+            hit_rates: rates,
             cl: k,
             active: plan.active(),
             shares: &plan.shares,
@@ -168,7 +172,7 @@ fn plan(args: PlanArgs) -> CliResult {
     print!("{:<14}", "misses/read");
     plan.shares
         .iter()
-        .zip(&rates)
+        .zip(rates)
         .for_each(|(p, h)| print!("{:>10.4}", p * (1.0 - h.min(PlanConfig::default().hit_rate_cap))));
     println!();
     println!();
@@ -181,52 +185,12 @@ fn plan(args: PlanArgs) -> CliResult {
     Ok(())
 }
 
-#[derive(Serialize, Default)]
-struct SampleJson {
-    draws: u64,
-    reads: Vec<u64>,
-    coordinated: Vec<u64>,
-    local_reads: Vec<u64>,
-    invalid: u64,
-}
-
 fn sample(args: SampleArgs) -> CliResult {
-    let (rates, k) = parse_input(&args.input)?;
-    let draws = parse_count("--draws", &args.draws, 1, MAX_DRAWS)?;
-    let seed = parse_count("--seed", &args.seed, 0, u64::MAX)?;
-    let plan = HwlbPlan::compute(&rates, k, &PlanConfig::default());
+    let (rates, k) = checked_input(&args.input)?;
+    let (draws, seed) = (args.draws, args.seed);
+    let plan = HwlbPlan::compute(rates, k, &PlanConfig::default());
     let n = rates.len();
-    let rows: Vec<SamplingRow> = (0..n).map(|c| SamplingRow::new(plan.row(c))).collect();
-    let mut rng = Rng::seed_from_u64(seed);
-    let mut out = SampleJson {
-        draws,
-        reads: vec![0; n],
-        coordinated: vec![0; n],
-        local_reads: vec![0; n],
-        invalid: 0,
-    };
-    let mut picked = [0usize; MAX_REPLICAS];
-    for _ in 0..draws {
-        let c = rng.below(n);
-        out.coordinated[c] += 1;
-        rows[c].sample(k, &mut rng, &mut picked);
-        let mut seen: u64 = 0;
-        let mut valid = true;
-        for &j in &picked[..k] {
-            if j >= n || seen & (1 << j) != 0 {
-                valid = false;
-                continue;
-            }
-            seen |= 1 << j;
-            out.reads[j] += 1;
-            if j == c {
-                out.local_reads[c] += 1;
-            }
-        }
-        if !valid || seen.count_ones() as usize != k {
-            out.invalid += 1;
-        }
-    }
+    let out = tally_draws(&plan, k, draws, &mut Rng::seed_from_u64(seed));
     if args.json {
         println!("{}", serde_json::to_string(&out).expect("sample serialises"));
         return Ok(());

@@ -12,6 +12,7 @@ pub mod publish;
 pub mod redistribution;
 pub mod sampling;
 pub mod shares;
+pub mod tally;
 pub mod tracker;
 pub mod warmup;
 
@@ -20,4 +21,5 @@ pub use policy::Hwlb;
 pub use publish::RatePublisher;
 pub use redistribution::{redistribute, Infeasible};
 pub use sampling::SamplingRow;
+pub use tally::{tally_draws, DrawTally};
 pub use tracker::HitRateTracker;
