@@ -10,11 +10,12 @@
 //! - `ideal` (direct routing only) is not a policy: every server joins one shared FIFO queue
 //!   (an M/G/k system), the lower bound no balancer can beat.
 
+use crate::run_item::{PolicyName, RunItem};
 use crate::scenario::{PolicyModel, Routing, Scenario};
-use replica_lb_policy::{registry, PolicyChoice, Side};
+use replica_lb_policy::registry::PolicyInfo;
+use replica_lb_policy::{PolicyChoice, Side};
 
-/// The item that selects the ideal shared queue.
-pub const IDEAL: &str = "ideal";
+pub use crate::run_item::IDEAL;
 /// The most items one list may have.
 pub const MAX_RUNS: usize = 64;
 
@@ -33,58 +34,72 @@ pub struct RunSpec {
     pub ideal: bool,
 }
 
-/// The scenario's policy `name` with its parameters, for decisions of `side` (`None`: either).
-fn choose(name: &str, side: Option<Side>, model: &PolicyModel) -> Result<PolicyChoice, String> {
-    model.choose(name, side).map_err(|e| e.to_string())
+/// The scenario's policy `info` with its parameters, for decisions of `side` (`None`: either).
+fn choose(info: &PolicyInfo, side: Option<Side>, model: &PolicyModel) -> Result<PolicyChoice, String> {
+    model.choose(info.name, side).map_err(|e| e.to_string())
 }
 
-/// Resolves one item against the scenario's policies.
-pub fn parse_item(item: &str, model: &PolicyModel, routing: Routing) -> Result<RunSpec, String> {
-    let item = item.trim();
+/// The registered policy a simulation runs for `name` (a driver's own policy runs only
+/// against a real cluster).
+fn simulated(name: PolicyName) -> Result<&'static PolicyInfo, String> {
+    match name {
+        PolicyName::Registered(info) => Ok(info),
+        other => Err(format!(
+            "'{other}' runs only in a driver session against a real cluster (experiment --engine cassandra); name a registered policy"
+        )),
+    }
+}
+
+/// Parses one item ([`RunItem`]) and resolves it against the scenario's policies.
+pub fn parse_item(text: &str, model: &PolicyModel, routing: Routing) -> Result<RunSpec, String> {
+    resolve(text.trim(), RunItem::parse(text)?, model, routing)
+}
+
+/// Resolves a parsed item (`label` as given) against the scenario's policies.
+pub fn resolve(label: &str, item: RunItem, model: &PolicyModel, routing: Routing) -> Result<RunSpec, String> {
     let mut spec = RunSpec {
-        label: item.to_string(),
-        dir: item.replace('/', "+"),
+        label: label.to_string(),
+        dir: label.replace('/', "+"),
         client: model.client.clone(),
         coordinator: model.coordinator.clone(),
         ideal: false,
     };
-    if item.is_empty() {
-        return Err("empty policy item".into());
-    }
-    if item == IDEAL {
-        if routing != Routing::Direct {
-            return Err("'ideal' (one shared queue) needs routing = \"direct\"".into());
+    let name = match item {
+        RunItem::Ideal => {
+            if routing != Routing::Direct {
+                return Err("'ideal' (one shared queue) needs routing = \"direct\"".into());
+            }
+            spec.ideal = true;
+            return Ok(spec);
         }
-        spec.ideal = true;
-        return Ok(spec);
-    }
-    if let Some((client, coordinator)) = item.split_once('/') {
-        if routing == Routing::Direct {
-            return Err(format!(
-                "'{item}': with routing = \"direct\" there is no coordinator; give one policy name"
-            ));
+        RunItem::Pair { client, coordinator } => {
+            if routing == Routing::Direct {
+                return Err(format!(
+                    "'{label}': with routing = \"direct\" there is no coordinator; give one policy name"
+                ));
+            }
+            spec.client = choose(simulated(client)?, Some(Side::Client), model)?;
+            spec.coordinator = choose(simulated(coordinator)?, Some(Side::Coordinator), model)?;
+            return Ok(spec);
         }
-        spec.client = choose(client, Some(Side::Client), model)?;
-        spec.coordinator = choose(coordinator, Some(Side::Coordinator), model)?;
-        return Ok(spec);
-    }
+        RunItem::One(name) => simulated(name)?,
+    };
     if routing == Routing::Direct {
-        spec.client = choose(item, None, model)?;
+        spec.client = choose(name, None, model)?;
         return Ok(spec);
     }
-    let info = registry::find(item).map_err(|e| e.to_string())?;
-    if info.both_sides_together {
-        spec.client = choose(item, Some(Side::Client), model)?;
-        spec.coordinator = choose(item, Some(Side::Coordinator), model)?;
+    if name.both_sides_together {
+        spec.client = choose(name, Some(Side::Client), model)?;
+        spec.coordinator = choose(name, Some(Side::Coordinator), model)?;
         return Ok(spec);
     }
-    let side = match info.side {
+    let side = match name.side {
         Side::Both => model.both_side,
         s => s,
     };
     match side {
-        Side::Client => spec.client = choose(item, Some(side), model)?,
-        _ => spec.coordinator = choose(item, Some(side), model)?,
+        Side::Client => spec.client = choose(name, Some(side), model)?,
+        _ => spec.coordinator = choose(name, Some(side), model)?,
     }
     Ok(spec)
 }
