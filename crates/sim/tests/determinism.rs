@@ -81,3 +81,25 @@ fn every_registered_policy_runs_on_each_of_its_sides_with_exact_accounting() {
         }
     }
 }
+
+#[test]
+fn a_read_its_coordinator_cannot_serve_ends_at_its_client_too() {
+    // Two of the three replicas down at once: a coordinator cannot reach QUORUM and fails the
+    // read at once (Cassandra's UnavailableException). The client's send to that coordinator
+    // must end with it, or the client counts it in flight forever (the audit sees the leak).
+    let mut sc = small();
+    sc.run.warmup_ns = 1_000_000_000;
+    sc.run.duration_s = 8;
+    for f in &mut sc.faults {
+        f.nodes = vec![1, 2];
+        f.at_ns = 2_000_000_000;
+        f.duration_ns = Some(3_000_000_000);
+    }
+    for item in ["random/naive", "c3/c3", "unified"] {
+        let specs = parse_list(Some(item), &sc).unwrap();
+        let r = &run_all(&sc, &specs, 1, 1, None).unwrap()[0];
+        let s = &r.metrics.summary;
+        assert!(s.errors > 0, "{item}: no read failed at its coordinator: {s:?}");
+        assert_eq!(r.audit, Ok(()), "{item}");
+    }
+}

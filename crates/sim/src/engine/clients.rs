@@ -56,8 +56,17 @@ impl Sim<'_> {
         if req.measured {
             self.rec.error(self.now.saturating_sub(self.measure_ns));
         }
+        if let Some(d) = req.client_dispatch {
+            // A coordinator that cannot serve the read answers its client at once (Cassandra's
+            // UnavailableException): the client's send to it ends as an error. Closing the
+            // dispatch alone would leave that send counted in flight at the client forever.
+            self.requesters[req.client as usize].rt.abandon(d, Failure::Error, self.now);
+        }
         self.partition_done(&req, false);
         self.finish_request(id, req);
+        if let Some(client) = req.client_dispatch.map(|_| req.client) {
+            self.pump(client);
+        }
     }
 
     /// Frees a request and, in closed loop, lets its client issue the next one. Its dispatches
