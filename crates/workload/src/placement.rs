@@ -75,7 +75,7 @@ pub struct Ring {
     /// Per bucket, the answer itself when the bucket holds at most one token (always, with one
     /// evenly spaced token per node): one load per lookup.
     bucket_answer: Vec<BucketAnswer>,
-    /// The distinct replica sets.
+    /// The distinct replica lists (the same replicas in another ring order are another group).
     groups: Vec<ReplicaSet>,
     /// The members, sorted by id.
     members: Vec<Member>,
@@ -168,14 +168,15 @@ impl Ring {
         zone_ids.dedup();
         let zones = zone_ids.len();
         let mut groups: Vec<ReplicaSet> = Vec::new();
-        let mut group_of_members: HashMap<Vec<NodeId>, u32> = HashMap::new();
+        // A group is a replica list in ring order (primary first), not a set: the order is what
+        // a snitch keeps when proximity ties (Cassandra's topology order), so two ranges with
+        // the same replicas in another order are two groups.
+        let mut group_of_order: HashMap<Vec<NodeId>, u32> = HashMap::new();
         let mut range_group = Vec::with_capacity(points.len());
         for start in 0..points.len() {
             let set = walk(&points, start, &sorted, zones, want, placement);
-            let mut membership = set.as_slice().to_vec();
-            membership.sort();
             let next = groups.len() as u32;
-            let group = *group_of_members.entry(membership).or_insert(next);
+            let group = *group_of_order.entry(set.as_slice().to_vec()).or_insert(next);
             if group == next {
                 groups.push(set);
             }
@@ -441,13 +442,27 @@ mod tests {
     }
 
     #[test]
-    fn rf_equal_to_n_is_one_group_in_id_order() {
+    fn rf_equal_to_n_keeps_each_range_in_its_ring_order() {
+        // Every range has the same three replicas; what differs is the order, primary first,
+        // which a snitch keeps when proximity ties: one group per order.
         let ring = Ring::new(&members(3, 1), 1, 3, Placement::Ring);
-        assert_eq!(ring.groups(), 1);
-        assert_eq!(ring.replicas(0).as_slice(), &[NodeId(0), NodeId(1), NodeId(2)]);
-        assert_eq!(ring.group_of_index(12), 0);
+        assert_eq!(ring.groups(), 3);
+        for g in 0..3 {
+            let set = ring.replicas(g).as_slice();
+            let first = set[0].0;
+            assert_eq!(set, &[NodeId(first), NodeId((first + 1) % 3), NodeId((first + 2) % 3)]);
+        }
         let vnodes = Ring::new(&members(3, 1), 16, 3, Placement::Ring);
-        assert_eq!(vnodes.groups(), 1);
+        assert!((3..=6).contains(&vnodes.groups()), "{} orders", vnodes.groups());
+        let mut primaries = [0u32; 3];
+        for k in 0..30_000u64 {
+            let set = vnodes.replicas(vnodes.group_of_index(k)).as_slice();
+            let mut sorted = set.to_vec();
+            sorted.sort();
+            assert_eq!(sorted, [NodeId(0), NodeId(1), NodeId(2)]);
+            primaries[set[0].index()] += 1;
+        }
+        assert!(primaries.iter().all(|&p| p > 5_000), "each node leads some keys: {primaries:?}");
     }
 
     #[test]
