@@ -1,11 +1,11 @@
 //! `replica-lb cluster up --engine cassandra` and the hidden `cluster proxy`: starting an Apache
-//! Cassandra cluster (every other `cluster` command goes through [`replica_lb_harness::engine`]).
+//! Cassandra cluster (every other `cluster` command goes through [`replica_lb_engine`]).
 
 use crate::error::{CliError, CliResult};
 use clap::Args;
-use replica_lb_harness::cassandra::cgroup::DiskLimits;
-use replica_lb_harness::cassandra::plugin::{self, CoordinatorPolicy, PluginSettings};
-use replica_lb_harness::cassandra::{self, config::NodeSettings, CassandraUp};
+use replica_lb_cassandra::cgroup::DiskLimits;
+use replica_lb_cassandra::plugin::{self, CoordinatorPolicy, PluginSettings};
+use replica_lb_cassandra::{config::NodeSettings, CassandraUp};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -135,7 +135,7 @@ pub fn up(nodes: u32, dir: &Path, policy_given: bool, a: &CassandraUpArgs) -> Cl
         node_timeout: Duration::from_secs(a.node_timeout_s.max(1)),
         coordinator_policy,
     };
-    let cluster = cassandra::up(&opts, &mut progress).map_err(CliError::failed)?;
+    let cluster = replica_lb_cassandra::up(&opts, &mut progress).map_err(CliError::failed)?;
     for n in &cluster.nodes {
         println!("node {}: cql {} (node {}) pid {}", n.id, n.cql, n.node_cql, n.pid);
     }
@@ -149,15 +149,18 @@ pub fn up(nodes: u32, dir: &Path, policy_given: bool, a: &CassandraUpArgs) -> Cl
             .map(|p| format!(" with the replica-lb plug-in ({p})"))
             .unwrap_or_else(|| " as shipped (dynamic snitch on, no plug-in)".into()),
         cluster.contact_points().iter().map(|a| a.to_string()).collect::<Vec<_>>().join(","),
-        dir.join(replica_lb_harness::launcher::CLUSTER_FILE).display()
+        dir.join(replica_lb_launcher::CLUSTER_FILE).display()
     );
     Ok(())
 }
 
 /// The hidden `cluster proxy`: runs until stopped.
 pub fn proxy(dir: PathBuf, nodes: u32) -> CliResult {
-    if !(1..=cassandra::cluster::MAX_NODES).contains(&nodes) {
-        return Err(CliError::usage(format!("--nodes {nodes}: 1..{}", cassandra::cluster::MAX_NODES)));
+    if !(1..=replica_lb_cassandra::cluster::MAX_NODES).contains(&nodes) {
+        return Err(CliError::usage(format!(
+            "--nodes {nodes}: 1..{}",
+            replica_lb_cassandra::cluster::MAX_NODES
+        )));
     }
-    cassandra::proxy::run(&dir, nodes).map_err(CliError::failed)
+    replica_lb_cassandra::proxy::run(&dir, nodes).map_err(CliError::failed)
 }

@@ -5,9 +5,9 @@ use crate::cassandra_cmd;
 use crate::error::{CliError, CliResult};
 use crate::node_cmd::{node_error, parse_params};
 use clap::{Args, Subcommand};
-use replica_lb_harness::cassandra::plugin::CoordinatorPolicy;
-use replica_lb_harness::engine::{Cluster, Engine, SlowDisk};
-use replica_lb_harness::launcher::{self, NodeCommand, UpOptions, ZoneLayout};
+use replica_lb_cassandra::plugin::CoordinatorPolicy;
+use replica_lb_engine::{Cluster, Engine, SlowDisk};
+use replica_lb_launcher::{NodeCommand, UpOptions, ZoneLayout};
 use replica_lb_node::NodeConfig;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -270,14 +270,14 @@ fn up(a: UpArgs) -> CliResult {
         wait_timeout: Duration::from_secs(a.wait_timeout_s),
         zones: ZoneLayout::RoundRobin(a.zones),
     };
-    let launched = launcher::up(&opts).map_err(node_error)?;
+    let launched = replica_lb_launcher::up(&opts).map_err(node_error)?;
     for n in &launched.file.nodes {
         println!("node {}: grpc {} metrics http://{}/metrics pid {}", n.id, n.grpc, n.metrics, n.pid);
     }
     println!(
         "cluster of {} node(s) up; {}",
         launched.file.nodes.len(),
-        a.dir.join(launcher::CLUSTER_FILE).display()
+        a.dir.join(replica_lb_launcher::CLUSTER_FILE).display()
     );
     Ok(())
 }

@@ -6,10 +6,10 @@
 use crate::checks;
 use crate::error::{CliError, CliResult};
 use clap::Args;
-use replica_lb_harness::engine::experiment::{Experiment, SetupError, Tables};
-use replica_lb_harness::engine::Engine;
-use replica_lb_harness::run_dir::{self, OutDir, RunDir};
+use replica_lb_engine::experiment::{Experiment, SetupError, Tables};
+use replica_lb_engine::Engine;
 use replica_lb_metrics::{Asked, RunMetrics};
+use replica_lb_report::run_dir::{self, OutDir, RunDir};
 use replica_lb_sim::Scenario;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -68,7 +68,7 @@ pub fn run(args: ExperimentArgs) -> CliResult {
         Some(e) => Engine::parse(e).map_err(CliError::usage)?,
     };
     let path = args.scenario.display().to_string();
-    let scenario = replica_lb_harness::scenario_file::load(&args.scenario, &args.sets).map_err(CliError::usage)?;
+    let scenario = replica_lb_workload::scenario_file::load(&args.scenario, &args.sets).map_err(CliError::usage)?;
     let mut notes = Vec::new();
     let exp = Experiment::new(engine, &scenario, args.policy.as_deref(), &mut notes).map_err(|e| match e {
         SetupError::Policy(e) => CliError::usage(e),

@@ -5,8 +5,8 @@ use crate::checks;
 use crate::error::{CliError, CliResult};
 use crate::progress;
 use clap::{Args, Subcommand};
-use replica_lb_harness::run_dir::{self, OutDir, RunDir};
 use replica_lb_metrics::{Asked, LatencyStats, RunMetrics, Summary};
+use replica_lb_report::run_dir::{self, OutDir, RunDir};
 use replica_lb_sim::{RunResult, Scenario};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
@@ -82,7 +82,7 @@ fn parse_seed(text: Option<&str>, default: u64) -> Result<u64, CliError> {
 }
 
 fn run_file(args: RunArgs) -> CliResult {
-    let scenario = replica_lb_harness::scenario_file::load(&args.scenario, &args.set).map_err(CliError::usage)?;
+    let scenario = replica_lb_workload::scenario_file::load(&args.scenario, &args.set).map_err(CliError::usage)?;
     let seed = parse_seed(args.seed.as_deref(), scenario.seed)?;
     let specs = replica_lb_sim::parse_list(args.policy.as_deref(), &scenario).map_err(CliError::usage)?;
     let out = args.out.unwrap_or_else(|| Path::new("out").join(&scenario.name));

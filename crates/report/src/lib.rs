@@ -11,6 +11,7 @@ pub mod chart;
 pub mod html;
 pub mod leaderboard;
 mod panels;
+pub mod run_dir;
 
 pub use html::{chart_files, render, ReportInput};
 pub use leaderboard::{Entry, Leaderboard};

@@ -26,6 +26,7 @@ pub mod memory;
 pub mod prefetch;
 pub mod queue;
 pub mod speculation;
+pub mod tournament;
 
 pub use compare::{run_all, run_jobs, Job, RunResult};
 pub use engine::{Outcome, Sim};

@@ -18,6 +18,7 @@ pub mod keys;
 pub mod placement;
 pub mod runs;
 pub mod scenario;
+pub mod scenario_file;
 
 pub use dist::Dist;
 pub use keys::{KeyGen, KeyPattern, KeySpec};
