@@ -19,14 +19,14 @@
 //! second ([`replica_lb_cassandra::observe`]): cache hits and misses, local, remote and replica
 //! reads, as the node cluster's experiments record them.
 
-use super::series::{self, Cumulative, Samples};
-use super::{FaultAction, RealPlan};
+use crate::plan::{warmup_seed, FaultAction, RealPlan};
+use crate::series::{self, Cumulative, Samples};
 use replica_lb_cassandra::observe::{NodeCounters, Observer, Source};
 use replica_lb_cassandra::plugin::{self, CoordinatorPolicy, PluginSettings};
 use replica_lb_cassandra::{cgroup::DiskLimits, config::NodeSettings, CassandraCluster, CassandraUp};
 use replica_lb_driver::hit_rates::HitRatePolling;
 use replica_lb_launcher::{send_signal, Signal};
-use replica_lb_loadgen::cql::{self, CqlCompletion, CqlHooks, CqlTarget, RunStart, KEYSPACE};
+use replica_lb_loadgen::cql::{self, CqlBenchReport, CqlCompletion, CqlHooks, CqlTarget, RunStart, KEYSPACE};
 use replica_lb_loadgen::{BenchOptions, LoadOptions, Outcome};
 use replica_lb_metrics::{CacheOutcome, NodeSecond, ReadKind, RealStats, Recorder, RecorderConfig, RunMetrics, RunStats};
 use replica_lb_policy::ParamTable;
@@ -237,7 +237,7 @@ fn bench_options(plan: &RealPlan, duration_s: f64, warmup: bool) -> BenchOptions
         timeout_ms: plan.timeout_ms,
         max_in_flight: 20_000,
         arrivals: plan.arrivals,
-        seed: if warmup { super::warmup_seed(plan.seed) } else { plan.seed },
+        seed: if warmup { warmup_seed(plan.seed) } else { plan.seed },
         verify: false,
         zone: None,
     }
@@ -349,38 +349,18 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
     let cluster = CassandraCluster::load(dir)?;
     let rt = replica_lb_loadgen::client_runtime(2)?;
     plugin::switch(dir, run.coordinator)?;
-    progress(&format!(
-        "{}: client {}, every coordinator runs {}{}",
-        run.label,
-        run.client.name(),
-        run.coordinator.as_str(),
-        match (cluster.coordinator_policy.is_some(), run.coordinator.needs_plugin()) {
-            (false, _) => " (Cassandra as shipped, no plug-in)",
-            (true, false) => " (Cassandra's own, the plug-in out of the read path)",
-            (true, true) => " (the replica-lb plug-in)",
-        }
-    ));
+    announce(&cluster, run, progress);
     let t = target(&cluster, plan, &run.client);
+    let cx = RunCtx {
+        plan,
+        dir,
+        cluster: &cluster,
+        rt: &rt,
+        target: &t,
+        run,
+    };
     if plan.warmup_s > 0.0 {
-        // Fill the caches quickly: no read throttle and no page cache cap meanwhile.
-        if cluster.disk.is_some() {
-            replica_lb_cassandra::set_disk_limits(dir, None, false)?;
-        }
-        progress(&format!(
-            "{}: warming up {:.0} s at CL={}{}",
-            run.label,
-            plan.warmup_s,
-            plan.warmup_cl.as_str().to_uppercase(),
-            if cluster.disk.is_some() {
-                " (disk limits off meanwhile)"
-            } else {
-                ""
-            }
-        ));
-        cql::bench(rt.handle(), &t, &bench_options(plan, plan.warmup_s, true), &mut |_| {})?;
-        if cluster.disk.is_some() {
-            replica_lb_cassandra::set_disk_limits(dir, None, true)?;
-        }
+        warm_up(&cx, progress)?;
     }
     let mut rec = Recorder::new(RecorderConfig {
         nodes: plan.nodes as usize,
@@ -388,22 +368,7 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
         phases: plan.phases.clone(),
         timeout_ns: plan.timeout_ms as u64 * 1_000_000,
     })?;
-    // Per node counters: the plug-in's, or with a row cache Cassandra's own (which then do
-    // not say which reads a node coordinated, except at CL=ONE, where it read them itself);
-    // without either, each read counts at the coordinator that answered it.
-    let source = match (cluster.coordinator_policy.is_some(), cluster.row_cache_mb > 0) {
-        (true, _) => Some(Source::Plugin),
-        (false, true) => Some(Source::RowCache {
-            every_read_local: plan.cl == replica_lb_policy::ConsistencyLevel::One,
-        }),
-        (false, false) => None,
-    };
-    let index: Vec<_> = cluster.contact_points();
-    // The run's time origin: set by the transport once it is ready (the Java driver's JVM
-    // takes seconds to start); the faults and samples wait for it.
-    let start = RunStart::new();
-    let stop = AtomicBool::new(false);
-    let label = run.label.clone();
+    let source = counter_source(plan, &cluster);
     progress(&format!(
         "{}: measuring {} s at {} requests/s, CL={}",
         run.label,
@@ -411,84 +376,8 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
         plan.rate_per_s,
         plan.cl.as_str().to_uppercase()
     ));
-    let (report, faults, samples) = std::thread::scope(|scope| {
-        let (start, stop, label) = (&start, &stop, &label);
-        let injector = scope.spawn(move || match start.wait(stop) {
-            Some(t0) => run_faults(plan, dir, t0, &mut |l| eprintln!("{label}: {l}")),
-            None => Ok(None),
-        });
-        let sampler = source.map(|source| {
-            scope.spawn(move || match start.wait(stop) {
-                Some(t0) => sample(plan.nodes, source, t0, plan.duration_s, stop),
-                None => Ok(Samples::default()),
-            })
-        });
-        // With disk limits, each node's page-cache budget follows its JVM's growth under load
-        // (a node killed by the kernel for a few MiB of buffer pool would end the run).
-        let keeper = cluster.disk.is_some().then(|| {
-            scope.spawn(move || {
-                let mut warned = false;
-                while !stop.load(Ordering::Relaxed) {
-                    if let Err(e) = replica_lb_cassandra::follow_jvm_growth(dir) {
-                        if !std::mem::replace(&mut warned, true) {
-                            eprintln!("{label}: page cache budget (said once): {e}");
-                        }
-                    }
-                    std::thread::sleep(Duration::from_secs(1));
-                }
-            })
-        });
-        let mut on_done = |c: &CqlCompletion| {
-            let Some(t0) = start.get() else { return };
-            let Some(intended_ns) = c.intended.checked_duration_since(t0).map(|d| d.as_nanos() as u64) else {
-                return;
-            };
-            let finished_ns = c.finished.saturating_duration_since(t0).as_nanos() as u64;
-            rec.issued();
-            match c.outcome {
-                Outcome::Ok => {
-                    rec.completed(finished_ns, finished_ns.saturating_sub(intended_ns));
-                    // Not sampled: the coordinator the client chose served the read (CL=ONE).
-                    if source.is_none() {
-                        if let Some(n) = c.coordinator.and_then(|a| index.iter().position(|x| *x == a)) {
-                            rec.read(finished_ns, n, ReadKind::Local, CacheOutcome::NoCache);
-                        }
-                    }
-                }
-                Outcome::Timeout => rec.timeout(finished_ns),
-                Outcome::Error => rec.error(finished_ns),
-            }
-        };
-        let hooks = CqlHooks {
-            start: Some(start),
-            on_done: Some(&mut on_done),
-        };
-        let report = cql::bench_with(
-            rt.handle(),
-            &t,
-            &bench_options(plan, plan.duration_s as f64, false),
-            &mut |s| {
-                if s.t_s % 10 == 9 {
-                    eprintln!("{}: {}", run.label, s.text());
-                }
-            },
-            hooks,
-        );
-        stop.store(true, Ordering::Relaxed);
-        let faults = injector.join().map_err(|_| "the fault thread panicked".to_string());
-        let samples = sampler.map(|h| h.join().map_err(|_| "the sampler panicked".to_string()));
-        if let Some(k) = keeper {
-            let _ = k.join();
-        }
-        (report, faults, samples)
-    });
-    // A paused node must not stay paused, whatever happened.
-    if let Ok(c) = CassandraCluster::load(dir) {
-        for n in &c.nodes {
-            let _ = send_signal(n.pid, Signal::Cont);
-            let _ = replica_lb_cassandra::set_delay(dir, n.id, 0);
-        }
-    }
+    let (report, faults, samples) = measure(&cx, source, &mut rec);
+    release_faults(dir);
     let report = report?;
     let restarted = faults??;
     if let Some(samples) = samples {
@@ -515,24 +404,7 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
         m.summary.latency_ms.p99
     ));
     if run.coordinator == CoordinatorPolicy::Unified {
-        // What the plug-in's warm-up did on each node (a restarted replica left out of reads,
-        // read in the background instead); a node that does not answer is said, not fatal.
-        let line = rt.block_on(async {
-            let observer = Observer::connect(plan.nodes, KEYSPACE, cql::TABLE, Source::Plugin).await?;
-            let mut cells = Vec::new();
-            for node in 0..plan.nodes {
-                let w = observer.warmup_counters(node).await?;
-                cells.push(format!(
-                    "node {node} {} left out, {} sent, {} skipped, {} failed",
-                    w.cold_left_out, w.sent, w.skipped, w.failed
-                ));
-            }
-            Ok::<_, String>(cells.join("; "))
-        });
-        match line {
-            Ok(l) => progress(&format!("{}: plug-in warm-up reads: {l}", run.label)),
-            Err(e) => progress(&format!("{}: plug-in warm-up counters not read: {e}", run.label)),
-        }
+        report_plugin_warmup(&cx, progress);
     }
     if let Some(a) = &report.adapter {
         // How well the client policy's picks were paired with the driver's reports: an end
@@ -543,6 +415,223 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
         ));
     }
     Ok(m)
+}
+
+/// Says which client and coordinator policy the run has, and whether the plug-in serves it.
+fn announce(cluster: &CassandraCluster, run: &CassandraRun, progress: &mut dyn FnMut(&str)) {
+    progress(&format!(
+        "{}: client {}, every coordinator runs {}{}",
+        run.label,
+        run.client.name(),
+        run.coordinator.as_str(),
+        match (cluster.coordinator_policy.is_some(), run.coordinator.needs_plugin()) {
+            (false, _) => " (Cassandra as shipped, no plug-in)",
+            (true, false) => " (Cassandra's own, the plug-in out of the read path)",
+            (true, true) => " (the replica-lb plug-in)",
+        }
+    ));
+}
+
+/// One policy's run on the cluster: what its parts share.
+struct RunCtx<'a> {
+    plan: &'a RealPlan,
+    dir: &'a Path,
+    cluster: &'a CassandraCluster,
+    rt: &'a replica_lb_loadgen::ClientRuntime,
+    target: &'a CqlTarget,
+    run: &'a CassandraRun,
+}
+
+/// The warm-up: the load at the warm-up consistency level for `warmup_s`, with the disk
+/// limits off meanwhile (to fill the caches quickly) and on again after.
+fn warm_up(cx: &RunCtx<'_>, progress: &mut dyn FnMut(&str)) -> Result<(), String> {
+    let RunCtx {
+        plan,
+        dir,
+        cluster,
+        rt,
+        target: t,
+        run,
+    } = *cx;
+    // Fill the caches quickly: no read throttle and no page cache cap meanwhile.
+    if cluster.disk.is_some() {
+        replica_lb_cassandra::set_disk_limits(dir, None, false)?;
+    }
+    progress(&format!(
+        "{}: warming up {:.0} s at CL={}{}",
+        run.label,
+        plan.warmup_s,
+        plan.warmup_cl.as_str().to_uppercase(),
+        if cluster.disk.is_some() {
+            " (disk limits off meanwhile)"
+        } else {
+            ""
+        }
+    ));
+    cql::bench(rt.handle(), t, &bench_options(plan, plan.warmup_s, true), &mut |_| {})?;
+    if cluster.disk.is_some() {
+        replica_lb_cassandra::set_disk_limits(dir, None, true)?;
+    }
+    Ok(())
+}
+
+/// Where the per node counters come from: the plug-in's, or with a row cache Cassandra's own
+/// (which then do not say which reads a node coordinated, except at CL=ONE, where it read them
+/// itself); without either (`None`), each read counts at the coordinator that answered it.
+fn counter_source(plan: &RealPlan, cluster: &CassandraCluster) -> Option<Source> {
+    match (cluster.coordinator_policy.is_some(), cluster.row_cache_mb > 0) {
+        (true, _) => Some(Source::Plugin),
+        (false, true) => Some(Source::RowCache {
+            every_read_local: plan.cl == replica_lb_policy::ConsistencyLevel::One,
+        }),
+        (false, false) => None,
+    }
+}
+
+/// What the measured part of a run gives: the driver's report, the fault thread's outcome
+/// (restarts and the seconds they took), and the per node samples when sampled.
+type Measured = (
+    Result<CqlBenchReport, String>,
+    Result<Result<Option<(usize, f64)>, String>, String>,
+    Option<Result<Result<Samples<NodeCounters>, String>, String>>,
+);
+
+/// The measured run: the open-loop load through the driver while a thread injects the faults
+/// at their times, another samples every node's counters once a second (with `source`) and,
+/// with disk limits, a third follows each node's JVM growth; every request's end goes into
+/// `rec`. Everything is timed from the transport's start ([`RunStart`]).
+fn measure(cx: &RunCtx<'_>, source: Option<Source>, rec: &mut Recorder) -> Measured {
+    let RunCtx {
+        plan,
+        dir,
+        cluster,
+        rt,
+        target: t,
+        run,
+    } = *cx;
+    let index: Vec<_> = cluster.contact_points();
+    // The run's time origin: set by the transport once it is ready (the Java driver's JVM
+    // takes seconds to start); the faults and samples wait for it.
+    let start = RunStart::new();
+    let stop = AtomicBool::new(false);
+    let label = run.label.clone();
+    std::thread::scope(|scope| {
+        let (start, stop, label) = (&start, &stop, &label);
+        let injector = scope.spawn(move || match start.wait(stop) {
+            Some(t0) => run_faults(plan, dir, t0, &mut |l| eprintln!("{label}: {l}")),
+            None => Ok(None),
+        });
+        let sampler = source.map(|source| {
+            scope.spawn(move || match start.wait(stop) {
+                Some(t0) => sample(plan.nodes, source, t0, plan.duration_s, stop),
+                None => Ok(Samples::default()),
+            })
+        });
+        // With disk limits, each node's page-cache budget follows its JVM's growth under load
+        // (a node killed by the kernel for a few MiB of buffer pool would end the run).
+        let keeper = cluster
+            .disk
+            .is_some()
+            .then(|| scope.spawn(move || follow_jvm_growth(dir, stop, label)));
+        let mut on_done = |c: &CqlCompletion| {
+            if let Some(t0) = start.get() {
+                record(rec, c, t0, source.is_none(), &index);
+            }
+        };
+        let hooks = CqlHooks {
+            start: Some(start),
+            on_done: Some(&mut on_done),
+        };
+        let report = cql::bench_with(
+            rt.handle(),
+            t,
+            &bench_options(plan, plan.duration_s as f64, false),
+            &mut |s| {
+                if s.t_s % 10 == 9 {
+                    eprintln!("{}: {}", run.label, s.text());
+                }
+            },
+            hooks,
+        );
+        stop.store(true, Ordering::Relaxed);
+        let faults = injector.join().map_err(|_| "the fault thread panicked".to_string());
+        let samples = sampler.map(|h| h.join().map_err(|_| "the sampler panicked".to_string()));
+        if let Some(k) = keeper {
+            let _ = k.join();
+        }
+        (report, faults, samples)
+    })
+}
+
+/// Until `stop`, once a second, sets each node's page-cache budget on its JVM's growth (a
+/// failure said once).
+fn follow_jvm_growth(dir: &Path, stop: &AtomicBool, label: &str) {
+    let mut warned = false;
+    while !stop.load(Ordering::Relaxed) {
+        if let Err(e) = replica_lb_cassandra::follow_jvm_growth(dir) {
+            if !std::mem::replace(&mut warned, true) {
+                eprintln!("{label}: page cache budget (said once): {e}");
+            }
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// Records one finished request (timed from `t0`; one intended before it is not counted);
+/// `by_coordinator` (not sampled): an answered read counts at the coordinator the client
+/// chose, which served it (CL=ONE), found among `index`.
+fn record(rec: &mut Recorder, c: &CqlCompletion, t0: Instant, by_coordinator: bool, index: &[std::net::SocketAddr]) {
+    let Some(intended_ns) = c.intended.checked_duration_since(t0).map(|d| d.as_nanos() as u64) else {
+        return;
+    };
+    let finished_ns = c.finished.saturating_duration_since(t0).as_nanos() as u64;
+    rec.issued();
+    match c.outcome {
+        Outcome::Ok => {
+            rec.completed(finished_ns, finished_ns.saturating_sub(intended_ns));
+            // Not sampled: the coordinator the client chose served the read (CL=ONE).
+            if by_coordinator {
+                if let Some(n) = c.coordinator.and_then(|a| index.iter().position(|x| *x == a)) {
+                    rec.read(finished_ns, n, ReadKind::Local, CacheOutcome::NoCache);
+                }
+            }
+        }
+        Outcome::Timeout => rec.timeout(finished_ns),
+        Outcome::Error => rec.error(finished_ns),
+    }
+}
+
+/// A paused node must not stay paused, whatever happened: every node continued, its delay
+/// off.
+fn release_faults(dir: &Path) {
+    if let Ok(c) = CassandraCluster::load(dir) {
+        for n in &c.nodes {
+            let _ = send_signal(n.pid, Signal::Cont);
+            let _ = replica_lb_cassandra::set_delay(dir, n.id, 0);
+        }
+    }
+}
+
+/// Says what the plug-in's warm-up did on each node (a restarted replica left out of reads,
+/// read in the background instead); a node that does not answer is said, not fatal.
+fn report_plugin_warmup(cx: &RunCtx<'_>, progress: &mut dyn FnMut(&str)) {
+    let RunCtx { plan, rt, run, .. } = *cx;
+    let line = rt.block_on(async {
+        let observer = Observer::connect(plan.nodes, KEYSPACE, cql::TABLE, Source::Plugin).await?;
+        let mut cells = Vec::new();
+        for node in 0..plan.nodes {
+            let w = observer.warmup_counters(node).await?;
+            cells.push(format!(
+                "node {node} {} left out, {} sent, {} skipped, {} failed",
+                w.cold_left_out, w.sent, w.skipped, w.failed
+            ));
+        }
+        Ok::<_, String>(cells.join("; "))
+    });
+    match line {
+        Ok(l) => progress(&format!("{}: plug-in warm-up reads: {l}", run.label)),
+        Err(e) => progress(&format!("{}: plug-in warm-up counters not read: {e}", run.label)),
+    }
 }
 
 #[cfg(test)]

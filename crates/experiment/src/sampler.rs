@@ -6,7 +6,7 @@
 //! it sent that second (to clients and to nodes), `nic_in_bytes` everything it received, and
 //! `internode_out_bytes` what it sent to other nodes, as the simulator fills them.
 
-use super::series::{self, Cumulative};
+use crate::series::{self, Cumulative};
 use replica_lb_metrics::NodeSecond;
 use replica_lb_node::client;
 use replica_lb_node::proto::StatsResponse;

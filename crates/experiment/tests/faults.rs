@@ -7,7 +7,7 @@
 mod common;
 
 use common::{test_config, TestCluster, SERIAL};
-use replica_lb_launcher;
+
 use replica_lb_loadgen::keys::key_bytes;
 use replica_lb_node::proto::FaultsRequest;
 use replica_lb_policy::{ConsistencyLevel, NodeId};
