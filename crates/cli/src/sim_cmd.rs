@@ -229,23 +229,6 @@ fn print_table(results: &[RunResult], timeout_ns: u64) {
     }
 }
 
-/// Misses per second of the restarted node and its peers' mean during `after-restart`.
-pub fn restart_misses(m: &RunMetrics) -> Option<(f64, f64)> {
-    restart_misses_in(m, m.series.highlight?, "after-restart")
-}
-
-/// Misses per second of `node` and its peers' mean during the phase named `phase`.
-pub fn restart_misses_in(m: &RunMetrics, node: usize, phase: &str) -> Option<(f64, f64)> {
-    let phase = m.series.phases.iter().find(|p| p.name == phase)?;
-    let secs = (phase.end_s - phase.start_s) as f64;
-    let own = m.series.node_total(node, phase.start_s, phase.end_s).cache_misses as f64 / secs;
-    let peers: Vec<f64> = (0..m.series.nodes)
-        .filter(|&n| n != node)
-        .map(|n| m.series.node_total(n, phase.start_s, phase.end_s).cache_misses as f64 / secs)
-        .collect();
-    Some((own, peers.iter().sum::<f64>() / peers.len().max(1) as f64))
-}
-
 /// The demo's table: each phase's mean and p99 over every request (a failed one at the read
 /// time-out), the after-restart p99 of the completed requests beside them.
 fn print_restart_table(results: &[RunResult]) {
@@ -260,7 +243,11 @@ fn print_restart_table(results: &[RunResult]) {
         let all = |name: &str| ph(name).map(|p| p.latency_all_ms).unwrap_or_default();
         let (steady, after) = (all("steady"), all("after-restart"));
         let after_completed = ph("after-restart").map(|p| p.latency_ms.p99).unwrap_or_default();
-        let misses = restart_misses(&r.metrics).map_or("-".into(), |(o, p)| format!("{o:.0} / {p:.0}"));
+        let misses = r
+            .metrics
+            .series
+            .restart_misses()
+            .map_or("-".into(), |(o, p)| format!("{o:.0} / {p:.0}"));
         println!(
             "{:<8} {:>22} {:>26} {:>22} {:>26} {:>9}",
             s.policy,

@@ -14,6 +14,7 @@ use replica_lb_cassandra::plugin::PluginSettings;
 use replica_lb_cassandra::Engine;
 use replica_lb_experiment::cassandra::{self as cass_exp, CassandraRun};
 use replica_lb_experiment::plan::{policy_run, real_plan};
+pub use replica_lb_experiment::tables::Tables;
 use replica_lb_experiment::{PolicyRun, RealPlan, RunOptions};
 use replica_lb_launcher::{NodeCommand, CLUSTER_FILE};
 use replica_lb_metrics::RunMetrics;
@@ -51,17 +52,6 @@ enum Runs {
         plugin: Option<PluginSettings>,
         row_cache: bool,
     },
-}
-
-/// Which tables sum an experiment up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tables {
-    /// Hit ratios and latency per phase, the restarted node's misses (per-node cache counters).
-    Cache,
-    /// [`Tables::Cache`] and, with several restarts, each restarted node's misses.
-    CacheAndRolling,
-    /// Tail latency and time-outs (no per-node cache counters).
-    Tail,
 }
 
 /// A scenario's runs on one engine, resolved and checked.

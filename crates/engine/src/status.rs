@@ -2,7 +2,6 @@
 
 use crate::error::{EngineError, EngineResult};
 use replica_lb_cassandra::{plugin, plugin::PluginState};
-use replica_lb_launcher;
 use std::fmt::Write as _;
 use std::path::Path;
 

@@ -27,6 +27,7 @@ mod node_run;
 pub mod plan;
 mod sampler;
 pub mod series;
+pub mod tables;
 
 pub use interrupt::{defer_to_interrupt, forget_cassandra_dir, watch_cassandra_dir};
 pub use node_run::{run_real, RunOptions};
