@@ -1,6 +1,8 @@
-//! Whether a node answers CQL: a CQL protocol v4 `OPTIONS` request over a fresh connection,
-//! answered by `SUPPORTED` (the cheapest request every server answers once its native
-//! transport is up), without a driver session.
+//! The keyspace and table the project's load lives in ([`KEYSPACE`], [`TABLE`]: the load
+//! generator writes them, the plug-in's observer reads beside them), and whether a node answers
+//! CQL: a CQL protocol v4 `OPTIONS` request over a fresh connection, answered by `SUPPORTED`
+//! (the cheapest request every server answers once its native transport is up), without a
+//! driver session.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

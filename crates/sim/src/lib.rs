@@ -11,7 +11,8 @@
 //! - [`engine`]: the simulation loop;
 //! - [`compare`]: several runs on threads, results in list order;
 //! - [`memory`]: what a batch of runs needs in memory, estimated before it starts;
-//! - [`speculation`]: the speculative-retry threshold of a percentile policy.
+//! - [`speculation`]: the speculative-retry threshold of a percentile policy;
+//! - [`tournament`]: a tournament's entrants.
 //!
 //! The scenario model (format, checks, `--policy` lists, fault timeline, distributions, key
 //! choice) comes from the [`workload`] crate, shared with the real cluster (re-exported here

@@ -1,7 +1,7 @@
 //! The workload model the simulator and the real cluster share, so that "the same scenario on
 //! both" holds by construction rather than by care:
 //! - [`scenario`]: the TOML scenario format (docs/scenarios.md), checked with line numbers,
-//!   and `--set` overrides;
+//!   and `--set` overrides; [`scenario_file`]: loading a scenario file as every command does;
 //! - [`runs`]: the `--policy` list (which policy runs on which side);
 //! - [`faults`]: a scenario's fault timeline expanded into primitive actions at absolute times;
 //! - [`dist`]: service-time distributions (the simulator's stages and the real node's emulated
