@@ -1,13 +1,10 @@
-//! `replica-lb cluster up --engine cassandra` and the hidden `cluster proxy`: starting an Apache
-//! Cassandra cluster (every other `cluster` command goes through [`replica_lb_harness::engine`]).
+//! `cluster up`'s flags of the Cassandra engine and the hidden `cluster proxy` (`cluster up`
+//! and every other `cluster` command go through [`replica_lb_engine`]).
 
 use crate::error::{CliError, CliResult};
 use clap::Args;
-use replica_lb_harness::cassandra::cgroup::DiskLimits;
-use replica_lb_harness::cassandra::plugin::{self, CoordinatorPolicy, PluginSettings};
-use replica_lb_harness::cassandra::{self, config::NodeSettings, CassandraUp};
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use replica_lb_engine::CassandraFlags;
+use std::path::PathBuf;
 
 /// `cluster up`'s settings of the Cassandra engine.
 #[derive(Args, Debug)]
@@ -51,113 +48,30 @@ pub struct CassandraUpArgs {
 }
 
 impl CassandraUpArgs {
-    /// The first of the settings only Cassandra takes that was given, as its flag.
-    pub fn first_given(&self) -> Option<&'static str> {
-        [
-            (self.coordinator_policy.is_some(), "--coordinator-policy"),
-            (self.hit_rate_tick_ms != 10_000, "--hit-rate-tick-ms"),
-            (self.hit_rate_window_ms != 60_000, "--hit-rate-window-ms"),
-            (self.read_cl != "quorum", "--read-cl"),
-            (self.row_cache_mb != 0, "--row-cache-mb"),
-            (self.chunk_cache_mb != 64, "--chunk-cache-mb"),
-            (self.page_cache_mb.is_some(), "--page-cache-mb"),
-            (self.disk_read_iops.is_some(), "--disk-read-iops"),
-        ]
-        .into_iter()
-        .find_map(|(given, flag)| given.then_some(flag))
-    }
-}
-
-/// `cluster up --engine cassandra` of `nodes` nodes in `dir` (`policy_given`: the node
-/// engine's `--policy` was given, which Cassandra refuses).
-pub fn up(nodes: u32, dir: &Path, policy_given: bool, a: &CassandraUpArgs) -> CliResult {
-    if policy_given {
-        return Err(CliError::usage(
-            "--policy sets the node engine's coordinator policy; on Cassandra use --coordinator-policy dynamic-snitch|naive|hwlb|unified, and clients choose theirs (bench --client-policy)",
-        ));
-    }
-    let disk = match (a.page_cache_mb, a.disk_read_iops) {
-        (Some(page_cache_mb), Some(read_iops)) => Some(DiskLimits { page_cache_mb, read_iops }),
-        (None, None) => None,
-        (Some(_), None) => return Err(CliError::usage("--page-cache-mb needs --disk-read-iops too")),
-        (None, Some(_)) => return Err(CliError::usage("--disk-read-iops needs --page-cache-mb too")),
-    };
-    let settings = NodeSettings {
-        heap_mb: a.heap_mb,
-        row_cache_mb: a.row_cache_mb,
-        chunk_cache_mb: a.chunk_cache_mb,
-        disk,
-        ..NodeSettings::default()
-    };
-    settings.validate().map_err(CliError::usage)?;
-    let policy = a
-        .coordinator_policy
-        .as_deref()
-        .map(CoordinatorPolicy::parse)
-        .transpose()
-        .map_err(|e| CliError::usage(format!("--coordinator-policy: {e}")))?
-        .unwrap_or(CoordinatorPolicy::DynamicSnitch);
-    if !policy.needs_plugin() {
-        for (given, flag) in [
-            (a.hit_rate_tick_ms != 10_000, "--hit-rate-tick-ms"),
-            (a.hit_rate_window_ms != 60_000, "--hit-rate-window-ms"),
-            (a.read_cl != "quorum", "--read-cl"),
-        ] {
-            if given {
-                return Err(CliError::usage(format!(
-                    "{flag} sets the replica-lb plug-in, which Cassandra as shipped (dynamic-snitch) does not run: give --coordinator-policy naive|hwlb|unified too"
-                )));
-            }
+    /// The settings as the engine takes them.
+    pub fn flags(&self) -> CassandraFlags {
+        CassandraFlags {
+            heap_mb: self.heap_mb,
+            node_timeout_s: self.node_timeout_s,
+            coordinator_policy: self.coordinator_policy.clone(),
+            hit_rate_tick_ms: self.hit_rate_tick_ms,
+            hit_rate_window_ms: self.hit_rate_window_ms,
+            read_cl: self.read_cl.clone(),
+            row_cache_mb: self.row_cache_mb,
+            chunk_cache_mb: self.chunk_cache_mb,
+            page_cache_mb: self.page_cache_mb,
+            disk_read_iops: self.disk_read_iops,
         }
     }
-    let mut progress = |line: &str| eprintln!("{line}");
-    let (settings, coordinator_policy) = if policy.needs_plugin() {
-        let plugin = PluginSettings {
-            tick_ms: a.hit_rate_tick_ms,
-            window_ms: a.hit_rate_window_ms,
-            read_cl: a.read_cl.to_uppercase(),
-            ..PluginSettings::new(policy)
-        };
-        plugin
-            .validate()
-            .map_err(|e| CliError::usage(format!("--coordinator-policy: {e}")))?;
-        let jar = plugin::jar(&mut progress).map_err(CliError::failed)?;
-        let installed = plugin.install(settings, jar).map_err(CliError::usage)?;
-        (installed, Some(policy.as_str().to_string()))
-    } else {
-        (settings, None)
-    };
-    let opts = CassandraUp {
-        nodes,
-        dir: dir.to_path_buf(),
-        settings,
-        proxy_program: std::env::current_exe().map_err(|e| CliError::failed(format!("cannot find this program: {e}")))?,
-        node_timeout: Duration::from_secs(a.node_timeout_s.max(1)),
-        coordinator_policy,
-    };
-    let cluster = cassandra::up(&opts, &mut progress).map_err(CliError::failed)?;
-    for n in &cluster.nodes {
-        println!("node {}: cql {} (node {}) pid {}", n.id, n.cql, n.node_cql, n.pid);
-    }
-    println!(
-        "Cassandra {} cluster of {} node(s) up{}; contact points {}; {}",
-        cluster.version,
-        cluster.nodes.len(),
-        cluster
-            .coordinator_policy
-            .as_deref()
-            .map(|p| format!(" with the replica-lb plug-in ({p})"))
-            .unwrap_or_else(|| " as shipped (dynamic snitch on, no plug-in)".into()),
-        cluster.contact_points().iter().map(|a| a.to_string()).collect::<Vec<_>>().join(","),
-        dir.join(replica_lb_harness::launcher::CLUSTER_FILE).display()
-    );
-    Ok(())
 }
 
 /// The hidden `cluster proxy`: runs until stopped.
 pub fn proxy(dir: PathBuf, nodes: u32) -> CliResult {
-    if !(1..=cassandra::cluster::MAX_NODES).contains(&nodes) {
-        return Err(CliError::usage(format!("--nodes {nodes}: 1..{}", cassandra::cluster::MAX_NODES)));
+    if !(1..=replica_lb_cassandra::cluster::MAX_NODES).contains(&nodes) {
+        return Err(CliError::usage(format!(
+            "--nodes {nodes}: 1..{}",
+            replica_lb_cassandra::cluster::MAX_NODES
+        )));
     }
-    cassandra::proxy::run(&dir, nodes).map_err(CliError::failed)
+    replica_lb_cassandra::proxy::run(&dir, nodes).map_err(CliError::failed)
 }

@@ -4,8 +4,8 @@
 //! the machine has, and what the run is asked (recorded with its results).
 
 use crate::error::CliError;
-use replica_lb_harness::run_dir::OutDir;
 use replica_lb_metrics::Asked;
+use replica_lb_report::run_dir::OutDir;
 use replica_lb_sim::Scenario;
 use std::path::Path;
 
@@ -44,7 +44,7 @@ fn available_bytes() -> Result<Option<u64>, CliError> {
                 "{MEMORY_ENV}={text}: must be a whole number of MB above 0 (the memory a run may take)"
             ))),
         },
-        Err(_) => Ok(replica_lb_harness::host::available_memory_bytes()),
+        Err(_) => Ok(crate::host::available_memory_bytes()),
     }
 }
 

@@ -3,12 +3,9 @@
 
 use crate::cassandra_cmd;
 use crate::error::{CliError, CliResult};
-use crate::node_cmd::{node_error, parse_params};
 use clap::{Args, Subcommand};
-use replica_lb_harness::cassandra::plugin::CoordinatorPolicy;
-use replica_lb_harness::engine::{Cluster, Engine, SlowDisk};
-use replica_lb_harness::launcher::{self, NodeCommand, UpOptions, ZoneLayout};
-use replica_lb_node::NodeConfig;
+use replica_lb_cassandra::plugin::CoordinatorPolicy;
+use replica_lb_engine::{Cluster, NodeFlags, SlowDisk, UpRequest};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -244,40 +241,20 @@ pub fn run(cmd: ClusterCommand) -> CliResult {
 }
 
 fn up(a: UpArgs) -> CliResult {
-    match Engine::parse(&a.engine).map_err(CliError::usage)? {
-        Engine::Cassandra => return cassandra_cmd::up(a.nodes, &a.dir, a.policy.is_some(), &a.cassandra),
-        Engine::Node => {}
-    }
-    if let Some(flag) = a.cassandra.first_given() {
-        return Err(CliError::usage(format!(
-            "{flag} is for --engine cassandra; the node engine takes its settings from --config and --policy"
-        )));
-    }
-    let mut base = match &a.config {
-        Some(p) => NodeConfig::from_file(p).map_err(node_error)?,
-        None => NodeConfig::default(),
-    };
-    if let Some(p) = a.policy {
-        base.policy.name = p;
-    }
-    parse_params("--policy-param", &a.policy_params, &mut base.policy.params)?;
-    base.validate().map_err(node_error)?;
-    let opts = UpOptions {
+    let req = UpRequest {
+        engine: a.engine,
         nodes: a.nodes,
-        dir: a.dir.clone(),
-        base,
-        command: NodeCommand::current_exe_node().map_err(node_error)?,
-        wait_timeout: Duration::from_secs(a.wait_timeout_s),
-        zones: ZoneLayout::RoundRobin(a.zones),
+        dir: a.dir,
+        node: NodeFlags {
+            config: a.config,
+            policy: a.policy,
+            policy_params: a.policy_params,
+            wait_timeout: Duration::from_secs(a.wait_timeout_s),
+            zones: a.zones,
+        },
+        cassandra: a.cassandra.flags(),
     };
-    let launched = launcher::up(&opts).map_err(node_error)?;
-    for n in &launched.file.nodes {
-        println!("node {}: grpc {} metrics http://{}/metrics pid {}", n.id, n.grpc, n.metrics, n.pid);
-    }
-    println!(
-        "cluster of {} node(s) up; {}",
-        launched.file.nodes.len(),
-        a.dir.join(launcher::CLUSTER_FILE).display()
-    );
+    let lines = replica_lb_engine::up(&req, &mut |line| eprintln!("{line}"))?;
+    println!("{lines}");
     Ok(())
 }

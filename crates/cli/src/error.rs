@@ -41,8 +41,8 @@ impl From<replica_lb_policy::PolicyError> for CliError {
     }
 }
 
-impl From<replica_lb_harness::engine::EngineError> for CliError {
-    fn from(e: replica_lb_harness::engine::EngineError) -> Self {
+impl From<replica_lb_engine::EngineError> for CliError {
+    fn from(e: replica_lb_engine::EngineError) -> Self {
         match e.usage {
             true => CliError::usage(e.message),
             false => CliError::failed(e.message),

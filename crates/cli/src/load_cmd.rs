@@ -4,12 +4,12 @@
 use crate::error::{CliError, CliResult};
 use crate::node_cmd::parse_params;
 use clap::Args;
-use replica_lb_harness::engine::{ClientTarget as Target, Cluster};
-use replica_lb_harness::loadgen::client_policy::TOKEN_AWARE_RANDOM;
-use replica_lb_harness::loadgen::cql;
-use replica_lb_harness::loadgen::java;
-use replica_lb_harness::loadgen::keys::key_spec;
-use replica_lb_harness::loadgen::{self, Arrivals, BenchOptions, LoadOptions, MultiMode, MultiOptions};
+use replica_lb_engine::{ClientTarget as Target, Cluster};
+use replica_lb_loadgen::client_policy::TOKEN_AWARE_RANDOM;
+use replica_lb_loadgen::cql;
+use replica_lb_loadgen::java;
+use replica_lb_loadgen::keys::key_spec;
+use replica_lb_loadgen::{Arrivals, BenchOptions, LoadOptions, MultiMode, MultiOptions};
 use replica_lb_policy::{ConsistencyLevel, ParamTable};
 use std::path::PathBuf;
 
@@ -227,15 +227,15 @@ pub fn bench(a: BenchArgs) -> CliResult {
         verify: a.verify,
         zone: a.zone,
     };
-    loadgen::check_bench_options(&opts).map_err(CliError::usage)?;
+    replica_lb_loadgen::check_bench_options(&opts).map_err(CliError::usage)?;
     if let Some(path) = &a.out {
-        replica_lb_harness::run_dir::check_out_file(path, "--out").map_err(CliError::usage)?;
+        replica_lb_report::run_dir::check_out_file(path, "--out").map_err(CliError::usage)?;
     }
     let multi = multi_options(a.multi, a.multi_mode.as_deref(), &opts)?;
     let driver = a.driver.as_deref().map(java::Driver::parse).transpose().map_err(CliError::usage)?;
     let target = target(a.cluster.as_ref(), a.contact_points.as_deref())?;
     let choice = target.client_choice(driver, client_policy_name(a.client_policy.as_deref()), params)?;
-    let mut line = |s: &loadgen::report::SecondReport| println!("{}", s.text());
+    let mut line = |s: &replica_lb_loadgen::report::SecondReport| println!("{}", s.text());
     let run = target.bench(&choice, &opts, multi.as_ref(), a.threads, &mut line)?;
     print_summary(&run.report);
     if let Some(nodes) = &run.coordinators {
@@ -256,20 +256,20 @@ fn multi_options(keys: Option<usize>, mode: Option<&str>, opts: &BenchOptions) -
             None => Ok(None),
             Some(m) => Err(CliError::usage(format!(
                 "--multi-mode {m} needs --multi K (the keys per request, 2 to {})",
-                loadgen::MAX_MULTI_KEYS
+                replica_lb_loadgen::MAX_MULTI_KEYS
             ))),
         };
     };
     let mode = match mode {
         None => MultiMode::Parallel,
-        Some(m) => loadgen::parse_multi_mode(m).map_err(CliError::usage)?,
+        Some(m) => replica_lb_loadgen::parse_multi_mode(m).map_err(CliError::usage)?,
     };
     let m = MultiOptions { keys, mode };
     m.check(opts).map_err(CliError::usage)?;
     Ok(Some(m))
 }
 
-fn print_summary(report: &replica_lb_harness::loadgen::report::BenchReport) {
+fn print_summary(report: &replica_lb_loadgen::report::BenchReport) {
     let (a, l) = (&report.latency_all_ms, &report.latency_ms);
     let what = match (report.multi_keys, report.multi_mode) {
         (Some(k), Some(mode)) => format!("multi-key requests ({k} keys, {mode}): "),

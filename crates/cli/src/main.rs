@@ -5,6 +5,7 @@ mod checks;
 mod cluster_cmd;
 mod error;
 mod experiment_cmd;
+mod host;
 mod hwlb_cmd;
 mod load_cmd;
 mod node_cmd;
@@ -126,7 +127,7 @@ fn main() {
     if let Err(e) = run(cli) {
         // An experiment being interrupted fails because its cluster is being stopped: the
         // interrupt handler finishes that and exits 130.
-        replica_lb_harness::experiment::defer_to_interrupt(std::time::Duration::from_secs(60));
+        replica_lb_experiment::defer_to_interrupt(std::time::Duration::from_secs(60));
         eprintln!("replica-lb: {e}");
         std::process::exit(e.code);
     }

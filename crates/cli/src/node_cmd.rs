@@ -3,7 +3,7 @@
 use crate::error::{CliError, CliResult};
 use clap::Args;
 use replica_lb_node::NodeConfig;
-use replica_lb_policy::{ParamTable, ParamValue};
+use replica_lb_policy::ParamTable;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -47,13 +47,7 @@ pub struct NodeArgs {
 
 /// Parses repeated NAME=VALUE policy parameters into `table`.
 pub fn parse_params(flag: &str, items: &[String], table: &mut ParamTable) -> Result<(), CliError> {
-    for item in items {
-        let Some((name, value)) = item.split_once('=') else {
-            return Err(CliError::usage(format!("{flag} '{item}' is not NAME=VALUE")));
-        };
-        table.insert(name.trim().to_string(), ParamValue::parse_text(value.trim()));
-    }
-    Ok(())
+    Ok(replica_lb_engine::parse_params(flag, items, table)?)
 }
 
 /// Maps a node error to the CLI's exit codes (2: bad input, 1: failure).

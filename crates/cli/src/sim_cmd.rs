@@ -5,8 +5,8 @@ use crate::checks;
 use crate::error::{CliError, CliResult};
 use crate::progress;
 use clap::{Args, Subcommand};
-use replica_lb_harness::run_dir::{self, OutDir, RunDir};
 use replica_lb_metrics::{Asked, LatencyStats, RunMetrics, Summary};
+use replica_lb_report::run_dir::{self, OutDir, RunDir};
 use replica_lb_sim::{RunResult, Scenario};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
@@ -82,7 +82,7 @@ fn parse_seed(text: Option<&str>, default: u64) -> Result<u64, CliError> {
 }
 
 fn run_file(args: RunArgs) -> CliResult {
-    let scenario = replica_lb_harness::scenario_file::load(&args.scenario, &args.set).map_err(CliError::usage)?;
+    let scenario = replica_lb_workload::scenario_file::load(&args.scenario, &args.set).map_err(CliError::usage)?;
     let seed = parse_seed(args.seed.as_deref(), scenario.seed)?;
     let specs = replica_lb_sim::parse_list(args.policy.as_deref(), &scenario).map_err(CliError::usage)?;
     let out = args.out.unwrap_or_else(|| Path::new("out").join(&scenario.name));
@@ -229,23 +229,6 @@ fn print_table(results: &[RunResult], timeout_ns: u64) {
     }
 }
 
-/// Misses per second of the restarted node and its peers' mean during `after-restart`.
-pub fn restart_misses(m: &RunMetrics) -> Option<(f64, f64)> {
-    restart_misses_in(m, m.series.highlight?, "after-restart")
-}
-
-/// Misses per second of `node` and its peers' mean during the phase named `phase`.
-pub fn restart_misses_in(m: &RunMetrics, node: usize, phase: &str) -> Option<(f64, f64)> {
-    let phase = m.series.phases.iter().find(|p| p.name == phase)?;
-    let secs = (phase.end_s - phase.start_s) as f64;
-    let own = m.series.node_total(node, phase.start_s, phase.end_s).cache_misses as f64 / secs;
-    let peers: Vec<f64> = (0..m.series.nodes)
-        .filter(|&n| n != node)
-        .map(|n| m.series.node_total(n, phase.start_s, phase.end_s).cache_misses as f64 / secs)
-        .collect();
-    Some((own, peers.iter().sum::<f64>() / peers.len().max(1) as f64))
-}
-
 /// The demo's table: each phase's mean and p99 over every request (a failed one at the read
 /// time-out), the after-restart p99 of the completed requests beside them.
 fn print_restart_table(results: &[RunResult]) {
@@ -260,7 +243,11 @@ fn print_restart_table(results: &[RunResult]) {
         let all = |name: &str| ph(name).map(|p| p.latency_all_ms).unwrap_or_default();
         let (steady, after) = (all("steady"), all("after-restart"));
         let after_completed = ph("after-restart").map(|p| p.latency_ms.p99).unwrap_or_default();
-        let misses = restart_misses(&r.metrics).map_or("-".into(), |(o, p)| format!("{o:.0} / {p:.0}"));
+        let misses = r
+            .metrics
+            .series
+            .restart_misses()
+            .map_or("-".into(), |(o, p)| format!("{o:.0} / {p:.0}"));
         println!(
             "{:<8} {:>22} {:>26} {:>22} {:>26} {:>9}",
             s.policy,

@@ -6,9 +6,9 @@ use crate::checks;
 use crate::error::{CliError, CliResult};
 use crate::progress;
 use clap::Args;
-use replica_lb_harness::run_dir::OutDir;
-use replica_lb_harness::tournament::{entrants, reads_truth};
+use replica_lb_report::run_dir::OutDir;
 use replica_lb_report::{Entry, Leaderboard};
+use replica_lb_sim::tournament::{entrants, reads_truth};
 use replica_lb_sim::{Job, Scenario};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
@@ -137,7 +137,7 @@ fn load_scenarios(args: &TournamentArgs) -> Result<Vec<Scenario>, CliError> {
     };
     let mut out: Vec<Scenario> = Vec::new();
     for path in paths {
-        let sc = replica_lb_harness::scenario_file::load(&path, &[]).map_err(CliError::usage)?;
+        let sc = replica_lb_workload::scenario_file::load(&path, &[]).map_err(CliError::usage)?;
         if out.iter().any(|o| o.name == sc.name) {
             return Err(CliError::usage(format!("--scenarios: '{}' is listed twice", sc.name)));
         }

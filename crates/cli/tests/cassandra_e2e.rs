@@ -170,7 +170,7 @@ fn cassandra_cluster_load_bench_and_faults() {
 
 /// Whether process `pid` still runs (a zombie waiting for its parent counts as stopped).
 fn running(pid: u32) -> bool {
-    replica_lb_harness::launcher::process_state(pid).is_some_and(|state| state != 'Z')
+    replica_lb_launcher::process_state(pid).is_some_and(|state| state != 'Z')
 }
 
 #[test]
@@ -223,7 +223,7 @@ fn an_interrupted_experiment_stops_its_cassandra_cluster() {
     assert_eq!(pids.len(), 4, "three nodes and the proxy: {cluster}");
     assert!(pids.iter().all(|&p| running(p)), "{pids:?} run before the interrupt");
 
-    replica_lb_harness::launcher::send_signal(experiment.id(), replica_lb_harness::launcher::Signal::Term).unwrap();
+    replica_lb_launcher::send_signal(experiment.id(), replica_lb_launcher::Signal::Term).unwrap();
     let status = common::wait_exit(&mut experiment, Duration::from_secs(60));
     assert_eq!(status.code(), Some(130), "an interrupted experiment exits 130");
     let left: Vec<u32> = pids.iter().copied().filter(|&p| running(p)).collect();

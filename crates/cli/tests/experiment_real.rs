@@ -77,7 +77,7 @@ impl Drop for Guard {
         for label in ["naive", "hwlb"] {
             let d = self.clusters.join(label);
             if d.join("cluster.json").exists() {
-                let _ = replica_lb_harness::launcher::down(&d, Duration::from_secs(5));
+                let _ = replica_lb_launcher::down(&d, Duration::from_secs(5));
             }
         }
         let _ = std::fs::remove_dir_all(&self.dir);

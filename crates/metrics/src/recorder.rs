@@ -343,6 +343,38 @@ impl Series {
         }
         sum
     }
+
+    /// Misses per second of the restarted node and its peers' mean during `after-restart`.
+    pub fn restart_misses(&self) -> Option<(f64, f64)> {
+        self.misses_against_peers(self.highlight?, "after-restart")
+    }
+
+    /// Misses per second of `node` and its peers' mean during the phase named `phase`.
+    pub fn misses_against_peers(&self, node: usize, phase: &str) -> Option<(f64, f64)> {
+        let phase = self.phases.iter().find(|p| p.name == phase)?;
+        let secs = (phase.end_s - phase.start_s) as f64;
+        let own = self.node_total(node, phase.start_s, phase.end_s).cache_misses as f64 / secs;
+        let peers: Vec<f64> = (0..self.nodes)
+            .filter(|&n| n != node)
+            .map(|n| self.node_total(n, phase.start_s, phase.end_s).cache_misses as f64 / secs)
+            .collect();
+        Some((own, peers.iter().sum::<f64>() / peers.len().max(1) as f64))
+    }
+
+    /// The cluster's cache hit ratio over seconds `[from, to)` (0 without lookups).
+    pub fn hit_ratio(&self, from: u32, to: u32) -> f64 {
+        let (mut h, mut l) = (0u64, 0u64);
+        for n in 0..self.nodes {
+            let t = self.node_total(n, from, to);
+            h += t.cache_hits as u64;
+            l += (t.cache_hits + t.cache_misses) as u64;
+        }
+        if l == 0 {
+            0.0
+        } else {
+            h as f64 / l as f64
+        }
+    }
 }
 
 impl Recorder {

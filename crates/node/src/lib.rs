@@ -4,7 +4,7 @@
 //! ([`client`]), and a Prometheus endpoint with the node's counters, bytes on the wire
 //! ([`traffic`]) included. The `replica-lb` binary's `node` command is a thin
 //! wrapper over [`server::run_blocking`]; launching clusters, load generation and experiments
-//! are in the `harness` crate.
+//! are in the `launcher`, `loadgen` and `experiment` crates.
 //!
 //! Threading: each node's coordinator policy lives in the shared policy runtime behind a short
 //! lock ([`policy_runtime`]); everything else is shared through [`state::NodeState`].

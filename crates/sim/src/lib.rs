@@ -11,7 +11,8 @@
 //! - [`engine`]: the simulation loop;
 //! - [`compare`]: several runs on threads, results in list order;
 //! - [`memory`]: what a batch of runs needs in memory, estimated before it starts;
-//! - [`speculation`]: the speculative-retry threshold of a percentile policy.
+//! - [`speculation`]: the speculative-retry threshold of a percentile policy;
+//! - [`tournament`]: a tournament's entrants.
 //!
 //! The scenario model (format, checks, `--policy` lists, fault timeline, distributions, key
 //! choice) comes from the [`workload`] crate, shared with the real cluster (re-exported here
@@ -26,6 +27,7 @@ pub mod memory;
 pub mod prefetch;
 pub mod queue;
 pub mod speculation;
+pub mod tournament;
 
 pub use compare::{run_all, run_jobs, Job, RunResult};
 pub use engine::{Outcome, Sim};

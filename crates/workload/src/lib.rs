@@ -1,7 +1,7 @@
 //! The workload model the simulator and the real cluster share, so that "the same scenario on
 //! both" holds by construction rather than by care:
 //! - [`scenario`]: the TOML scenario format (docs/scenarios.md), checked with line numbers,
-//!   and `--set` overrides;
+//!   and `--set` overrides; [`scenario_file`]: loading a scenario file as every command does;
 //! - [`run_item`]: the grammar of a run item (`CLIENT/COORDINATOR`, `java:NAME`, ...), parsed once;
 //! - [`runs`]: the `--policy` list (which policy runs on which side);
 //! - [`faults`]: a scenario's fault timeline expanded into primitive actions at absolute times;
@@ -20,6 +20,7 @@ pub mod placement;
 pub mod run_item;
 pub mod runs;
 pub mod scenario;
+pub mod scenario_file;
 
 pub use dist::Dist;
 pub use keys::{KeyGen, KeyPattern, KeySpec};
