@@ -4,6 +4,7 @@
 
 use super::cgroup::{DiskLimits, NodeCgroup};
 use super::config::{self, client_addr, node_cql_addr, node_dir, NodeSettings};
+use super::coordinator::CoordinatorPolicy;
 use super::cql::answers_cql;
 use super::{dist, proxy};
 use replica_lb_launcher::{process_state, send_signal, Signal, CLUSTER_FILE};
@@ -109,7 +110,7 @@ pub struct CassandraCluster {
     /// The coordinator policy the replica-lb plug-in runs, if installed (`None`: Cassandra as
     /// shipped, no plug-in).
     #[serde(default)]
-    pub coordinator_policy: Option<String>,
+    pub coordinator_policy: Option<CoordinatorPolicy>,
     /// Cassandra's jars.
     pub lib: PathBuf,
 }
@@ -173,7 +174,7 @@ impl CassandraCluster {
     /// Records that the plug-in now runs `policy`, so that a node started
     /// again (`cluster restart`, a fault) comes back with it; the running nodes are switched over
     /// CQL ([`super::plugin::switch`]). An error if the plug-in is not installed.
-    pub fn record_coordinator_policy(&mut self, dir: &Path, policy: &str) -> Result<(), String> {
+    pub fn record_coordinator_policy(&mut self, dir: &Path, policy: CoordinatorPolicy) -> Result<(), String> {
         if self.coordinator_policy.is_none() {
             return Err(format!(
                 "the cluster in {} runs without the replica-lb plug-in: start it with --coordinator-policy",
@@ -182,8 +183,8 @@ impl CassandraCluster {
         }
         let property = config::POLICY_PROPERTY;
         self.system_properties.retain(|p| !p.starts_with(&format!("{property}=")));
-        self.system_properties.push(format!("{property}={policy}"));
-        self.coordinator_policy = Some(policy.to_string());
+        self.system_properties.push(format!("{property}={}", policy.as_str()));
+        self.coordinator_policy = Some(policy);
         self.save(dir)
     }
 
@@ -238,7 +239,7 @@ pub struct CassandraUp {
     pub proxy_program: PathBuf,
     /// The coordinator policy of the replica-lb plug-in the settings install, if any (recorded
     /// in the cluster file; [`super::plugin`] makes the settings).
-    pub coordinator_policy: Option<String>,
+    pub coordinator_policy: Option<CoordinatorPolicy>,
     /// How long one node may take to answer CQL.
     pub node_timeout: Duration,
 }
@@ -414,7 +415,7 @@ pub fn up(opts: &CassandraUp, progress: &mut dyn FnMut(&str)) -> Result<Cassandr
         row_cache_mb: opts.settings.row_cache_mb,
         chunk_cache_mb: opts.settings.chunk_cache_mb,
         disk: opts.settings.disk,
-        coordinator_policy: opts.coordinator_policy.clone(),
+        coordinator_policy: opts.coordinator_policy,
         lib: lib.clone(),
     };
     let result = start_all(&dir, opts, &lib, &mut cluster, progress);

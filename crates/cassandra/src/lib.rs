@@ -20,6 +20,7 @@
 pub mod cgroup;
 pub mod cluster;
 pub mod config;
+pub mod coordinator;
 pub mod cql;
 pub mod dist;
 pub mod faults;

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 pub const SNITCH_CLASS: &str = "io.replicalb.cassandra.hwlb.HwlbSnitch";
 
 pub use super::config::POLICY_PROPERTY;
+pub use super::coordinator::CoordinatorPolicy;
 
 /// The plug-in's query handler: it tells the snitch which table each read reads, so reads are
 /// planned with their own table's hit rates (without it, node-wide rates).
@@ -31,71 +32,6 @@ pub const QUERY_HANDLER_CLASS: &str = "io.replicalb.cassandra.hwlb.HwlbQueryHand
 
 /// Cassandra's system property naming the query handler of native-protocol queries.
 pub const QUERY_HANDLER_PROPERTY: &str = "cassandra.custom_query_handler_class";
-
-/// The coordinator policies a Cassandra cluster runs: Cassandra's own dynamic snitch (as
-/// shipped, no plug-in needed), or one of the plug-in's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CoordinatorPolicy {
-    /// Cassandra as shipped: GossipingPropertyFileSnitch wrapped in Cassandra's
-    /// DynamicEndpointSnitch with its default settings. Without the plug-in this is the
-    /// cluster's configuration; with it, the plug-in hands the read path to a fresh
-    /// DynamicEndpointSnitch of Cassandra's own and stays out of it.
-    DynamicSnitch,
-    /// The inner snitch's order (the coordinator first), dynamic snitch off.
-    Naive,
-    /// Heat-weighted load balancing.
-    Hwlb,
-    /// HWLB's draw, passing over replicas that are slow or silent (the coordinator side of
-    /// the Rust `unified`).
-    Unified,
-}
-
-impl CoordinatorPolicy {
-    /// Every policy, in the order the docs list them.
-    pub const ALL: [CoordinatorPolicy; 4] = [
-        CoordinatorPolicy::DynamicSnitch,
-        CoordinatorPolicy::Naive,
-        CoordinatorPolicy::Hwlb,
-        CoordinatorPolicy::Unified,
-    ];
-
-    /// Parses `dynamic-snitch`, `naive`, `hwlb` or `unified`.
-    pub fn parse(name: &str) -> Result<CoordinatorPolicy, String> {
-        Self::ALL.into_iter().find(|p| p.as_str() == name).ok_or_else(|| {
-            format!(
-                "coordinator policy '{name}' does not run inside Cassandra: use one of {}",
-                Self::names()
-            )
-        })
-    }
-
-    /// The names, comma-separated.
-    pub fn names() -> String {
-        Self::ALL.map(|p| p.as_str()).join(", ")
-    }
-
-    /// Its name (the simulator's policy of the same name is its model).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CoordinatorPolicy::DynamicSnitch => "dynamic-snitch",
-            CoordinatorPolicy::Naive => "naive",
-            CoordinatorPolicy::Hwlb => "hwlb",
-            CoordinatorPolicy::Unified => "unified",
-        }
-    }
-
-    /// The simulator's coordinator policy that models it (the registered policy of the same
-    /// name) with `params_of` its name.
-    pub fn sim_model(self, params_of: impl Fn(&str) -> replica_lb_policy::ParamTable) -> Result<replica_lb_policy::PolicyChoice, String> {
-        let name = self.as_str();
-        replica_lb_policy::PolicyChoice::new(name, replica_lb_policy::Side::Coordinator, params_of(name)).map_err(|e| e.to_string())
-    }
-
-    /// Whether it needs the replica-lb plug-in (every policy but Cassandra's own).
-    pub fn needs_plugin(self) -> bool {
-        self != CoordinatorPolicy::DynamicSnitch
-    }
-}
 
 /// The plug-in's knobs a cluster sets at start (the rest keep the published defaults).
 #[derive(Clone, Debug, PartialEq)]
@@ -223,7 +159,7 @@ pub fn switch(dir: &Path, policy: CoordinatorPolicy) -> Result<(), String> {
             )),
         };
     }
-    c.record_coordinator_policy(dir, policy.as_str())?;
+    c.record_coordinator_policy(dir, policy)?;
     let (rt, observer) = plugin_observer(&c)?;
     rt.block_on(observer.set_policy(policy.as_str()))
 }

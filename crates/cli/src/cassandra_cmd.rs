@@ -3,6 +3,7 @@
 
 use crate::error::{CliError, CliResult};
 use clap::Args;
+use replica_lb_cassandra::plugin::CoordinatorPolicy;
 use replica_lb_engine::CassandraFlags;
 use std::path::PathBuf;
 
@@ -19,8 +20,8 @@ pub struct CassandraUpArgs {
     /// shipped, no plug-in; `naive` (the coordinator first, no dynamic snitch), `hwlb` (HWLB at
     /// every coordinator) and `unified` (HWLB passing over slow or silent replicas) install the
     /// replica-lb plug-in, built with Maven on first use.
-    #[arg(long, value_name = "NAME")]
-    pub(crate) coordinator_policy: Option<String>,
+    #[arg(long, value_name = "NAME", value_parser = CoordinatorPolicy::parse)]
+    pub(crate) coordinator_policy: Option<CoordinatorPolicy>,
     /// Cassandra with the plug-in: its hit-rate tracker's tick, ms (published: 10,000).
     #[arg(long, value_name = "MS", default_value_t = 10_000)]
     pub(crate) hit_rate_tick_ms: u64,
@@ -53,7 +54,7 @@ impl CassandraUpArgs {
         CassandraFlags {
             heap_mb: self.heap_mb,
             node_timeout_s: self.node_timeout_s,
-            coordinator_policy: self.coordinator_policy.clone(),
+            coordinator_policy: self.coordinator_policy,
             hit_rate_tick_ms: self.hit_rate_tick_ms,
             hit_rate_window_ms: self.hit_rate_window_ms,
             read_cl: self.read_cl.clone(),

@@ -2,10 +2,12 @@
 //! node processes and the faults an experiment injects into it.
 
 use crate::cassandra_cmd;
-use crate::error::{CliError, CliResult};
+use crate::error::CliResult;
 use clap::{Args, Subcommand};
 use replica_lb_cassandra::plugin::CoordinatorPolicy;
+use replica_lb_cassandra::Engine;
 use replica_lb_engine::{Cluster, NodeFlags, SlowDisk, UpRequest};
+use replica_lb_launcher::Signal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -81,8 +83,8 @@ pub struct UpArgs {
     pub(crate) nodes: u32,
     /// `node` (the project's own storage nodes) or `cassandra` (Apache Cassandra 5.0, its jars
     /// fetched with Maven on first use).
-    #[arg(long, default_value = "node")]
-    pub(crate) engine: String,
+    #[arg(long, default_value = "node", value_parser = Engine::parse)]
+    pub(crate) engine: Engine,
     /// The Cassandra engine's settings.
     #[command(flatten)]
     pub(crate) cassandra: cassandra_cmd::CassandraUpArgs,
@@ -126,8 +128,8 @@ pub struct SwitchArgs {
     pub(crate) dir: PathBuf,
     /// `dynamic-snitch` (Cassandra's own, the plug-in out of the read path), `naive`, `hwlb`
     /// or `unified`.
-    #[arg(long, value_name = "NAME")]
-    pub(crate) coordinator_policy: String,
+    #[arg(long, value_name = "NAME", value_parser = CoordinatorPolicy::parse)]
+    pub(crate) coordinator_policy: CoordinatorPolicy,
 }
 
 /// `cluster restart` arguments.
@@ -206,8 +208,8 @@ pub struct SignalArgs {
     #[arg(long, visible_alias = "node", value_name = "ID")]
     pub(crate) id: u32,
     /// kill, term, stop or cont.
-    #[arg(long)]
-    pub(crate) signal: String,
+    #[arg(long, value_parser = |s: &str| Signal::parse(s).map_err(|e| e.to_string()))]
+    pub(crate) signal: Signal,
 }
 
 /// Runs a `cluster` subcommand: `up` on the engine asked for, every other on the engine its
@@ -229,12 +231,8 @@ pub fn run(cmd: ClusterCommand) -> CliResult {
             };
             Cluster::at(&a.dir)?.slow_disk(a.node, s)
         }
-        ClusterCommand::Signal(a) => Cluster::at(&a.dir)?.signal(a.id, &a.signal),
-        ClusterCommand::Switch(a) => {
-            let policy =
-                CoordinatorPolicy::parse(&a.coordinator_policy).map_err(|e| CliError::usage(format!("--coordinator-policy: {e}")))?;
-            Cluster::at(&a.dir)?.switch(policy)
-        }
+        ClusterCommand::Signal(a) => Cluster::at(&a.dir)?.signal(a.id, a.signal),
+        ClusterCommand::Switch(a) => Cluster::at(&a.dir)?.switch(a.coordinator_policy),
     }?;
     println!("{line}");
     Ok(())

@@ -5,7 +5,6 @@ use crate::error::{CliError, CliResult};
 use crate::node_cmd::parse_params;
 use clap::Args;
 use replica_lb_engine::{ClientTarget as Target, Cluster};
-use replica_lb_loadgen::client_policy::TOKEN_AWARE_RANDOM;
 use replica_lb_loadgen::cql;
 use replica_lb_loadgen::java;
 use replica_lb_loadgen::keys::key_spec;
@@ -39,8 +38,8 @@ pub struct LoadArgs {
     #[arg(long, default_value_t = 100, value_name = "B")]
     value_bytes: usize,
     /// Consistency level: one, two, quorum or all.
-    #[arg(long, default_value = "quorum", value_name = "LEVEL")]
-    cl: String,
+    #[arg(long, default_value = "quorum", value_name = "LEVEL", value_parser = ConsistencyLevel::parse)]
+    cl: ConsistencyLevel,
     /// Writes in flight at once.
     #[arg(long, default_value_t = 64)]
     concurrency: usize,
@@ -75,8 +74,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "S")]
     duration_s: f64,
     /// Consistency level: one, two, quorum or all.
-    #[arg(long, default_value = "quorum", value_name = "LEVEL")]
-    cl: String,
+    #[arg(long, default_value = "quorum", value_name = "LEVEL", value_parser = ConsistencyLevel::parse)]
+    cl: ConsistencyLevel,
     /// Keys 0..N-1 are used (load them first).
     #[arg(long, default_value_t = 10_000, value_name = "N")]
     keys: u64,
@@ -108,14 +107,14 @@ pub struct BenchArgs {
     /// the default) or `java` (the Apache Cassandra Java driver 4.19 in a child JVM, built
     /// with Maven on first use; its policies: `default` and any client policy with a Java port).
     /// The same open loop and JSON report.
-    #[arg(long, value_name = "rust|java")]
-    driver: Option<String>,
+    #[arg(long, value_name = "rust|java", value_parser = java::Driver::parse)]
+    driver: Option<java::Driver>,
     /// A client-policy parameter override, NAME=VALUE (repeatable).
     #[arg(long = "client-param", value_name = "NAME=VALUE")]
     client_params: Vec<String>,
     /// Arrival process: poisson or uniform.
-    #[arg(long, default_value = "poisson")]
-    arrivals: String,
+    #[arg(long, default_value = "poisson", value_parser = Arrivals::parse)]
+    arrivals: Arrivals,
     /// Requests in flight beyond which new ones fail at once (counted as errors).
     #[arg(long, default_value_t = 20_000)]
     max_in_flight: usize,
@@ -140,18 +139,14 @@ pub struct BenchArgs {
     /// request for all K keys to the coordinator picked for the first key, which reads them
     /// from their replicas; a CQL `IN` query through the driver). Needs --multi; default
     /// parallel.
-    #[arg(long, value_name = "MODE")]
-    multi_mode: Option<String>,
+    #[arg(long, value_name = "MODE", value_parser = replica_lb_loadgen::parse_multi_mode)]
+    multi_mode: Option<MultiMode>,
     /// Write the JSON report here.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
     /// Client threads.
     #[arg(long, default_value_t = 2)]
     threads: usize,
-}
-
-fn parse_cl(text: &str) -> Result<ConsistencyLevel, CliError> {
-    ConsistencyLevel::parse(text).map_err(|e| CliError::usage(format!("--cl: {e}")))
 }
 
 /// Where `load` or `bench` goes: a node cluster over gRPC, or a CQL cluster through the
@@ -164,18 +159,9 @@ fn target(cluster: Option<&PathBuf>, contact_points: Option<&str>) -> Result<Tar
     }
 }
 
-/// `--client-policy` as given, its aliases of token-aware `random` (`token-aware`,
-/// `token_aware`) resolved.
-fn client_policy_name(given: Option<&str>) -> Option<&str> {
-    match given {
-        Some("token-aware" | "token_aware") => Some(TOKEN_AWARE_RANDOM),
-        other => other,
-    }
-}
-
 /// Runs `load`.
 pub fn load(a: LoadArgs) -> CliResult {
-    let cl = parse_cl(&a.cl)?;
+    let cl = a.cl;
     if a.keys == 0 {
         return Err(CliError::usage("--keys must be at least 1"));
     }
@@ -204,13 +190,9 @@ pub fn load(a: LoadArgs) -> CliResult {
 
 /// Runs `bench`.
 pub fn bench(a: BenchArgs) -> CliResult {
-    let cl = parse_cl(&a.cl)?;
+    let cl = a.cl;
     let keys = key_spec(&a.distribution, a.keys, a.hot_fraction, a.hot_ops).map_err(CliError::usage)?;
-    let arrivals = match a.arrivals.as_str() {
-        "poisson" => Arrivals::Poisson,
-        "uniform" => Arrivals::Uniform,
-        other => return Err(CliError::usage(format!("--arrivals '{other}' is not one of: poisson, uniform"))),
-    };
+    let arrivals = a.arrivals;
     let mut params = ParamTable::new();
     parse_params("--client-param", &a.client_params, &mut params)?;
     let opts = BenchOptions {
@@ -231,10 +213,10 @@ pub fn bench(a: BenchArgs) -> CliResult {
     if let Some(path) = &a.out {
         replica_lb_report::run_dir::check_out_file(path, "--out").map_err(CliError::usage)?;
     }
-    let multi = multi_options(a.multi, a.multi_mode.as_deref(), &opts)?;
-    let driver = a.driver.as_deref().map(java::Driver::parse).transpose().map_err(CliError::usage)?;
+    let multi = multi_options(a.multi, a.multi_mode, &opts)?;
+    let driver = a.driver;
     let target = target(a.cluster.as_ref(), a.contact_points.as_deref())?;
-    let choice = target.client_choice(driver, client_policy_name(a.client_policy.as_deref()), params)?;
+    let choice = target.client_choice(driver, a.client_policy.as_deref(), params)?;
     let mut line = |s: &replica_lb_loadgen::report::SecondReport| println!("{}", s.text());
     let run = target.bench(&choice, &opts, multi.as_ref(), a.threads, &mut line)?;
     print_summary(&run.report);
@@ -250,20 +232,18 @@ pub fn bench(a: BenchArgs) -> CliResult {
 
 /// `--multi K [--multi-mode MODE]` as options (`None`: single-key requests), checked against
 /// the run's (one line naming the bad value, exit 2).
-fn multi_options(keys: Option<usize>, mode: Option<&str>, opts: &BenchOptions) -> Result<Option<MultiOptions>, CliError> {
+fn multi_options(keys: Option<usize>, mode: Option<MultiMode>, opts: &BenchOptions) -> Result<Option<MultiOptions>, CliError> {
     let Some(keys) = keys else {
         return match mode {
             None => Ok(None),
             Some(m) => Err(CliError::usage(format!(
-                "--multi-mode {m} needs --multi K (the keys per request, 2 to {})",
+                "--multi-mode {} needs --multi K (the keys per request, 2 to {})",
+                replica_lb_loadgen::multi_mode_name(m),
                 replica_lb_loadgen::MAX_MULTI_KEYS
             ))),
         };
     };
-    let mode = match mode {
-        None => MultiMode::Parallel,
-        Some(m) => replica_lb_loadgen::parse_multi_mode(m).map_err(CliError::usage)?,
-    };
+    let mode = mode.unwrap_or(MultiMode::Parallel);
     let m = MultiOptions { keys, mode };
     m.check(opts).map_err(CliError::usage)?;
     Ok(Some(m))

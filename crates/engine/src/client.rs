@@ -10,7 +10,8 @@ use replica_lb_loadgen::java::{self, Driver};
 use replica_lb_loadgen::report::{BenchReport, SecondReport};
 use replica_lb_loadgen::{BenchOptions, ClientChoice, ClientPolicy, ClientRuntime, LoadOptions, LoadOutcome, MultiOptions};
 use replica_lb_node::client::ClusterClient;
-use replica_lb_policy::{ParamTable, PolicyChoice, Side};
+use replica_lb_policy::ParamTable;
+use replica_lb_workload::run_item::PolicyName;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::path::PathBuf;
@@ -67,12 +68,12 @@ impl ClientTarget {
                 "--driver java runs the Java driver against a Cassandra cluster (--cluster on one from cluster up --engine cassandra, or --contact-points)",
             )),
             ClientTarget::Node(_) => {
-                let name = name.unwrap_or(TOKEN_AWARE_RANDOM);
-                if let Some(own) = ClientChoice::driver_own(name, |_| ParamTable::new()).map_err(EngineError::usage)? {
-                    return Err(drivers_own(&own));
+                let name = PolicyName::parse(name.unwrap_or(TOKEN_AWARE_RANDOM)).map_err(EngineError::usage)?;
+                let choice = ClientChoice::new(name, params).map_err(EngineError::usage)?;
+                match choice {
+                    ClientChoice::Policy(_) => Ok(choice),
+                    own => Err(drivers_own(&own)),
                 }
-                let choice = PolicyChoice::new(name, Side::Client, params).map_err(|e| EngineError::usage(e.to_string()))?;
-                Ok(ClientChoice::Policy(choice))
             }
             ClientTarget::Cql(_) => java::bench_choice(driver, name, params).map_err(EngineError::usage),
         }

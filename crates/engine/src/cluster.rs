@@ -190,8 +190,7 @@ impl Cluster {
     }
 
     /// Sends signal `signal` (kill, term, stop, cont) to node `id`.
-    pub fn signal(&self, id: u32, signal: &str) -> EngineResult {
-        let sig = Signal::parse(signal)?;
+    pub fn signal(&self, id: u32, sig: Signal) -> EngineResult {
         match self {
             Cluster::Node(d) => replica_lb_launcher::signal_node(d, id, sig)?,
             Cluster::Cassandra(d) => {

@@ -15,8 +15,8 @@ use std::time::Duration;
 /// What `cluster up` was given, whichever engine.
 #[derive(Clone, Debug)]
 pub struct UpRequest {
-    /// `node` or `cassandra` (`--engine`).
-    pub engine: String,
+    /// Which engine (`--engine`).
+    pub engine: Engine,
     /// How many nodes.
     pub nodes: u32,
     /// The cluster directory.
@@ -50,7 +50,7 @@ pub struct CassandraFlags {
     /// How long one node may take to answer CQL, seconds.
     pub node_timeout_s: u64,
     /// The coordinator policy (default `dynamic-snitch`: Cassandra as shipped).
-    pub coordinator_policy: Option<String>,
+    pub coordinator_policy: Option<CoordinatorPolicy>,
     /// The plug-in's hit-rate tick, ms (default 10,000).
     pub hit_rate_tick_ms: u64,
     /// The plug-in's hit-rate window, ms (default 60,000).
@@ -99,7 +99,7 @@ pub fn parse_params(flag: &str, items: &[String], table: &mut ParamTable) -> Res
 /// Starts the cluster `req` asks for; returns the lines to show (each node, then the cluster).
 /// `progress` hears what takes time (building the plug-in).
 pub fn up(req: &UpRequest, progress: &mut dyn FnMut(&str)) -> EngineResult {
-    match Engine::parse(&req.engine).map_err(EngineError::usage)? {
+    match req.engine {
         Engine::Cassandra => cassandra_up(req, progress),
         Engine::Node => node_up(req),
     }
@@ -169,13 +169,7 @@ fn node_settings(a: &CassandraFlags) -> Result<NodeSettings, EngineError> {
 
 /// The coordinator policy from the flags; the plug-in's settings refused without the plug-in.
 fn coordinator_policy(a: &CassandraFlags) -> Result<CoordinatorPolicy, EngineError> {
-    let policy = a
-        .coordinator_policy
-        .as_deref()
-        .map(CoordinatorPolicy::parse)
-        .transpose()
-        .map_err(|e| EngineError::usage(format!("--coordinator-policy: {e}")))?
-        .unwrap_or(CoordinatorPolicy::DynamicSnitch);
+    let policy = a.coordinator_policy.unwrap_or(CoordinatorPolicy::DynamicSnitch);
     if !policy.needs_plugin() {
         for (given, flag) in [
             (a.hit_rate_tick_ms != 10_000, "--hit-rate-tick-ms"),
@@ -215,7 +209,7 @@ fn cassandra_up(req: &UpRequest, progress: &mut dyn FnMut(&str)) -> EngineResult
             .map_err(|e| EngineError::usage(format!("--coordinator-policy: {e}")))?;
         let jar = plugin::jar(progress).map_err(EngineError::failed)?;
         let installed = plugin.install(settings, jar).map_err(EngineError::usage)?;
-        (installed, Some(policy.as_str().to_string()))
+        (installed, Some(policy))
     } else {
         (settings, None)
     };
@@ -239,8 +233,7 @@ fn cassandra_up(req: &UpRequest, progress: &mut dyn FnMut(&str)) -> EngineResult
         cluster.nodes.len(),
         cluster
             .coordinator_policy
-            .as_deref()
-            .map(|p| format!(" with the replica-lb plug-in ({p})"))
+            .map(|p| format!(" with the replica-lb plug-in ({})", p.as_str()))
             .unwrap_or_else(|| " as shipped (dynamic snitch on, no plug-in)".into()),
         cluster.contact_points().iter().map(|a| a.to_string()).collect::<Vec<_>>().join(","),
         req.dir.join(replica_lb_launcher::CLUSTER_FILE).display()

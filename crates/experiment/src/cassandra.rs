@@ -29,7 +29,8 @@ use replica_lb_launcher::{send_signal, Signal};
 use replica_lb_loadgen::cql::{self, CqlBenchReport, CqlCompletion, CqlHooks, CqlTarget, RunStart, KEYSPACE};
 use replica_lb_loadgen::{BenchOptions, LoadOptions, Outcome};
 use replica_lb_metrics::{CacheOutcome, NodeSecond, ReadKind, RealStats, Recorder, RecorderConfig, RunMetrics, RunStats};
-use replica_lb_policy::ParamTable;
+use replica_lb_policy::{ParamTable, Side};
+use replica_lb_workload::run_item::{PolicyName, RunItem};
 use replica_lb_workload::scenario::CassandraModel;
 use replica_lb_workload::RunSpec;
 use std::path::Path;
@@ -53,50 +54,31 @@ pub struct CassandraRun {
     pub sim: RunSpec,
 }
 
-/// Resolves `--policy` items for a Cassandra experiment of `scenario`. An item is
+/// Resolves `--policy` items ([`RunItem`]) for a Cassandra experiment of `scenario`. An item is
 /// `CLIENT/COORDINATOR` or one name; a name that works on one side only sets that side, one
 /// that works on both sets the scenario's `policy.both_side` (the client when Cassandra cannot
-/// run it at the coordinator). The side not named is the
-/// driver's own `driver-default` (what applications run) or, at the coordinator, the
-/// scenario's `policy.coordinator` (Cassandra's `dynamic-snitch` in the project's scenarios).
+/// run it at the coordinator), and a driver's own policy (`driver-default`, `java:NAME`) is a
+/// client. The side not named is the driver's own `driver-default` (what applications run)
+/// or, at the coordinator, the scenario's `policy.coordinator` (Cassandra's `dynamic-snitch` in
+/// the project's scenarios).
 pub fn runs(items: &[String], scenario: &replica_lb_workload::scenario::Scenario) -> Result<Vec<CassandraRun>, String> {
-    let default_coordinator =
-        CoordinatorPolicy::parse(scenario.policy.coordinator.name()).map_err(|e| format!("the scenario's policy.coordinator: {e}"))?;
-    let params_of = |name: &str| scenario.policy.params_of(name);
+    let model = scenario.policy.coordinator.info();
+    let default_coordinator = CoordinatorPolicy::of(model).ok_or_else(|| {
+        format!(
+            "the scenario's policy.coordinator: {} does not run inside Cassandra: use one of {}",
+            model.name,
+            CoordinatorPolicy::names()
+        )
+    })?;
     let mut out: Vec<CassandraRun> = Vec::with_capacity(items.len());
     for item in items {
         let item = item.trim();
-        // A client through the Java driver (`java:NAME`) takes NAME's parameters.
-        let params_of_client = |name: &str| params_of(name.strip_prefix(replica_lb_loadgen::java::JAVA_PREFIX).unwrap_or(name));
-        let client_of = |name: &str| ClientChoice::parse(name, params_of_client(name)).map_err(|e| format!("--policy {item}: {e}"));
-        let own = match item.split_once('/') {
-            Some(_) => None,
-            None => ClientChoice::driver_own(item, params_of).map_err(|e| format!("--policy {item}: {e}"))?,
-        };
-        let (client, coordinator) = match (item.split_once('/'), own) {
-            (Some((c, k)), _) => (client_of(c)?, Some(k)),
-            (None, Some(own)) => (own, None),
-            (None, None) => {
-                let info = replica_lb_policy::registry::find(item).map_err(|e| format!("--policy {item}: {e}"))?;
-                let side = match info.side {
-                    replica_lb_policy::Side::Both => scenario.policy.both_side,
-                    s => s,
-                };
-                match side {
-                    replica_lb_policy::Side::Client => (client_of(item)?, None),
-                    // Works on both sides but cannot run inside Cassandra: it chooses the client.
-                    _ if CoordinatorPolicy::parse(item).is_err() => (client_of(item)?, None),
-                    _ => (ClientChoice::DriverDefault, Some(item)),
-                }
-            }
-        };
-        let coordinator = match coordinator {
-            Some(name) => CoordinatorPolicy::parse(name).map_err(|e| format!("--policy {item}: {e}"))?,
-            None => default_coordinator,
-        };
+        let (client, coordinator) = sides(RunItem::parse(item)?, scenario).map_err(|e| format!("--policy {item}: {e}"))?;
+        let coordinator = coordinator.unwrap_or(default_coordinator);
         if out.iter().any(|r| r.label == item) {
             return Err(format!("--policy: '{item}' is listed twice"));
         }
+        let params_of = |name: &str| scenario.policy.params_of(name);
         let sim = RunSpec {
             label: item.to_string(),
             dir: item.to_string(),
@@ -112,6 +94,39 @@ pub fn runs(items: &[String], scenario: &replica_lb_workload::scenario::Scenario
         });
     }
     Ok(out)
+}
+
+/// The client and (when named) the coordinator policy of one parsed item.
+fn sides(item: RunItem, scenario: &replica_lb_workload::scenario::Scenario) -> Result<(ClientChoice, Option<CoordinatorPolicy>), String> {
+    // A client takes its policy's parameters from the scenario (NAME's for `java:NAME`).
+    let client_of = |name: PolicyName| {
+        let params = name.info().map(|info| scenario.policy.params_of(info.name)).unwrap_or_default();
+        ClientChoice::new(name, params)
+    };
+    let coordinator_of = |name: PolicyName| match name.info().filter(|_| !name.driver_only()).and_then(CoordinatorPolicy::of) {
+        Some(policy) => Ok(policy),
+        None => Err(format!(
+            "coordinator policy '{name}' does not run inside Cassandra: use one of {}",
+            CoordinatorPolicy::names()
+        )),
+    };
+    match item {
+        RunItem::Ideal => Err("'ideal' is the simulator's shared queue: a real cluster has none".into()),
+        RunItem::Pair { client, coordinator } => Ok((client_of(client)?, Some(coordinator_of(coordinator)?))),
+        RunItem::One(name @ (PolicyName::DriverDefault | PolicyName::JavaDefault | PolicyName::Java(_))) => Ok((client_of(name)?, None)),
+        RunItem::One(name @ PolicyName::Registered(info)) => {
+            let side = match info.side {
+                Side::Both => scenario.policy.both_side,
+                s => s,
+            };
+            match (side, CoordinatorPolicy::of(info)) {
+                (Side::Client, _) => Ok((client_of(name)?, None)),
+                // Works on both sides but cannot run inside Cassandra: it chooses the client.
+                (_, None) => Ok((client_of(name)?, None)),
+                (_, Some(policy)) => Ok((ClientChoice::DriverDefault, Some(policy))),
+            }
+        }
+    }
 }
 
 /// Whether any of `runs` needs the replica-lb plug-in (then the cluster runs it, and its runs
@@ -181,7 +196,7 @@ pub fn prepare(
         settings,
         proxy_program: exe,
         node_timeout: Duration::from_secs(180),
-        coordinator_policy: plugin.map(|p| p.policy.as_str().to_string()),
+        coordinator_policy: plugin.map(|p| p.policy),
     };
     let cluster = replica_lb_cassandra::up(&up, progress)?;
     progress(&format!("writing {} keys (CL=ALL)", plan.key_count));

@@ -1,13 +1,13 @@
-//! Who chooses a driver session's coordinators, parsed and checked once at the edge: the
-//! driver's own token-aware `DefaultPolicy` ([`DRIVER_DEFAULT`]), a registered client
-//! policy with its parameters, or a policy of the Apache Cassandra Java driver (`java:NAME`,
-//! [`JavaPolicy`]). Past [`ClientChoice::parse`] nothing compares policy names.
+//! Who chooses a driver session's coordinators, checked once at the edge: the driver's own
+//! token-aware `DefaultPolicy` ([`DRIVER_DEFAULT`]), a registered client policy with its
+//! parameters, or a policy of the Apache Cassandra Java driver (`java:NAME`, [`JavaPolicy`]).
+//! The names are the run item's grammar ([`replica_lb_workload::run_item`]); here a parsed
+//! [`PolicyName`] becomes a choice with its parameters.
 
 use replica_lb_policy::datastax::NAME as DATASTAX_DEFAULT;
-use replica_lb_policy::{registry, ParamTable, ParamValue, PolicyChoice, Side};
-
-/// The `--client-policy` name of the driver's own token-aware `DefaultPolicy`.
-pub const DRIVER_DEFAULT: &str = "driver-default";
+use replica_lb_policy::registry::PolicyInfo;
+use replica_lb_policy::{ParamTable, ParamValue, PolicyChoice, Side};
+pub use replica_lb_workload::run_item::{PolicyName, DRIVER_DEFAULT, JAVA_DEFAULT, JAVA_PREFIX};
 
 /// The client side of a driver session.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,40 +24,33 @@ pub enum ClientChoice {
 }
 
 impl ClientChoice {
-    /// `name` with `params`: [`DRIVER_DEFAULT`] (which takes no parameters), `java:NAME` (the
-    /// Java driver's `default`, which takes none either, or a client policy with `params`
-    /// through the Java driver) or a registered policy that serves the client side. The error
-    /// is one line naming the value.
-    pub fn parse(name: &str, params: ParamTable) -> Result<ClientChoice, String> {
-        if let Some(java) = name.strip_prefix(JAVA_PREFIX) {
-            return JavaPolicy::parse(java, params).map(ClientChoice::Java);
-        }
-        if name == DRIVER_DEFAULT {
-            if !params.is_empty() {
-                return Err(format!("--client-param: {DRIVER_DEFAULT} takes no parameters"));
-            }
-            return Ok(ClientChoice::DriverDefault);
-        }
-        let info = registry::find(name).map_err(|e| e.to_string())?;
-        if !info.side.serves(Side::Client) {
-            return Err(format!(
-                "{name} is not a client policy (the client is {DRIVER_DEFAULT}, or a policy that chooses coordinators)"
-            ));
-        }
-        PolicyChoice::new(info.name, Side::Client, params)
-            .map(ClientChoice::Policy)
-            .map_err(|e| e.to_string())
+    /// Parses `text` ([`PolicyName::parse`]) and checks it as a client with `params`
+    /// ([`ClientChoice::new`]). The error is one line naming the value.
+    pub fn parse(text: &str, params: ParamTable) -> Result<ClientChoice, String> {
+        ClientChoice::new(PolicyName::parse(text)?, params)
     }
 
-    /// The choice `name` names if it only runs in a driver session (the Rust driver's
-    /// [`DRIVER_DEFAULT`], or anything through the Java driver, `java:NAME`, with
-    /// `params_of` the parameters of a client policy NAME); an error for a `java:` name that
-    /// is not a client policy.
-    pub fn driver_own(name: &str, params_of: impl Fn(&str) -> ParamTable) -> Result<Option<ClientChoice>, String> {
-        if let Some(java) = name.strip_prefix(JAVA_PREFIX) {
-            return JavaPolicy::parse(java, params_of(java)).map(|p| Some(ClientChoice::Java(p)));
+    /// `name` with `params`: [`DRIVER_DEFAULT`] and `java:default` (which take no parameters),
+    /// a client policy through the Java driver, or a registered policy that serves the client
+    /// side. The error is one line naming the value.
+    pub fn new(name: PolicyName, params: ParamTable) -> Result<ClientChoice, String> {
+        match name {
+            PolicyName::DriverDefault if !params.is_empty() => Err(format!("--client-param: {name} takes no parameters")),
+            PolicyName::DriverDefault => Ok(ClientChoice::DriverDefault),
+            PolicyName::JavaDefault if !params.is_empty() => Err(format!("--client-param: {name} takes no parameters")),
+            PolicyName::JavaDefault => Ok(ClientChoice::Java(JavaPolicy::Default)),
+            PolicyName::Java(info) => JavaPolicy::of(info, params).map(ClientChoice::Java),
+            PolicyName::Registered(info) => {
+                if !info.side.serves(Side::Client) {
+                    return Err(format!(
+                        "{name} is not a client policy (the client is {DRIVER_DEFAULT}, or a policy that chooses coordinators)"
+                    ));
+                }
+                PolicyChoice::new(info.name, Side::Client, params)
+                    .map(ClientChoice::Policy)
+                    .map_err(|e| e.to_string())
+            }
         }
-        Ok((name == DRIVER_DEFAULT).then_some(ClientChoice::DriverDefault))
     }
 
     /// Its name, as reports show it.
@@ -92,9 +85,6 @@ impl ClientChoice {
     }
 }
 
-/// The prefix of a Java driver policy's name in `--client-policy` and experiment items.
-pub const JAVA_PREFIX: &str = "java:";
-
 /// A load-balancing policy of the Java driver (`java:NAME`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum JavaPolicy {
@@ -109,21 +99,13 @@ pub enum JavaPolicy {
     Policy(PolicyChoice),
 }
 
-/// The runner's name of [`JavaPolicy::Default`].
-pub(crate) const DEFAULT_NAME: &str = "default";
-
 impl JavaPolicy {
-    /// Parses NAME of `java:NAME` with its parameters; the error names the value and what is
-    /// allowed.
-    pub fn parse(name: &str, params: ParamTable) -> Result<JavaPolicy, String> {
-        if name == DEFAULT_NAME {
-            if !params.is_empty() {
-                return Err(format!("--client-param: {JAVA_PREFIX}{DEFAULT_NAME} takes no parameters"));
-            }
-            return Ok(JavaPolicy::Default);
-        }
+    /// The registered policy `info` run inside the Java driver with `params`; the error
+    /// names the value and what is allowed.
+    pub fn of(info: &PolicyInfo, params: ParamTable) -> Result<JavaPolicy, String> {
+        let name = info.name;
         let choice = PolicyChoice::new(name, Side::Client, params)
-            .map_err(|e| format!("{JAVA_PREFIX}{name}: {e} (allowed: {JAVA_PREFIX}{DEFAULT_NAME} or {JAVA_PREFIX}CLIENT-POLICY)"))?;
+            .map_err(|e| format!("{JAVA_PREFIX}{name}: {e} (allowed: {JAVA_PREFIX}{JAVA_DEFAULT} or {JAVA_PREFIX}CLIENT-POLICY)"))?;
         for (k, v) in choice.params() {
             if let ParamValue::Text(t) = v {
                 if t.is_empty() || t.chars().any(|c| c.is_whitespace()) {
@@ -139,7 +121,7 @@ impl JavaPolicy {
     /// The runner's name for it: `default` or the client policy's.
     pub fn runner_name(&self) -> &'static str {
         match self {
-            JavaPolicy::Default => DEFAULT_NAME,
+            JavaPolicy::Default => JAVA_DEFAULT,
             JavaPolicy::Policy(p) => p.name(),
         }
     }

@@ -113,6 +113,17 @@ pub enum Arrivals {
     Uniform,
 }
 
+impl Arrivals {
+    /// Parses `poisson` or `uniform`.
+    pub fn parse(text: &str) -> Result<Arrivals, String> {
+        match text {
+            "poisson" => Ok(Arrivals::Poisson),
+            "uniform" => Ok(Arrivals::Uniform),
+            other => Err(format!("'{other}' is not one of: poisson, uniform")),
+        }
+    }
+}
+
 /// Options of `bench`.
 #[derive(Clone, Debug)]
 pub struct BenchOptions {

@@ -1,6 +1,7 @@
 //! A tournament's entrants: which policies run on a scenario, and which of them cannot win.
 
 use replica_lb_policy::{registry, Need};
+use replica_lb_workload::run_item::{RunItem, IDEAL};
 use replica_lb_workload::{runs, RunSpec, Scenario};
 
 /// What runs on `sc`: the policies given (`policies`, a comma-separated list of items), or
@@ -20,26 +21,20 @@ pub fn entrants(sc: &Scenario, policies: Option<&str>, quick: bool, left_out: &m
         None => registry::names().into_iter().map(String::from).collect(),
     };
     let mut out: Vec<RunSpec> = Vec::new();
-    for item in &items {
-        if item.is_empty() {
-            return Err("--policies: empty item".into());
-        }
-        for name in item.split('/') {
-            if name != runs::IDEAL {
-                registry::find(name).map_err(|e| format!("--policies: {e}"))?;
-            }
-        }
-        match runs::parse_item(item, &sc.policy, sc.cluster.routing) {
+    for text in &items {
+        // A name that is not a policy is the user's mistake in every scenario: an error.
+        let item = RunItem::parse(text).map_err(|e| format!("--policies: {e}"))?;
+        match runs::resolve(text, item, &sc.policy, sc.cluster.routing) {
             Ok(spec) if !out.iter().any(|s| s.dir == spec.dir) => out.push(spec),
             Ok(_) => {}
-            Err(why) if named => left_out(&format!("{}: {item} left out: {why}", sc.name)),
+            Err(why) if named => left_out(&format!("{}: {text} left out: {why}", sc.name)),
             Err(_) => {}
         }
     }
     // The ideal queue has no faults and no fluctuations: a bound only where the scenario says so.
     let listed = sc.policy.compare.iter().any(|c| c.ideal);
     if !named && listed && !out.iter().any(|s| s.ideal) {
-        out.push(runs::parse_item(runs::IDEAL, &sc.policy, sc.cluster.routing)?);
+        out.push(runs::resolve(IDEAL, RunItem::Ideal, &sc.policy, sc.cluster.routing)?);
     }
     Ok(out)
 }

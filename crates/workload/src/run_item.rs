@@ -25,6 +25,8 @@ pub const DRIVER_DEFAULT: &str = "driver-default";
 pub const JAVA_PREFIX: &str = "java:";
 /// After [`JAVA_PREFIX`]: the Java driver's own `DefaultLoadBalancingPolicy`.
 pub const JAVA_DEFAULT: &str = "default";
+/// Other names of token-aware `random` (a coordinator uniform among the key's replicas).
+pub const TOKEN_AWARE_ALIASES: [&str; 2] = ["token-aware", "token_aware"];
 
 /// A policy as an item names it.
 #[derive(Clone, Copy)]
@@ -67,6 +69,11 @@ impl PolicyName {
         if text == DRIVER_DEFAULT {
             return Ok(PolicyName::DriverDefault);
         }
+        if TOKEN_AWARE_ALIASES.contains(&text) {
+            return registry::find(replica_lb_policy::baselines::random::NAME)
+                .map(PolicyName::Registered)
+                .map_err(|e| e.to_string());
+        }
         if let Some(java) = text.strip_prefix(JAVA_PREFIX) {
             if java == JAVA_DEFAULT {
                 return Ok(PolicyName::JavaDefault);
@@ -76,6 +83,21 @@ impl PolicyName {
                 .map_err(|e| format!("{text}: {e} (allowed: {JAVA_PREFIX}{JAVA_DEFAULT} or {JAVA_PREFIX}CLIENT-POLICY)"));
         }
         registry::find(text).map(PolicyName::Registered).map_err(|e| e.to_string())
+    }
+
+    /// Parses a name given where the Java driver is already chosen (`bench --driver java
+    /// --client-policy NAME`): `default` is its own policy, a registered name runs inside it,
+    /// and the `java:` prefix may be given or left out.
+    pub fn parse_in_java_driver(text: &str) -> Result<PolicyName, String> {
+        let text = text.trim();
+        if text == JAVA_DEFAULT {
+            return Ok(PolicyName::JavaDefault);
+        }
+        match PolicyName::parse(text)? {
+            PolicyName::Registered(info) => Ok(PolicyName::Java(info)),
+            PolicyName::DriverDefault => Err(format!("{text} is the Rust driver's own policy, not one of the Java driver's")),
+            java => Ok(java),
+        }
     }
 
     /// The registered policy it names, or runs inside the Java driver (`None`: a driver's own).
@@ -176,6 +198,7 @@ mod tests {
             assert_eq!(item.to_string(), text);
         }
         assert_eq!(RunItem::parse(" c3 "), Ok(RunItem::One(PolicyName::parse("c3").unwrap())));
+        assert_eq!(PolicyName::parse("token-aware"), PolicyName::parse("random"));
     }
 
     #[test]
@@ -202,5 +225,10 @@ mod tests {
         assert!(!PolicyName::parse("c3").unwrap().driver_only());
         assert_eq!(PolicyName::parse("java:c3").unwrap().info().map(|i| i.name), Some("c3"));
         assert_ne!(PolicyName::parse("java:c3").unwrap(), PolicyName::parse("c3").unwrap());
+        let java = |t| PolicyName::parse_in_java_driver(t).map(|p| p.to_string());
+        assert_eq!(java("default"), Ok("java:default".to_string()));
+        assert_eq!(java("c3"), Ok("java:c3".to_string()));
+        assert_eq!(java("java:c3"), Ok("java:c3".to_string()));
+        assert!(java("driver-default").unwrap_err().contains("Rust driver"));
     }
 }

@@ -26,8 +26,7 @@ pub(crate) mod program;
 pub mod protocol;
 
 use crate::choice::ClientChoice;
-use crate::choice::DEFAULT_NAME;
-use crate::choice::DRIVER_DEFAULT;
+use crate::choice::PolicyName;
 pub use crate::choice::{JavaPolicy, JAVA_PREFIX};
 use crate::client_policy::Pending;
 use crate::cql_session::{AdapterCounters, CqlBenchReport, CqlHooks, CqlTarget, HitRatePollCounters, RunStart, KEYSPACE, TABLE};
@@ -73,24 +72,23 @@ impl Driver {
 }
 
 /// The client choice of `bench [--driver D] [--client-policy NAME]` on a CQL cluster: through
-/// the Java driver NAME is one of its policies (`default` when absent, `java:` optional);
-/// through the Rust driver `driver-default` when absent; without `--driver`, a `java:NAME`
-/// runs through the Java driver and anything else through the Rust one.
+/// the Java driver NAME is one of its policies (its own `default` when absent; `java:`
+/// optional before a client policy); through the Rust driver `driver-default` when absent;
+/// without `--driver`, a `java:NAME` runs through the Java driver and anything else through
+/// the Rust one.
 pub fn bench_choice(driver: Option<Driver>, name: Option<&str>, params: ParamTable) -> Result<ClientChoice, String> {
-    match (driver, name) {
-        (Some(Driver::Java), name) => {
-            let name = name.unwrap_or(DEFAULT_NAME);
-            let full = match name.starts_with(JAVA_PREFIX) {
-                true => name.to_string(),
-                false => format!("{JAVA_PREFIX}{name}"),
-            };
-            ClientChoice::parse(&full, params)
-        }
-        (Some(Driver::Rust), Some(n)) if n.starts_with(JAVA_PREFIX) => Err(format!(
-            "--client-policy {n} is a policy of the Java driver: give --driver java (or leave --driver out)"
-        )),
-        (_, name) => ClientChoice::parse(name.unwrap_or(DRIVER_DEFAULT), params),
+    let name = match (driver, name) {
+        (Some(Driver::Java), None) => PolicyName::JavaDefault,
+        (Some(Driver::Java), Some(n)) => PolicyName::parse_in_java_driver(n)?,
+        (_, None) => PolicyName::DriverDefault,
+        (_, Some(n)) => PolicyName::parse(n)?,
+    };
+    if driver == Some(Driver::Rust) && matches!(name, PolicyName::Java(_) | PolicyName::JavaDefault) {
+        return Err(format!(
+            "--client-policy {name} is a policy of the Java driver: give --driver java (or leave --driver out)"
+        ));
     }
+    ClientChoice::new(name, params)
 }
 
 /// Runs `bench` (`multi`: multi-key requests) through the Java driver with `policy`.
@@ -527,7 +525,7 @@ mod tests {
     fn a_client_policy_gets_its_parameters_and_seed_and_reports_its_counters() {
         let mut p = ParamTable::new();
         p.insert("concurrency_weight".into(), ParamValue::Int(3));
-        let c3 = JavaPolicy::parse("c3", p).unwrap();
+        let c3 = JavaPolicy::of(replica_lb_policy::registry::find("c3").unwrap(), p).unwrap();
         // The stand-in checks the hello line, then answers every request from node 1.
         let script = "read hello; case \"$hello\" in \
             *' policy=c3 '*' seed=1 hit_rate_poll_ms=0 param.concurrency_weight=3') echo 'ready 1';; \
@@ -545,7 +543,7 @@ mod tests {
         let (r, _, _) = fake_with(
             "read hello; case \"$hello\" in *' policy=hwlb-client '*' hit_rate_poll_ms=500'*) echo 'ready 1';; *) echo \"fatal $hello\";; esac; \
              while read verb id rest; do case $verb in end) echo stats; echo bye; exit 0;; *) echo \"ok $id -\";; esac; done",
-            JavaPolicy::parse("hwlb-client", ParamTable::new()).unwrap(),
+            JavaPolicy::of(replica_lb_policy::registry::find("hwlb-client").unwrap(), ParamTable::new()).unwrap(),
         );
         assert_eq!(r.unwrap().report.client_policy, "java:hwlb-client");
     }
