@@ -85,18 +85,22 @@ struct Client {
 }
 
 /// A policy-less stand-in used by the ideal shared queue: always the first candidate.
-struct FirstCandidate(replica_lb_policy::Params);
+struct FirstCandidate;
+
+impl FirstCandidate {
+    /// It wrapped as the registry wraps a policy, under the name `ideal`, with no parameters.
+    fn built() -> Result<replica_lb_policy::Built, String> {
+        Ok(replica_lb_policy::Built {
+            name: "ideal",
+            side: replica_lb_policy::Side::Both,
+            params: replica_lb_policy::Params::resolve("ideal", &[], &Default::default()).map_err(|e| e.to_string())?,
+            needs: replica_lb_policy::Needs::NONE,
+            policy: Box::new(FirstCandidate),
+        })
+    }
+}
 
 impl Policy for FirstCandidate {
-    fn name(&self) -> &'static str {
-        "ideal"
-    }
-    fn side(&self) -> replica_lb_policy::Side {
-        replica_lb_policy::Side::Both
-    }
-    fn params(&self) -> &replica_lb_policy::Params {
-        &self.0
-    }
     fn plan(&mut self, req: &Request<'_>, _now_ns: u64, _rng: &mut Rng, out: &mut Plan) -> Decision {
         if req.candidates.len() < req.count {
             return Decision::Unavailable;
@@ -207,14 +211,7 @@ impl<'s> Sim<'s> {
                 fixed,
             });
             let rt = if ideal {
-                let first =
-                    FirstCandidate(replica_lb_policy::Params::resolve("ideal", &[], &Default::default()).map_err(|e| e.to_string())?);
-                Runtime::new(
-                    Box::new(first),
-                    replica_lb_policy::Needs::NONE,
-                    SIMULATOR,
-                    runtime_config(None, policy_seed),
-                )?
+                Runtime::new(FirstCandidate::built()?, SIMULATOR, runtime_config(None, policy_seed))?
             } else {
                 build_runtime(&spec.client, None, policy_seed)?
             };
