@@ -4,7 +4,7 @@
 //! Per request: the replicas come first, shuffled; the other candidates follow in a
 //! round-robin rotation. With more than 2 replicas:
 //! 1. the most recently up replica (up less than `newly_up_ms` ago, from
-//!    [`Policy::on_node_up`]) that sits in position 0 or 1 is moved behind the other replicas
+//!    [`Event::NodeUp`]) that sits in position 0 or 1 is moved behind the other replicas
 //!    with probability `demote_probability` (the driver's "1d4 != 1"), so a restarted node warms
 //!    up on a quarter of its share;
 //! 2. otherwise, when no replica is newly up, the unhealthy replicas ([`crate::health`]: at
@@ -14,7 +14,7 @@
 //!    (power of two choices).
 //!
 //! As in the driver, steps 1-3 apply only with more than 2 replicas. A simulator should call
-//! `on_node_up` when a node restarts (and may at start-up: then the newest one is demoted for
+//! `Event::NodeUp` when a node restarts (and may at start-up: then the newest one is demoted for
 //! the first minute, as the real driver would).
 
 use crate::health::{DriverView, HealthRule, MAX_MIN_RESPONSES};

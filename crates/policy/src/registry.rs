@@ -520,7 +520,7 @@ mod tests {
         assert_eq!(allocations() - before, 1);
     }
 
-    /// A caller may skip news (`on_info`: gossip) for a policy that does not declare
+    /// A caller may skip news (`Event::Info`: gossip) for a policy that does not declare
     /// [`Need::Feedback`] (the simulator does, for a cluster's thousands of clients): every
     /// such policy decides the same with and without it.
     #[test]

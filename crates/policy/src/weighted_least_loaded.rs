@@ -5,7 +5,7 @@
 //! random `max_candidates` of them if there are more), then random non-replicas to fill up.
 //! Score = `min(in_flight_cap, 1 + in_flight)`, multiplied by
 //! - `remote_zone_weight` (4) when the node is not in the client's rack/zone
-//!   ([`Policy::on_topology`]; unknown zones count as local),
+//!   ([`Event::Topology`]; unknown zones count as local),
 //! - `non_replica_weight` (12) when it does not hold the key,
 //! - `unhealthy_weight` (64) when it is unhealthy (the Java driver's rule, [`crate::health`]),
 //! - `starting_weight` (16) while it starts up: a node up for `t` < `ramp` gets the weight

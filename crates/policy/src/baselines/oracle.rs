@@ -1,5 +1,5 @@
 //! `oracle` (simulation only): told each node's true queue length, mean service time and
-//! concurrency by the simulator ([`Policy::on_truth`]), it sends to the node that scores lowest
+//! concurrency by the simulator ([`Event::Truth`]), it sends to the node that scores lowest
 //! on that truth — the bound C3 and the others are compared against.
 //!
 //! With `q` requests queued or in service at a node, `s` its current mean service time and `c`
