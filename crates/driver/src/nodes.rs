@@ -276,7 +276,7 @@ impl NodeTable {
         Some(self.zones.len() as u32 - 1)
     }
 
-    /// The zone of every node that has one, for [`replica_lb_policy::Policy::on_topology`].
+    /// The zone of every node that has one, for [`replica_lb_policy::Event::Topology`].
     pub fn zones(&self) -> Vec<(NodeId, u32)> {
         self.nodes
             .iter()

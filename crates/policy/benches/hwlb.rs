@@ -3,7 +3,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use replica_lb_policy::hwlb::{HwlbPlan, PlanConfig};
-use replica_lb_policy::{build, Feedback, NodeId, ParamTable, Plan, Reply, Request, Rng};
+use replica_lb_policy::{build, Event, Feedback, NodeId, ParamTable, Plan, Reply, Request, Rng};
 use std::hint::black_box;
 
 const CASES: [(&str, &[f64], usize); 2] = [
@@ -15,7 +15,7 @@ fn choose(c: &mut Criterion) {
     let mut group = c.benchmark_group("hwlb/choose");
     for (name, rates, k) in CASES {
         let nodes: Vec<NodeId> = (0..rates.len() as u16).map(NodeId).collect();
-        let mut policy = build("hwlb", &ParamTable::new()).unwrap();
+        let mut policy = build("hwlb", &ParamTable::new()).unwrap().policy;
         for (i, &h) in rates.iter().enumerate() {
             let reply = Reply {
                 node: nodes[i],
@@ -25,7 +25,7 @@ fn choose(c: &mut Criterion) {
                     ..Feedback::default()
                 },
             };
-            policy.on_reply(&reply, 0);
+            policy.observe(&Event::Reply(&reply), 0);
         }
         let req = Request {
             candidates: &nodes,

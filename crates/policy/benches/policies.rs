@@ -1,5 +1,5 @@
 //! Per-request cost of every registered policy: one request's `plan` plus the matching
-//! `on_send` and `on_reply` (with a full feedback record), at N = 3 and N = 16 candidates,
+//! a send and its reply (with a full feedback record), at N = 3 and N = 16 candidates,
 //! CL = 1. Virtual time advances 100 us per request (10k requests/s from this sender), so
 //! interval-driven work (score updates, rate control) happens at its natural rate; a C3
 //! backlog wait is retried at the time it names, like the simulator's FIFO would. Prequal is
@@ -7,7 +7,7 @@
 //! Target: <= 200 ns per request at N = 3.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use replica_lb_policy::{build, Decision, Feedback, NodeId, ParamTable, Plan, Policy, ProbeReply, Reply, Request, Rng, POLICIES};
+use replica_lb_policy::{build, Decision, Event, Feedback, NodeId, ParamTable, Plan, Policy, ProbeReply, Reply, Request, Rng, POLICIES};
 use std::hint::black_box;
 
 const STEP_NS: u64 = 100_000;
@@ -41,8 +41,8 @@ fn request(p: &mut dyn Policy, req: &Request<'_>, now: &mut u64, i: u64, rng: &m
         }
     }
     for &t in plan.targets() {
-        p.on_send(t, *now);
-        p.on_reply(&reply(t, i), *now + 1);
+        p.observe(&Event::Sent { node: t }, *now);
+        p.observe(&Event::Reply(&reply(t, i)), *now + 1);
     }
 }
 
@@ -65,7 +65,7 @@ fn per_request(c: &mut Criterion) {
             group: 7,
         };
         for info in POLICIES {
-            let mut p = build(info.name, &ParamTable::new()).unwrap();
+            let mut p = build(info.name, &ParamTable::new()).unwrap().policy;
             let mut rng = Rng::seed_from_u64(1);
             let mut plan = Plan::new();
             let mut now = 0;
@@ -79,7 +79,7 @@ fn per_request(c: &mut Criterion) {
             });
         }
         // Prequal with its probes: about 3 per query, each answered.
-        let mut p = build("prequal", &ParamTable::new()).unwrap();
+        let mut p = build("prequal", &ParamTable::new()).unwrap().policy;
         let mut rng = Rng::seed_from_u64(1);
         let mut plan = Plan::new();
         let mut probes = Vec::with_capacity(16);
@@ -97,7 +97,7 @@ fn per_request(c: &mut Criterion) {
                         in_flight: ((i + probe.node.0 as u64) % 9) as u32,
                         latency_ns: 1_000_000 + probe.node.0 as u64 * 50_000,
                     };
-                    p.on_probe_reply(&answer, now + 1);
+                    p.observe(&Event::ProbeReply(&answer), now + 1);
                 }
             })
         });

@@ -4,8 +4,7 @@
 //! never looks a policy up by name again.
 
 use crate::params::{ParamTable, PolicyError};
-use crate::policy::Policy;
-use crate::registry::{self, PolicyInfo};
+use crate::registry::{self, Built, PolicyInfo};
 use crate::types::Side;
 use std::fmt;
 
@@ -68,7 +67,7 @@ impl PolicyChoice {
     }
 
     /// A new instance (the parameters were checked when it was chosen).
-    pub fn build(&self) -> Result<Box<dyn Policy>, PolicyError> {
+    pub fn build(&self) -> Result<Built, PolicyError> {
         self.info.instantiate(&self.params)
     }
 }
@@ -101,7 +100,7 @@ mod tests {
         let c = PolicyChoice::new(crate::hwlb::policy::NAME, Side::Coordinator, p.clone()).unwrap();
         assert_eq!((c.name(), c.side(), c.params()), ("hwlb", Some(Side::Coordinator), &p));
         let built = c.build().unwrap();
-        assert_eq!(built.name(), "hwlb");
+        assert_eq!(built.name, "hwlb");
         assert_eq!(c, c.clone());
         let any = PolicyChoice::any_side("hwlb", p).unwrap();
         assert_eq!(any.side(), None);

@@ -4,7 +4,7 @@
 //! Per request: the replicas come first, shuffled; the other candidates follow in a
 //! round-robin rotation. With more than 2 replicas:
 //! 1. the most recently up replica (up less than `newly_up_ms` ago, from
-//!    [`Policy::on_node_up`]) that sits in position 0 or 1 is moved behind the other replicas
+//!    [`Event::NodeUp`]) that sits in position 0 or 1 is moved behind the other replicas
 //!    with probability `demote_probability` (the driver's "1d4 != 1"), so a restarted node warms
 //!    up on a quarter of its share;
 //! 2. otherwise, when no replica is newly up, the unhealthy replicas ([`crate::health`]: at
@@ -14,15 +14,15 @@
 //!    (power of two choices).
 //!
 //! As in the driver, steps 1-3 apply only with more than 2 replicas. A simulator should call
-//! `on_node_up` when a node restarts (and may at start-up: then the newest one is demoted for
+//! `Event::NodeUp` when a node restarts (and may at start-up: then the newest one is demoted for
 //! the first minute, as the real driver would).
 
 use crate::health::{DriverView, HealthRule, MAX_MIN_RESPONSES};
 use crate::order::{move_back, partition_stable, replicas_first, scratch, shuffle_prefix};
 use crate::params::{ParamDefault as D, ParamSpec, ParamTable, Params, PolicyError};
-use crate::policy::Policy;
+use crate::policy::{Event, Policy};
 use crate::rng::Rng;
-use crate::types::{Decision, Failure, NodeCaps, NodeId, Plan, Reply, Request, Side};
+use crate::types::{Decision, NodeId, Plan, Request};
 
 /// The name it is registered under.
 pub const NAME: &str = "datastax-default";
@@ -84,7 +84,6 @@ pub static PARAMS: [ParamSpec; 6] = [
 /// The Java driver 4 default load-balancing policy.
 #[derive(Debug)]
 pub struct DataStaxDefault {
-    params: Params,
     slow_avoidance: bool,
     newly_up_ns: u64,
     demote_probability: f64,
@@ -107,7 +106,6 @@ impl DataStaxDefault {
             demote_probability: params.f64("demote_probability"),
             view: DriverView::new(rule),
             round_robin: 0,
-            params,
         })
     }
 
@@ -144,18 +142,6 @@ impl DataStaxDefault {
 }
 
 impl Policy for DataStaxDefault {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn side(&self) -> Side {
-        Side::Client
-    }
-
-    fn params(&self) -> &Params {
-        &self.params
-    }
-
     fn plan(&mut self, req: &Request<'_>, now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
         if !req.plannable() {
             return Decision::Unavailable;
@@ -178,20 +164,8 @@ impl Policy for DataStaxDefault {
         Decision::Send
     }
 
-    fn on_send(&mut self, node: NodeId, _now_ns: u64) {
-        self.view.sent(node);
-    }
-
-    fn on_reply(&mut self, reply: &Reply, now_ns: u64) {
-        self.view.replied(reply.node, now_ns);
-    }
-
-    fn on_failure(&mut self, node: NodeId, failure: Failure, now_ns: u64) {
-        self.view.failed(node, failure, now_ns);
-    }
-
-    fn on_node_up(&mut self, node: NodeId, _caps: NodeCaps, now_ns: u64) {
-        self.view.came_up(node, now_ns);
+    fn observe(&mut self, event: &Event<'_>, now_ns: u64) {
+        self.view.observe(event, now_ns);
     }
 }
 

@@ -8,6 +8,7 @@
 //! `min_responses` response times are kept per node (a tiny ring, no allocation per reply).
 
 use crate::nodes::{InFlight, NodeTable};
+use crate::policy::Event;
 use crate::types::{Failure, NodeId};
 
 /// The most responses the rule can be asked to count.
@@ -116,26 +117,16 @@ impl DriverView {
         }
     }
 
-    /// A request was sent to `node`.
-    pub fn sent(&mut self, node: NodeId) {
-        self.in_flight.sent(node);
-    }
-
-    /// `node` answered a request of ours.
-    pub fn replied(&mut self, node: NodeId, now_ns: u64) {
-        self.in_flight.ended(node);
-        self.health.responded(node, now_ns);
-    }
-
-    /// A request to `node` ended without a reply.
-    pub fn failed(&mut self, node: NodeId, failure: Failure, now_ns: u64) {
-        self.in_flight.ended(node);
-        self.health.failed(node, failure, now_ns);
-    }
-
-    /// `node` came up at `now_ns`.
-    pub fn came_up(&mut self, node: NodeId, now_ns: u64) {
-        *self.up_since_ns.entry(node) = Some(now_ns);
+    /// Learns from a send, a reply, a failure or a node coming up (other events change
+    /// nothing): the events both driver policies forward here whole.
+    pub fn observe(&mut self, event: &Event<'_>, now_ns: u64) {
+        self.in_flight.observe(event);
+        match *event {
+            Event::Reply(reply) => self.health.responded(reply.node, now_ns),
+            Event::Failure { node, failure } => self.health.failed(node, failure, now_ns),
+            Event::NodeUp { node, .. } => *self.up_since_ns.entry(node) = Some(now_ns),
+            _ => {}
+        }
     }
 
     /// The unhealthy rule for `node` with this sender's requests in flight.

@@ -19,9 +19,9 @@
 use crate::nodes::NodeTable;
 use crate::order::{partition_stable, replicas_first, rotate_random, scratch, shuffle_prefix};
 use crate::params::{ParamDefault as D, ParamSpec, ParamTable, Params, PolicyError};
-use crate::policy::Policy;
+use crate::policy::{Event, Policy};
 use crate::rng::Rng;
-use crate::types::{Decision, NodeId, Plan, Reply, Request, Side};
+use crate::types::{Decision, NodeId, Plan, Request};
 
 /// The name it is registered under.
 pub const NAME: &str = "latency-aware";
@@ -107,7 +107,6 @@ impl TimedAverage {
 /// The Scylla Rust driver's latency-aware default policy.
 #[derive(Debug)]
 pub struct LatencyAware {
-    params: Params,
     exclusion_threshold: f64,
     scale_ns: f64,
     retry_period_ns: u64,
@@ -132,7 +131,6 @@ impl LatencyAware {
             averages: NodeTable::new(),
             min_average_ns: None,
             next_update_ns: 0,
-            params,
         })
     }
 
@@ -168,18 +166,6 @@ impl LatencyAware {
 }
 
 impl Policy for LatencyAware {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn side(&self) -> Side {
-        Side::Client
-    }
-
-    fn params(&self) -> &Params {
-        &self.params
-    }
-
     fn plan(&mut self, req: &Request<'_>, now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
         if !req.plannable() {
             return Decision::Unavailable;
@@ -197,8 +183,10 @@ impl Policy for LatencyAware {
         Decision::Send
     }
 
-    fn on_reply(&mut self, reply: &Reply, now_ns: u64) {
-        self.averages.entry(reply.node).add(reply.latency_ns, now_ns, self.scale_ns);
+    fn observe(&mut self, event: &Event<'_>, now_ns: u64) {
+        if let Event::Reply(reply) = event {
+            self.averages.entry(reply.node).add(reply.latency_ns, now_ns, self.scale_ns);
+        }
     }
 }
 

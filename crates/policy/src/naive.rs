@@ -7,7 +7,7 @@ use crate::order::local_first_then_random;
 use crate::params::{ParamSpec, ParamTable, Params, PolicyError};
 use crate::policy::Policy;
 use crate::rng::Rng;
-use crate::types::{Decision, Plan, Request, Side};
+use crate::types::{Decision, Plan, Request};
 
 /// The name it is registered under.
 pub const NAME: &str = "naive";
@@ -16,32 +16,17 @@ pub static PARAMS: [ParamSpec; 0] = [];
 
 /// The naive coordinator policy.
 #[derive(Debug)]
-pub struct Naive {
-    params: Params,
-}
+pub struct Naive {}
 
 impl Naive {
     /// Builds it from parameter overrides (it has none).
     pub fn new(overrides: &ParamTable) -> Result<Self, PolicyError> {
-        Ok(Naive {
-            params: Params::resolve(NAME, &PARAMS, overrides)?,
-        })
+        Params::resolve(NAME, &PARAMS, overrides)?;
+        Ok(Naive {})
     }
 }
 
 impl Policy for Naive {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn side(&self) -> Side {
-        Side::Coordinator
-    }
-
-    fn params(&self) -> &Params {
-        &self.params
-    }
-
     fn plan(&mut self, req: &Request<'_>, _now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
         if !req.plannable() {
             return Decision::Unavailable;

@@ -3,7 +3,7 @@
 //! heard from a hundred nodes keeps a hundred entries (a few words each), not 2,000: a fleet of
 //! 100,000 stateful clients fits in memory.
 //!
-//! Policies read it in `plan` through [`NodeTable::get`] and write it from the `on_*` callbacks
+//! Policies read it in `plan` through [`NodeTable::get`] and write it from the events they observe
 //! through [`NodeTable::entry`]; the table grows only when a node is first written (a
 //! callback), never on the steady-state request path.
 //!
@@ -13,6 +13,7 @@
 //! that default state before handing it out (so state a policy writes there stays, as it did).
 //! Policies keep their decisions, bit for bit; only the memory changes.
 
+use crate::policy::Event;
 use crate::types::NodeId;
 
 /// An empty index entry.
@@ -219,7 +220,7 @@ impl<T: Default + Copy> NodeTable<T> {
     }
 }
 
-/// Requests in flight per node, as counted by the sender: `on_send` adds one, a reply or a
+/// Requests in flight per node, as counted by the sender: a send adds one, a reply or a
 /// failure removes one (never below zero, so a stray reply cannot corrupt the count).
 #[derive(Clone, Debug, Default)]
 pub struct InFlight {
@@ -250,6 +251,18 @@ impl InFlight {
     pub fn ended(&mut self, node: NodeId) {
         if let Some(c) = self.counts.get_mut(node) {
             *c = c.saturating_sub(1);
+        }
+    }
+
+    /// Counts a send, a reply or a failure (other events change nothing): what every policy
+    /// that counts requests in flight does with its events, in one place.
+    #[inline]
+    pub fn observe(&mut self, event: &Event<'_>) {
+        match *event {
+            Event::Sent { node } => self.sent(node),
+            Event::Reply(reply) => self.ended(reply.node),
+            Event::Failure { node, .. } => self.ended(node),
+            _ => {}
         }
     }
 }

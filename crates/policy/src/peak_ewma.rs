@@ -12,9 +12,9 @@
 use crate::nodes::{InFlight, NodeTable};
 use crate::order::{scratch, shuffle_prefix, sort_by_score, ScoreBuf};
 use crate::params::{ParamDefault as D, ParamSpec, ParamTable, Params, PolicyError};
-use crate::policy::Policy;
+use crate::policy::{Event, Policy};
 use crate::rng::Rng;
-use crate::types::{Decision, Failure, NodeId, Plan, Reply, Request, Side};
+use crate::types::{Decision, NodeId, Plan, Request};
 
 /// The name it is registered under.
 pub const NAME: &str = "peak-ewma";
@@ -98,7 +98,6 @@ fn decay(from_ns: u64, to_ns: u64, tau_ns: f64) -> f64 {
 /// Power of two choices on peak-EWMA load.
 #[derive(Debug)]
 pub struct PeakEwma {
-    params: Params,
     tau_ns: f64,
     default_rtt_ns: f64,
     costs: NodeTable<PeakEwmaCost>,
@@ -112,7 +111,6 @@ impl PeakEwma {
         Ok(PeakEwma {
             tau_ns: params.f64("tau_ms") * 1e6,
             default_rtt_ns: params.f64("default_rtt_ms") * 1e6,
-            params,
             costs: NodeTable::new(),
             in_flight: InFlight::new(),
         })
@@ -135,18 +133,6 @@ impl PeakEwma {
 }
 
 impl Policy for PeakEwma {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn side(&self) -> Side {
-        Side::Both
-    }
-
-    fn params(&self) -> &Params {
-        &self.params
-    }
-
     fn plan(&mut self, req: &Request<'_>, now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
         if !req.plannable() {
             return Decision::Unavailable;
@@ -162,23 +148,22 @@ impl Policy for PeakEwma {
         Decision::Send
     }
 
-    fn on_send(&mut self, node: NodeId, now_ns: u64) {
-        self.in_flight.sent(node);
-        let c = self.costs.entry(node);
-        if c.cost_ns.is_none() {
-            c.sample(0.0, now_ns, self.tau_ns, self.default_rtt_ns);
+    fn observe(&mut self, event: &Event<'_>, now_ns: u64) {
+        self.in_flight.observe(event);
+        match *event {
+            Event::Sent { node } => {
+                let c = self.costs.entry(node);
+                if c.cost_ns.is_none() {
+                    c.sample(0.0, now_ns, self.tau_ns, self.default_rtt_ns);
+                }
+            }
+            Event::Reply(reply) => {
+                self.costs
+                    .entry(reply.node)
+                    .sample(reply.latency_ns as f64, now_ns, self.tau_ns, self.default_rtt_ns);
+            }
+            _ => {}
         }
-    }
-
-    fn on_reply(&mut self, reply: &Reply, now_ns: u64) {
-        self.in_flight.ended(reply.node);
-        self.costs
-            .entry(reply.node)
-            .sample(reply.latency_ns as f64, now_ns, self.tau_ns, self.default_rtt_ns);
-    }
-
-    fn on_failure(&mut self, node: NodeId, _failure: Failure, _now_ns: u64) {
-        self.in_flight.ended(node);
     }
 }
 

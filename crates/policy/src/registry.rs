@@ -4,7 +4,7 @@
 
 use crate::baselines::{least_outstanding, oracle, p2c, random, round_robin};
 use crate::needs::{Need, Needs};
-use crate::params::{ParamSpec, ParamTable, PolicyError};
+use crate::params::{ParamSpec, ParamTable, Params, PolicyError};
 use crate::policy::Policy;
 use crate::types::Side;
 use crate::{c3, datastax, dynamic_snitch, hwlb, latency_aware, naive, peak_ewma, prequal, unified, weighted_least_loaded};
@@ -222,6 +222,32 @@ pub static POLICIES: &[PolicyInfo] = &[
     },
 ];
 
+/// A policy instance with what the registry knows of it: its name, side and effective
+/// parameters live here (a report or an error message reads them from here), the instance
+/// only plans and observes.
+pub struct Built {
+    /// The registered name (`hwlb`, ...), or a caller's own name for a stand-in.
+    pub name: &'static str,
+    /// Which decisions it makes.
+    pub side: Side,
+    /// The effective parameters (defaults with overrides), for reports.
+    pub params: Params,
+    /// What it needs from its caller beyond the plain contract.
+    pub needs: Needs,
+    /// The instance.
+    pub policy: Box<dyn Policy>,
+}
+
+impl std::fmt::Debug for Built {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Built")
+            .field("name", &self.name)
+            .field("side", &self.side)
+            .field("params", &self.params)
+            .finish_non_exhaustive()
+    }
+}
+
 impl PolicyInfo {
     /// Whether it makes decisions of side `wanted` (client or coordinator); the error names
     /// the policy and both sides.
@@ -236,9 +262,17 @@ impl PolicyInfo {
         }
     }
 
-    /// A new instance with parameter `overrides`.
-    pub fn instantiate(&self, overrides: &ParamTable) -> Result<Box<dyn Policy>, PolicyError> {
-        (self.build)(overrides)
+    /// A new instance with parameter `overrides`, with its name, side and effective
+    /// parameters.
+    pub fn instantiate(&'static self, overrides: &ParamTable) -> Result<Built, PolicyError> {
+        let params = Params::resolve(self.name, self.params, overrides)?;
+        Ok(Built {
+            name: self.name,
+            side: self.side,
+            params,
+            needs: self.needs,
+            policy: (self.build)(overrides)?,
+        })
     }
 }
 
@@ -256,8 +290,8 @@ pub fn names() -> Vec<&'static str> {
 }
 
 /// Builds the policy `name` with parameter `overrides`.
-pub fn build(name: &str, overrides: &ParamTable) -> Result<Box<dyn Policy>, PolicyError> {
-    (find(name)?.build)(overrides)
+pub fn build(name: &str, overrides: &ParamTable) -> Result<Built, PolicyError> {
+    find(name)?.instantiate(overrides)
 }
 
 /// The registered policy `name` for decisions of side `wanted` (client or coordinator),
@@ -270,7 +304,7 @@ pub fn find_for(name: &str, wanted: Side) -> Result<&'static PolicyInfo, PolicyE
 
 /// Builds the policy `name` for decisions of side `wanted` (client or coordinator), failing
 /// clearly when the policy works on the other side.
-pub fn build_for(name: &str, wanted: Side, overrides: &ParamTable) -> Result<Box<dyn Policy>, PolicyError> {
+pub fn build_for(name: &str, wanted: Side, overrides: &ParamTable) -> Result<Built, PolicyError> {
     find_for(name, wanted)?.instantiate(overrides)
 }
 
@@ -278,14 +312,14 @@ pub fn build_for(name: &str, wanted: Side, overrides: &ParamTable) -> Result<Box
 mod tests {
     use super::*;
     use crate::params::ParamValue;
+    use crate::testkit::Feed;
 
     #[test]
     fn every_policy_builds_with_defaults_and_reports_its_name_and_side() {
         for info in POLICIES {
-            let p = build(info.name, &ParamTable::new()).unwrap();
-            assert_eq!(p.name(), info.name);
-            assert_eq!(p.side(), info.side);
-            assert_eq!(p.params().values().count(), info.params.len());
+            let b = build(info.name, &ParamTable::new()).unwrap();
+            assert_eq!((b.name, b.side), (info.name, info.side));
+            assert_eq!(b.params.values().count(), info.params.len());
         }
     }
 
@@ -327,7 +361,7 @@ mod tests {
         let nodes: Vec<NodeId> = (0..16).map(NodeId).collect();
         let mut rng = Rng::seed_from_u64(9);
         for info in POLICIES {
-            let mut p = build(info.name, &ParamTable::new()).unwrap();
+            let mut p = build(info.name, &ParamTable::new()).unwrap().policy;
             p.on_topology(&[(NodeId(0), 0), (NodeId(1), 1)], Some(0));
             let mut plan = Plan::new();
             let mut probes = Vec::new();
@@ -420,7 +454,7 @@ mod tests {
         use crate::types::{Decision, Feedback, NodeCaps, NodeId, Plan, ProbeReply, Reply, Request};
         let nodes: Vec<NodeId> = (0..16).map(NodeId).collect();
         for info in POLICIES {
-            let mut p = build(info.name, &ParamTable::new()).unwrap();
+            let mut p = build(info.name, &ParamTable::new()).unwrap().policy;
             let mut rng = Rng::seed_from_u64(5);
             let mut plan = Plan::new();
             let mut probes = Vec::with_capacity(64);
@@ -486,7 +520,7 @@ mod tests {
         assert_eq!(allocations() - before, 1);
     }
 
-    /// A caller may skip news (`on_info`: gossip) for a policy that does not declare
+    /// A caller may skip news (`Event::Info`: gossip) for a policy that does not declare
     /// [`Need::Feedback`] (the simulator does, for a cluster's thousands of clients): every
     /// such policy decides the same with and without it.
     #[test]
@@ -496,7 +530,7 @@ mod tests {
         let nodes: Vec<NodeId> = (0..8).map(NodeId).collect();
         for info in POLICIES.iter().filter(|i| !i.needs.has(Need::Feedback)) {
             let run = |news: bool| {
-                let mut p = build(info.name, &ParamTable::new()).unwrap();
+                let mut p = build(info.name, &ParamTable::new()).unwrap().policy;
                 let (mut rng, mut plan, mut order) = (Rng::seed_from_u64(7), Plan::new(), Vec::new());
                 for i in 0..2_000u64 {
                     let now = i * 1_000_000;

@@ -2,7 +2,8 @@
 
 use crate::params::ParamTable;
 use crate::params::ParamValue;
-use crate::types::{Feedback, NodeId, Reply, Request};
+pub use crate::policy::{Event, Policy};
+pub use crate::types::*;
 
 /// Node ids 0..n.
 pub fn ids(n: u16) -> Vec<NodeId> {
@@ -74,4 +75,51 @@ static ALLOCATOR: CountingAlloc = CountingAlloc;
 /// Heap allocations made by this thread so far.
 pub fn allocations() -> u64 {
     ALLOCATIONS.with(|c| c.get())
+}
+
+/// One call per kind of event, for the unit tests: each hands the policy one [`Event`].
+pub trait Feed {
+    /// [`Event::Sent`].
+    fn on_send(&mut self, node: NodeId, now_ns: u64);
+    /// [`Event::Reply`].
+    fn on_reply(&mut self, reply: &Reply, now_ns: u64);
+    /// [`Event::Failure`].
+    fn on_failure(&mut self, node: NodeId, failure: Failure, now_ns: u64);
+    /// [`Event::Info`].
+    fn on_info(&mut self, node: NodeId, info: &Feedback, now_ns: u64);
+    /// [`Event::NodeUp`].
+    fn on_node_up(&mut self, node: NodeId, caps: NodeCaps, now_ns: u64);
+    /// [`Event::ProbeReply`].
+    fn on_probe_reply(&mut self, reply: &ProbeReply, now_ns: u64);
+    /// [`Event::Truth`].
+    fn on_truth(&mut self, truth: &NodeTruth, now_ns: u64);
+    /// [`Event::Topology`].
+    fn on_topology(&mut self, zones: &[(NodeId, u32)], local_zone: Option<u32>);
+}
+
+impl<P: Policy + ?Sized> Feed for P {
+    fn on_send(&mut self, node: NodeId, now_ns: u64) {
+        self.observe(&Event::Sent { node }, now_ns);
+    }
+    fn on_reply(&mut self, reply: &Reply, now_ns: u64) {
+        self.observe(&Event::Reply(reply), now_ns);
+    }
+    fn on_failure(&mut self, node: NodeId, failure: Failure, now_ns: u64) {
+        self.observe(&Event::Failure { node, failure }, now_ns);
+    }
+    fn on_info(&mut self, node: NodeId, info: &Feedback, now_ns: u64) {
+        self.observe(&Event::Info { node, info }, now_ns);
+    }
+    fn on_node_up(&mut self, node: NodeId, caps: NodeCaps, now_ns: u64) {
+        self.observe(&Event::NodeUp { node, caps }, now_ns);
+    }
+    fn on_probe_reply(&mut self, reply: &ProbeReply, now_ns: u64) {
+        self.observe(&Event::ProbeReply(reply), now_ns);
+    }
+    fn on_truth(&mut self, truth: &NodeTruth, now_ns: u64) {
+        self.observe(&Event::Truth(truth), now_ns);
+    }
+    fn on_topology(&mut self, zones: &[(NodeId, u32)], local_zone: Option<u32>) {
+        self.observe(&Event::Topology { zones, local_zone }, 0);
+    }
 }

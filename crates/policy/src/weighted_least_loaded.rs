@@ -5,7 +5,7 @@
 //! random `max_candidates` of them if there are more), then random non-replicas to fill up.
 //! Score = `min(in_flight_cap, 1 + in_flight)`, multiplied by
 //! - `remote_zone_weight` (4) when the node is not in the client's rack/zone
-//!   ([`Policy::on_topology`]; unknown zones count as local),
+//!   ([`Event::Topology`]; unknown zones count as local),
 //! - `non_replica_weight` (12) when it does not hold the key,
 //! - `unhealthy_weight` (64) when it is unhealthy (the Java driver's rule, [`crate::health`]),
 //! - `starting_weight` (16) while it starts up: a node up for `t` < `ramp` gets the weight
@@ -21,9 +21,9 @@ use crate::health::{DriverView, HealthRule, MAX_MIN_RESPONSES};
 use crate::nodes::NodeTable;
 use crate::order::{replicas_first, scratch, shuffle_prefix, sort_by_score, ScoreBuf};
 use crate::params::{ParamDefault as D, ParamSpec, ParamTable, Params, PolicyError};
-use crate::policy::Policy;
+use crate::policy::{Event, Policy};
 use crate::rng::Rng;
-use crate::types::{Decision, Failure, NodeCaps, NodeId, Plan, Reply, Request, Side, MAX_REPLICAS};
+use crate::types::{Decision, NodeId, Plan, Request, MAX_REPLICAS};
 
 /// The name it is registered under.
 pub const NAME: &str = "weighted-least-loaded";
@@ -124,7 +124,6 @@ struct Weights {
 /// Weighted least loaded.
 #[derive(Debug)]
 pub struct WeightedLeastLoaded {
-    params: Params,
     max_candidates: usize,
     weights: Weights,
     ramp_min_ns: f64,
@@ -169,7 +168,6 @@ impl WeightedLeastLoaded {
             view: DriverView::new(rule),
             zones: NodeTable::new(),
             local_zone: None,
-            params,
         })
     }
 
@@ -210,18 +208,6 @@ impl WeightedLeastLoaded {
 }
 
 impl Policy for WeightedLeastLoaded {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn side(&self) -> Side {
-        Side::Client
-    }
-
-    fn params(&self) -> &Params {
-        &self.params
-    }
-
     fn plan(&mut self, req: &Request<'_>, now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
         if !req.plannable() {
             return Decision::Unavailable;
@@ -248,30 +234,19 @@ impl Policy for WeightedLeastLoaded {
         Decision::Send
     }
 
-    fn on_send(&mut self, node: NodeId, _now_ns: u64) {
-        self.view.sent(node);
-    }
-
-    fn on_reply(&mut self, reply: &Reply, now_ns: u64) {
-        self.view.replied(reply.node, now_ns);
-    }
-
-    fn on_failure(&mut self, node: NodeId, failure: Failure, now_ns: u64) {
-        self.view.failed(node, failure, now_ns);
-    }
-
-    fn on_node_up(&mut self, node: NodeId, _caps: NodeCaps, now_ns: u64) {
-        self.view.came_up(node, now_ns);
-    }
-
-    fn on_topology(&mut self, zones: &[(NodeId, u32)], local_zone: Option<u32>) {
-        for (_, z) in self.zones.iter_mut() {
-            *z = None;
+    fn observe(&mut self, event: &Event<'_>, now_ns: u64) {
+        match *event {
+            Event::Topology { zones, local_zone } => {
+                for (_, z) in self.zones.iter_mut() {
+                    *z = None;
+                }
+                for &(node, zone) in zones {
+                    *self.zones.entry(node) = Some(zone);
+                }
+                self.local_zone = local_zone;
+            }
+            _ => self.view.observe(event, now_ns),
         }
-        for &(node, zone) in zones {
-            *self.zones.entry(node) = Some(zone);
-        }
-        self.local_zone = local_zone;
     }
 }
 

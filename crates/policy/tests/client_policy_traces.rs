@@ -18,7 +18,7 @@ mod common;
 
 use common::TraceCase;
 use replica_lb_policy::types::{Decision, Failure, Feedback, NodeCaps, NodeId, Plan, Reply, Request};
-use replica_lb_policy::{ParamTable, ParamValue, Policy, Rng};
+use replica_lb_policy::{Event, ParamTable, ParamValue, Policy, Rng};
 
 /// The six policies, each with the parameters a driver runs it with (`c3` without rate
 /// control: a driver cannot hold a request back).
@@ -61,7 +61,7 @@ impl Case {
                 "\"policy\": \"{policy}\", \"params\": {{{}}}, \"seed\": {seed}, ",
                 params_json.join(", ")
             ),
-            policy: built,
+            policy: built.policy,
             rng: Rng::seed_from_u64(seed),
             t_us: 0,
             events: Vec::new(),
@@ -86,7 +86,7 @@ impl Case {
 
     fn send(&mut self, node: u16) -> &mut Self {
         let now = self.now_ns();
-        self.policy.on_send(NodeId(node), now);
+        self.policy.observe(&Event::Sent { node: NodeId(node) }, now);
         self.push(format!("\"event\": \"send\", \"node\": {node}"));
         self
     }
@@ -101,7 +101,7 @@ impl Case {
                 ..Feedback::default()
             },
         };
-        self.policy.on_reply(&reply, now);
+        self.policy.observe(&Event::Reply(&reply), now);
         let rate = hit_rate.map_or(String::new(), |h| format!(", \"hit_rate\": {h}"));
         self.push(format!(
             "\"event\": \"reply\", \"node\": {node}, \"latency_us\": {latency_us}{rate}"
@@ -111,7 +111,13 @@ impl Case {
 
     fn failure(&mut self, node: u16, failure: Failure) -> &mut Self {
         let now = self.now_ns();
-        self.policy.on_failure(NodeId(node), failure, now);
+        self.policy.observe(
+            &Event::Failure {
+                node: NodeId(node),
+                failure,
+            },
+            now,
+        );
         let kind = match failure {
             Failure::Error => "error",
             Failure::Timeout => "timeout",
@@ -127,21 +133,33 @@ impl Case {
             hit_rate: Some(hit_rate),
             ..Feedback::default()
         };
-        self.policy.on_info(NodeId(node), &info, now);
+        self.policy.observe(
+            &Event::Info {
+                node: NodeId(node),
+                info: &info,
+            },
+            now,
+        );
         self.push(format!("\"event\": \"hit_rate\", \"node\": {node}, \"hit_rate\": {hit_rate}"));
         self
     }
 
     fn down(&mut self, node: u16) -> &mut Self {
         let now = self.now_ns();
-        self.policy.on_node_down(NodeId(node), now);
+        self.policy.observe(&Event::NodeDown { node: NodeId(node) }, now);
         self.push(format!("\"event\": \"down\", \"node\": {node}"));
         self
     }
 
     fn up(&mut self, node: u16) -> &mut Self {
         let now = self.now_ns();
-        self.policy.on_node_up(NodeId(node), NodeCaps::default(), now);
+        self.policy.observe(
+            &Event::NodeUp {
+                node: NodeId(node),
+                caps: NodeCaps::default(),
+            },
+            now,
+        );
         self.push(format!("\"event\": \"up\", \"node\": {node}"));
         self
     }
@@ -153,7 +171,13 @@ impl Case {
             .enumerate()
             .filter_map(|(i, z)| z.map(|z| (NodeId(i as u16), z)))
             .collect();
-        self.policy.on_topology(&known, local);
+        self.policy.observe(
+            &Event::Topology {
+                zones: &known,
+                local_zone: local,
+            },
+            0,
+        );
         let zone = |z: &Option<u32>| z.map_or("-1".to_string(), |z| z.to_string());
         let list: Vec<String> = zones.iter().map(zone).collect();
         self.push(format!(

@@ -2,13 +2,13 @@
 //! and recomputed only when rates change, the steps-aside rules switch to the naive behaviour.
 
 use replica_lb_policy::hwlb::{HwlbPlan, PlanConfig};
-use replica_lb_policy::{build, Failure, Feedback, NodeCaps, NodeId, ParamTable, Plan, Policy, Reply, Request, Rng};
+use replica_lb_policy::{build, Event, Failure, Feedback, NodeCaps, NodeId, ParamTable, Plan, Policy, Reply, Request, Rng};
 
 const MS: u64 = 1_000_000;
 const NODES: [NodeId; 3] = [NodeId(0), NodeId(1), NodeId(2)];
 
 fn hwlb() -> Box<dyn Policy> {
-    build("hwlb", &ParamTable::new()).unwrap()
+    build("hwlb", &ParamTable::new()).unwrap().policy
 }
 
 fn tell(p: &mut dyn Policy, node: u16, rate: f64, now_ns: u64) {
@@ -20,7 +20,7 @@ fn tell(p: &mut dyn Policy, node: u16, rate: f64, now_ns: u64) {
             ..Feedback::default()
         },
     };
-    p.on_reply(&reply, now_ns);
+    p.observe(&Event::Reply(&reply), now_ns);
 }
 
 fn request(local: Option<NodeId>, count: usize) -> Request<'static> {
@@ -129,13 +129,19 @@ fn unknown_and_forgotten_peers_count_as_cold() {
     );
     tell(&mut p, 2, 0.8, 0);
     assert!(!p.current_plan(&req, 0).active());
-    p.on_failure(NodeId(2), Failure::ConnectionLost, 0);
+    p.observe(
+        &Event::Failure {
+            node: NodeId(2),
+            failure: Failure::ConnectionLost,
+        },
+        0,
+    );
     assert!(
         (p.current_plan(&req, 0).shares[2] - 1.0 / 11.0).abs() < 1e-12,
         "a dropped peer is forgotten"
     );
     tell(&mut p, 2, 0.8, 0);
-    p.on_node_down(NodeId(2), 0);
+    p.observe(&Event::NodeDown { node: NodeId(2) }, 0);
     assert!(p.current_plan(&req, 0).active(), "a down peer is forgotten");
 }
 
@@ -144,7 +150,13 @@ fn an_old_peer_without_rates_turns_hwlb_off() {
     let mut p = hwlb();
     tell(p.as_mut(), 0, 0.0, 0);
     tell(p.as_mut(), 1, 0.9, 0);
-    p.on_node_up(NodeId(2), NodeCaps { reports_hit_rate: false }, 0);
+    p.observe(
+        &Event::NodeUp {
+            node: NodeId(2),
+            caps: NodeCaps { reports_hit_rate: false },
+        },
+        0,
+    );
     // Cold local node 0 would forward most reads under HWLB; the naive rule keeps it first.
     let (targets, _) = count(p.as_mut(), &request(Some(NodeId(0)), 2), 0, 20_000);
     assert_eq!(targets[0], 20_000);
@@ -178,7 +190,7 @@ fn the_extra_replica_is_uniform_among_the_unselected() {
         );
     }
     let no_extra: ParamTable = [("extra_replica".to_string(), replica_lb_policy::ParamValue::Bool(false))].into();
-    let mut p = build("hwlb", &no_extra).unwrap();
+    let mut p = build("hwlb", &no_extra).unwrap().policy;
     tell(p.as_mut(), 0, 0.2, 0);
     let (_, extra) = count(p.as_mut(), &request(Some(NodeId(2)), 1), 0, 100);
     assert_eq!(extra, [0, 0, 0]);
@@ -200,7 +212,7 @@ fn a_coordinator_that_is_not_a_replica_uses_the_shares() {
 #[test]
 fn switched_off_it_behaves_as_naive() {
     let off: ParamTable = [("enabled".to_string(), replica_lb_policy::ParamValue::Bool(false))].into();
-    let mut p = build("hwlb", &off).unwrap();
+    let mut p = build("hwlb", &off).unwrap().policy;
     tell(p.as_mut(), 0, 0.0, 0);
     tell(p.as_mut(), 1, 0.9, 0);
     tell(p.as_mut(), 2, 0.9, 0);
@@ -231,7 +243,7 @@ fn hwlb_with(params: &[(&str, f64)]) -> Box<dyn Policy> {
     for &(name, value) in params {
         table.insert(name.to_string(), replica_lb_policy::ParamValue::Float(value));
     }
-    build("hwlb", &table).unwrap()
+    build("hwlb", &table).unwrap().policy
 }
 
 /// Plans `draws` requests at `now_ns`; how often each node was a target and a background read.
@@ -258,7 +270,13 @@ fn targets_and_background(p: &mut dyn Policy, req: &Request<'_>, now_ns: u64, dr
 fn warm_up_reads_keep_a_restarted_node_off_the_request_path_until_it_is_warm() {
     let mut p = hwlb_with(&[("warmup_reads", 1.0)]);
     let t0 = 10 * MS;
-    p.on_node_up(NodeId(0), NodeCaps::default(), t0);
+    p.observe(
+        &Event::NodeUp {
+            node: NodeId(0),
+            caps: NodeCaps::default(),
+        },
+        t0,
+    );
     tell(p.as_mut(), 0, 0.1, t0);
     tell(p.as_mut(), 1, 0.8, t0);
     tell(p.as_mut(), 2, 0.8, t0);
@@ -272,7 +290,13 @@ fn warm_up_reads_keep_a_restarted_node_off_the_request_path_until_it_is_warm() {
     assert_eq!(&background[1..], [0, 0]);
     // Half the share: half the pace.
     let mut half = hwlb_with(&[("warmup_reads", 0.5)]);
-    half.on_node_up(NodeId(0), NodeCaps::default(), t0);
+    half.observe(
+        &Event::NodeUp {
+            node: NodeId(0),
+            caps: NodeCaps::default(),
+        },
+        t0,
+    );
     for (node, rate) in [(0, 0.1), (1, 0.8), (2, 0.8)] {
         tell(half.as_mut(), node, rate, t0);
     }
@@ -294,7 +318,13 @@ fn warm_up_reads_keep_a_restarted_node_off_the_request_path_until_it_is_warm() {
 fn the_slow_start_ramps_the_warm_up_pace_up_from_zero() {
     let mut p = hwlb_with(&[("warmup_reads", 1.0), ("warmup_ramp_s", 10.0)]);
     let t0 = 10 * MS;
-    p.on_node_up(NodeId(0), NodeCaps::default(), t0);
+    p.observe(
+        &Event::NodeUp {
+            node: NodeId(0),
+            caps: NodeCaps::default(),
+        },
+        t0,
+    );
     let draws = 20_000;
     // Left out of the reads from its first moment back; read in the background at 0, a quarter,
     // half, then the whole of the pace that gives it its peers' misses (0.2 / 0.9).
@@ -318,7 +348,13 @@ fn the_slow_start_ramps_the_warm_up_pace_up_from_zero() {
 fn a_node_colder_for_good_is_not_starved_after_the_warm_up_window() {
     let mut p = hwlb_with(&[("warmup_reads", 1.0), ("warmup_window_s", 60.0)]);
     let t0 = 10 * MS;
-    p.on_node_up(NodeId(0), NodeCaps::default(), t0);
+    p.observe(
+        &Event::NodeUp {
+            node: NodeId(0),
+            caps: NodeCaps::default(),
+        },
+        t0,
+    );
     let later = t0 + 61_000 * MS;
     for (t, avoided) in [(t0, true), (later, false)] {
         tell(p.as_mut(), 0, 0.5, t);
@@ -333,7 +369,13 @@ fn a_node_colder_for_good_is_not_starved_after_the_warm_up_window() {
 #[test]
 fn warm_up_reads_are_off_by_default() {
     let mut p = hwlb();
-    p.on_node_up(NodeId(0), NodeCaps::default(), 0);
+    p.observe(
+        &Event::NodeUp {
+            node: NodeId(0),
+            caps: NodeCaps::default(),
+        },
+        0,
+    );
     tell(p.as_mut(), 0, 0.0, 0);
     tell(p.as_mut(), 1, 0.8, 0);
     tell(p.as_mut(), 2, 0.8, 0);

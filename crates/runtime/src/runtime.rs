@@ -3,8 +3,8 @@
 use crate::backlog::{Backlog, StoredRequest};
 use crate::ledger::{Accounting, DispatchId, Ledger, Ticket};
 use replica_lb_policy::{
-    Decision, Failure, Feedback, Need, NodeCaps, NodeId, NodeTruth, Params, Plan, Policy, Probe, ProbeReply, Reply, Request, Rng, Side,
-    MAX_REPLICAS,
+    Built, Decision, Event, Failure, Feedback, Need, NodeCaps, NodeId, NodeTruth, Params, Plan, Policy, Probe, ProbeReply, Reply, Request,
+    Rng, Side, MAX_REPLICAS,
 };
 
 /// Requests a runtime keeps waiting at most, unless its caller says otherwise
@@ -169,16 +169,22 @@ pub struct Runtime<T> {
     probe_next: usize,
     /// Nodes seen down (index = node id), to skip when a waiting request is planned again.
     down: Vec<bool>,
+    /// The policy's registered name, for reports and error messages.
+    name: &'static str,
+    /// The policy's effective parameters, for reports.
+    params: Params,
 }
 
 impl<T> Runtime<T> {
-    /// Wraps `policy` for `caller`, refusing it with a one-line error when the caller cannot
-    /// provide what it needs.
-    pub fn new(policy: Box<dyn Policy>, needs: replica_lb_policy::Needs, caller: Caller, config: RuntimeConfig) -> Result<Self, String> {
-        needs.check(caller.provides, policy.name(), caller.name)?;
+    /// Wraps the policy `built` for `caller`, refusing it with a one-line error when the caller
+    /// cannot provide what it needs.
+    pub fn new(built: Built, caller: Caller, config: RuntimeConfig) -> Result<Self, String> {
+        built.needs.check(caller.provides, built.name, caller.name)?;
         Ok(Runtime {
-            policy,
-            needs,
+            policy: built.policy,
+            needs: built.needs,
+            name: built.name,
+            params: built.params,
             rng: Rng::seed_from_u64(config.seed),
             local: config.local,
             ledger: Ledger::new(),
@@ -208,25 +214,24 @@ impl<T> Runtime<T> {
         caller: Caller,
         config: RuntimeConfig,
     ) -> Result<Self, String> {
-        let info = replica_lb_policy::registry::find_for(name, side).map_err(|e| e.to_string())?;
-        let policy = info.instantiate(overrides).map_err(|e| e.to_string())?;
-        Runtime::new(policy, info.needs, caller, config)
+        let built = replica_lb_policy::registry::build_for(name, side, overrides).map_err(|e| e.to_string())?;
+        Runtime::new(built, caller, config)
     }
 
     /// A new instance of the policy `choice` names, wrapped for `caller`.
     pub fn of(choice: &replica_lb_policy::PolicyChoice, caller: Caller, config: RuntimeConfig) -> Result<Self, String> {
-        let policy = choice.build().map_err(|e| e.to_string())?;
-        Runtime::new(policy, choice.info().needs, caller, config)
+        let built = choice.build().map_err(|e| e.to_string())?;
+        Runtime::new(built, caller, config)
     }
 
     /// The policy's registered name.
     pub fn name(&self) -> &'static str {
-        self.policy.name()
+        self.name
     }
 
     /// The policy's effective parameters.
     pub fn params(&self) -> &Params {
-        self.policy.params()
+        &self.params
     }
 
     /// Whether the policy reads `need` (so a caller feeds it only then: ground truth costs a
@@ -298,7 +303,7 @@ impl<T> Runtime<T> {
         if out != 0 || live != 0 || waiting != 0 || bad != 0 {
             return Err(format!(
                 "{}: {out} sends without an end, {live} dispatches not freed, {waiting} requests waiting, {bad} accounting violations",
-                self.policy.name()
+                self.name
             ));
         }
         Ok(())
@@ -337,7 +342,7 @@ impl<T> Runtime<T> {
             Decision::Send => {
                 let node = self.plan.targets()[0];
                 let ticket = self.ledger.send_one(node);
-                self.policy.on_send(node, now_ns);
+                self.policy.observe(&Event::Sent { node }, now_ns);
                 self.stats.sends += 1;
                 if self.needs.has(Need::Probes) {
                     self.collect_probes(req, now_ns);
@@ -385,7 +390,7 @@ impl<T> Runtime<T> {
             let node = self.plan.targets()[i];
             let sent = self.ledger.send(id, node);
             debug_assert!(sent.is_some(), "a plan's targets are distinct");
-            self.policy.on_send(node, now_ns);
+            self.policy.observe(&Event::Sent { node }, now_ns);
             self.stats.sends += 1;
         }
         if self.needs.has(Need::Probes) {
@@ -408,7 +413,7 @@ impl<T> Runtime<T> {
         let id = self.ledger.open();
         for &node in targets {
             if self.ledger.send(id, node).is_some() {
-                self.policy.on_send(node, now_ns);
+                self.policy.observe(&Event::Sent { node }, now_ns);
                 self.stats.sends += 1;
             }
         }
@@ -419,7 +424,7 @@ impl<T> Runtime<T> {
     /// `None` when the dispatch is closed or gone or already went to `node`.
     pub fn send_extra(&mut self, id: DispatchId, node: NodeId, now_ns: u64) -> Option<Ticket> {
         let ticket = self.ledger.send(id, node)?;
-        self.policy.on_send(node, now_ns);
+        self.policy.observe(&Event::Sent { node }, now_ns);
         self.stats.sends += 1;
         Some(ticket)
     }
@@ -433,14 +438,12 @@ impl<T> Runtime<T> {
         if feedback != Feedback::default() {
             self.stats.feedback_replies += 1;
         }
-        self.policy.on_reply(
-            &Reply {
-                node,
-                latency_ns,
-                feedback,
-            },
-            now_ns,
-        );
+        let reply = Reply {
+            node,
+            latency_ns,
+            feedback,
+        };
+        self.policy.observe(&Event::Reply(&reply), now_ns);
         if !self.backlog.is_empty() {
             self.backlog.wake_for(Some(node));
         }
@@ -451,7 +454,7 @@ impl<T> Runtime<T> {
     pub fn on_failure(&mut self, ticket: Ticket, failure: Failure, now_ns: u64) -> Result<(), Accounting> {
         let node = self.end(ticket)?;
         self.stats.failures += 1;
-        self.policy.on_failure(node, failure, now_ns);
+        self.policy.observe(&Event::Failure { node, failure }, now_ns);
         self.backlog.wake_for(Some(node));
         Ok(())
     }
@@ -467,7 +470,7 @@ impl<T> Runtime<T> {
                 assert!(
                     !self.panic_on_violation,
                     "{}: the caller broke the runtime's contract: {bad:?} end of send {ticket:?}",
-                    self.policy.name()
+                    self.name
                 );
                 self.stats.violations += 1;
                 Err(bad)
@@ -572,12 +575,12 @@ impl<T> Runtime<T> {
     /// A probe's answer.
     pub fn on_probe_reply(&mut self, reply: &ProbeReply, now_ns: u64) {
         self.stats.probe_replies += 1;
-        self.policy.on_probe_reply(reply, now_ns);
+        self.policy.observe(&Event::ProbeReply(reply), now_ns);
     }
 
     /// News about `node` not tied to a reply: gossip, or this node's own live state.
     pub fn on_info(&mut self, node: NodeId, info: &Feedback, now_ns: u64) {
-        self.policy.on_info(node, info, now_ns);
+        self.policy.observe(&Event::Info { node, info }, now_ns);
     }
 
     /// `node` is seen up.
@@ -585,7 +588,7 @@ impl<T> Runtime<T> {
         if let Some(d) = self.down.get_mut(node.index()) {
             *d = false;
         }
-        self.policy.on_node_up(node, caps, now_ns);
+        self.policy.observe(&Event::NodeUp { node, caps }, now_ns);
         self.backlog.wake_for(Some(node));
     }
 
@@ -596,17 +599,17 @@ impl<T> Runtime<T> {
             self.down.resize(node.index() + 1, false);
         }
         self.down[node.index()] = true;
-        self.policy.on_node_down(node, now_ns);
+        self.policy.observe(&Event::NodeDown { node }, now_ns);
         self.backlog.wake_for(Some(node));
     }
 
-    /// The zones of the nodes and of this decider (see [`Policy::on_topology`]).
+    /// The zones of the nodes and of this decider (see [`Event::Topology`]).
     pub fn set_topology(&mut self, zones: &[(NodeId, u32)], local_zone: Option<u32>) {
-        self.policy.on_topology(zones, local_zone);
+        self.policy.observe(&Event::Topology { zones, local_zone }, 0);
     }
 
     /// Ground truth about a node (a simulator, for policies that need [`Need::Truth`]).
     pub fn on_truth(&mut self, truth: &NodeTruth, now_ns: u64) {
-        self.policy.on_truth(truth, now_ns);
+        self.policy.observe(&Event::Truth(truth), now_ns);
     }
 }

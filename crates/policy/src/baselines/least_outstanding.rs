@@ -5,9 +5,9 @@
 use crate::nodes::InFlight;
 use crate::order::rank_all;
 use crate::params::{ParamSpec, ParamTable, Params, PolicyError};
-use crate::policy::Policy;
+use crate::policy::{Event, Policy};
 use crate::rng::Rng;
-use crate::types::{Decision, Failure, NodeId, Plan, Reply, Request, Side};
+use crate::types::{Decision, Plan, Request};
 
 /// The name it is registered under.
 pub const NAME: &str = "least-outstanding";
@@ -17,33 +17,20 @@ pub static PARAMS: [ParamSpec; 0] = [];
 /// Least outstanding requests.
 #[derive(Debug)]
 pub struct LeastOutstanding {
-    params: Params,
     in_flight: InFlight,
 }
 
 impl LeastOutstanding {
     /// Builds it from parameter overrides (it has none).
     pub fn new(overrides: &ParamTable) -> Result<Self, PolicyError> {
+        Params::resolve(NAME, &PARAMS, overrides)?;
         Ok(LeastOutstanding {
-            params: Params::resolve(NAME, &PARAMS, overrides)?,
             in_flight: InFlight::new(),
         })
     }
 }
 
 impl Policy for LeastOutstanding {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn side(&self) -> Side {
-        Side::Both
-    }
-
-    fn params(&self) -> &Params {
-        &self.params
-    }
-
     fn plan(&mut self, req: &Request<'_>, _now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
         if !req.plannable() {
             return Decision::Unavailable;
@@ -52,16 +39,8 @@ impl Policy for LeastOutstanding {
         Decision::Send
     }
 
-    fn on_send(&mut self, node: NodeId, _now_ns: u64) {
-        self.in_flight.sent(node);
-    }
-
-    fn on_reply(&mut self, reply: &Reply, _now_ns: u64) {
-        self.in_flight.ended(reply.node);
-    }
-
-    fn on_failure(&mut self, node: NodeId, _failure: Failure, _now_ns: u64) {
-        self.in_flight.ended(node);
+    fn observe(&mut self, event: &Event<'_>, _now_ns: u64) {
+        self.in_flight.observe(event);
     }
 }
 

@@ -1,5 +1,5 @@
 //! `oracle` (simulation only): told each node's true queue length, mean service time and
-//! concurrency by the simulator ([`Policy::on_truth`]), it sends to the node that scores lowest
+//! concurrency by the simulator ([`Event::Truth`]), it sends to the node that scores lowest
 //! on that truth — the bound C3 and the others are compared against.
 //!
 //! With `q` requests queued or in service at a node, `s` its current mean service time and `c`
@@ -21,9 +21,9 @@
 use crate::nodes::NodeTable;
 use crate::order::rank_all;
 use crate::params::{ParamDefault, ParamSpec, ParamTable, Params, PolicyError};
-use crate::policy::Policy;
+use crate::policy::{Event, Policy};
 use crate::rng::Rng;
-use crate::types::{Decision, NodeId, NodeTruth, Plan, Request, Side};
+use crate::types::{Decision, Plan, Request};
 
 /// The name it is registered under.
 pub const NAME: &str = "oracle";
@@ -75,7 +75,6 @@ impl Truth {
 /// The clairvoyant policy.
 #[derive(Debug)]
 pub struct Oracle {
-    params: Params,
     model: Model,
     truth: NodeTable<Truth>,
 }
@@ -89,7 +88,6 @@ impl Oracle {
             _ => Model::QueueXService,
         };
         Ok(Oracle {
-            params,
             model,
             truth: NodeTable::new(),
         })
@@ -97,18 +95,6 @@ impl Oracle {
 }
 
 impl Policy for Oracle {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn side(&self) -> Side {
-        Side::Both
-    }
-
-    fn params(&self) -> &Params {
-        &self.params
-    }
-
     fn plan(&mut self, req: &Request<'_>, _now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
         if !req.plannable() {
             return Decision::Unavailable;
@@ -117,19 +103,23 @@ impl Policy for Oracle {
         Decision::Send
     }
 
-    fn on_send(&mut self, node: NodeId, _now_ns: u64) {
-        if let Some(t) = self.truth.get_mut(node) {
-            t.queue_len += 1.0;
+    fn observe(&mut self, event: &Event<'_>, _now_ns: u64) {
+        match *event {
+            Event::Sent { node } => {
+                if let Some(t) = self.truth.get_mut(node) {
+                    t.queue_len += 1.0;
+                }
+            }
+            Event::Truth(truth) => {
+                *self.truth.entry(truth.node) = Truth {
+                    known: true,
+                    queue_len: truth.queue_len as f64,
+                    service_time_mean_ns: truth.service_time_mean_ns.max(0.0),
+                    concurrency: truth.concurrency.max(1) as f64,
+                };
+            }
+            _ => {}
         }
-    }
-
-    fn on_truth(&mut self, truth: &NodeTruth, _now_ns: u64) {
-        *self.truth.entry(truth.node) = Truth {
-            known: true,
-            queue_len: truth.queue_len as f64,
-            service_time_mean_ns: truth.service_time_mean_ns.max(0.0),
-            concurrency: truth.concurrency.max(1) as f64,
-        };
     }
 }
 

@@ -7,9 +7,9 @@
 use crate::nodes::InFlight;
 use crate::order::{scratch, shuffle_prefix, sort_by_score, ScoreBuf};
 use crate::params::{ParamDefault as D, ParamSpec, ParamTable, Params, PolicyError};
-use crate::policy::Policy;
+use crate::policy::{Event, Policy};
 use crate::rng::Rng;
-use crate::types::{Decision, Failure, NodeId, Plan, Reply, Request, Side};
+use crate::types::{Decision, Plan, Request};
 
 /// The name it is registered under.
 pub const NAME: &str = "p2c";
@@ -23,7 +23,6 @@ pub static PARAMS: [ParamSpec; 1] = [ParamSpec {
 /// Power of d choices on outstanding requests.
 #[derive(Debug)]
 pub struct P2c {
-    params: Params,
     choices: usize,
     in_flight: InFlight,
 }
@@ -34,25 +33,12 @@ impl P2c {
         let params = Params::resolve(NAME, &PARAMS, overrides)?;
         Ok(P2c {
             choices: params.i64("choices") as usize,
-            params,
             in_flight: InFlight::new(),
         })
     }
 }
 
 impl Policy for P2c {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn side(&self) -> Side {
-        Side::Both
-    }
-
-    fn params(&self) -> &Params {
-        &self.params
-    }
-
     fn plan(&mut self, req: &Request<'_>, _now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
         if !req.plannable() {
             return Decision::Unavailable;
@@ -68,16 +54,8 @@ impl Policy for P2c {
         Decision::Send
     }
 
-    fn on_send(&mut self, node: NodeId, _now_ns: u64) {
-        self.in_flight.sent(node);
-    }
-
-    fn on_reply(&mut self, reply: &Reply, _now_ns: u64) {
-        self.in_flight.ended(reply.node);
-    }
-
-    fn on_failure(&mut self, node: NodeId, _failure: Failure, _now_ns: u64) {
-        self.in_flight.ended(node);
+    fn observe(&mut self, event: &Event<'_>, _now_ns: u64) {
+        self.in_flight.observe(event);
     }
 }
 

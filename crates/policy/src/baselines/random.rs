@@ -6,7 +6,7 @@ use crate::order::{scratch, shuffle_prefix};
 use crate::params::{ParamSpec, ParamTable, Params, PolicyError};
 use crate::policy::Policy;
 use crate::rng::Rng;
-use crate::types::{Decision, Plan, Request, Side};
+use crate::types::{Decision, Plan, Request};
 
 /// The name it is registered under.
 pub const NAME: &str = "random";
@@ -15,32 +15,17 @@ pub static PARAMS: [ParamSpec; 0] = [];
 
 /// Uniform random selection.
 #[derive(Debug)]
-pub struct Random {
-    params: Params,
-}
+pub struct Random {}
 
 impl Random {
     /// Builds it from parameter overrides (it has none).
     pub fn new(overrides: &ParamTable) -> Result<Self, PolicyError> {
-        Ok(Random {
-            params: Params::resolve(NAME, &PARAMS, overrides)?,
-        })
+        Params::resolve(NAME, &PARAMS, overrides)?;
+        Ok(Random {})
     }
 }
 
 impl Policy for Random {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn side(&self) -> Side {
-        Side::Both
-    }
-
-    fn params(&self) -> &Params {
-        &self.params
-    }
-
     fn plan(&mut self, req: &Request<'_>, _now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
         if !req.plannable() {
             return Decision::Unavailable;

@@ -9,7 +9,7 @@ use crate::order::scratch;
 use crate::params::{ParamSpec, ParamTable, Params, PolicyError};
 use crate::policy::Policy;
 use crate::rng::Rng;
-use crate::types::{Decision, Plan, Request, Side};
+use crate::types::{Decision, Plan, Request};
 
 /// The name it is registered under.
 pub const NAME: &str = "round-robin";
@@ -19,33 +19,18 @@ pub static PARAMS: [ParamSpec; 0] = [];
 /// Rotation through the candidates.
 #[derive(Debug)]
 pub struct RoundRobin {
-    params: Params,
     next: u64,
 }
 
 impl RoundRobin {
     /// Builds it from parameter overrides (it has none).
     pub fn new(overrides: &ParamTable) -> Result<Self, PolicyError> {
-        Ok(RoundRobin {
-            params: Params::resolve(NAME, &PARAMS, overrides)?,
-            next: 0,
-        })
+        Params::resolve(NAME, &PARAMS, overrides)?;
+        Ok(RoundRobin { next: 0 })
     }
 }
 
 impl Policy for RoundRobin {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn side(&self) -> Side {
-        Side::Both
-    }
-
-    fn params(&self) -> &Params {
-        &self.params
-    }
-
     fn plan(&mut self, req: &Request<'_>, _now_ns: u64, _rng: &mut Rng, out: &mut Plan) -> Decision {
         if !req.plannable() {
             return Decision::Unavailable;

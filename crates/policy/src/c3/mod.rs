@@ -15,7 +15,7 @@
 //! 3. calls `plan` again for the request at the head of the backlog at `retry_at_ns` (the
 //!    earliest time enough tokens will have refilled) — or earlier, when a reply from one of the
 //!    group's replicas arrives, since a reply can raise a sending rate;
-//! 4. on [`Decision::Send`](crate::Decision::Send) sends it (calling `on_send` for each target,
+//! 4. on [`Decision::Send`](crate::Decision::Send) sends it (observing `Event::Sent` for each target,
 //!    which takes the tokens), pops it, and plans the next head the same way.
 //!
 //! The request is then sent to the best-ranked replica that next has a token, as in the paper.

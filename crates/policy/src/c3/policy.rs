@@ -18,9 +18,9 @@ use super::rate_control::{RateConfig, RateLimiter};
 use crate::nodes::NodeTable;
 use crate::order::{scored_rotation, select_best, ScoreBuf};
 use crate::params::{ParamDefault as D, ParamSpec, ParamTable, Params, PolicyError};
-use crate::policy::Policy;
+use crate::policy::{Event, Policy};
 use crate::rng::Rng;
-use crate::types::{Decision, Failure, NodeId, Plan, Reply, Request, Side, MAX_REPLICAS};
+use crate::types::{Decision, NodeId, Plan, Reply, Request, MAX_REPLICAS};
 
 /// The name it is registered under.
 pub const NAME: &str = "c3";
@@ -121,7 +121,6 @@ impl Server {
 /// C3: replica ranking and rate control.
 #[derive(Debug)]
 pub struct C3 {
-    params: Params,
     ranking: Ranking,
     /// The ranking of servers whose replies carry no service time (the published C3: the same).
     untimed_ranking: Ranking,
@@ -157,7 +156,6 @@ impl C3 {
             rate_control: params.bool("rate_control"),
             rates,
             servers: NodeTable::new(),
-            params,
         })
     }
 
@@ -181,6 +179,39 @@ impl C3 {
 
     /// How long until `node` has a send token at `now_ns`, ns (not rounded).
     #[inline]
+    /// A request went to `node`: one more outstanding, one rate token taken.
+    fn sent(&mut self, node: NodeId, now_ns: u64) {
+        let rates = self.rates;
+        let s = self.servers.entry(node);
+        s.outstanding = s.outstanding.saturating_add(1);
+        if self.rate_control {
+            s.limiter
+                .get_or_insert_with(|| RateLimiter::new(&rates, now_ns))
+                .take(now_ns, &rates);
+        }
+    }
+
+    /// A reply: one less outstanding, the estimates and the send rate updated.
+    fn replied(&mut self, reply: &Reply, now_ns: u64) {
+        let (rates, weight) = (self.rates, self.ranking.ewma_new_weight);
+        let s = self.servers.entry(reply.node);
+        s.outstanding = s.outstanding.saturating_sub(1);
+        s.timed = reply.feedback.service_time_ns.is_some();
+        let service_ns = reply.feedback.service_time_ns.unwrap_or(reply.latency_ns);
+        let queue = reply.feedback.queue_len.unwrap_or(0) as f64;
+        s.estimate.observe(reply.latency_ns as f64, service_ns as f64, queue, weight);
+        if self.rate_control {
+            s.limiter
+                .get_or_insert_with(|| RateLimiter::new(&rates, now_ns))
+                .on_reply(now_ns, &rates);
+        }
+    }
+
+    /// The weight of a new sample in its moving averages (`ewma_new_weight`).
+    pub fn ewma_new_weight(&self) -> f64 {
+        self.ranking.ewma_new_weight
+    }
+
     fn wait(&self, node: NodeId, now_ns: u64) -> f64 {
         match self.servers.get(node).and_then(|s| s.limiter.as_ref()) {
             Some(l) => l.wait(now_ns, &self.rates),
@@ -190,18 +221,6 @@ impl C3 {
 }
 
 impl Policy for C3 {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn side(&self) -> Side {
-        Side::Both
-    }
-
-    fn params(&self) -> &Params {
-        &self.params
-    }
-
     fn plan(&mut self, req: &Request<'_>, now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
         if !req.plannable() {
             return Decision::Unavailable;
@@ -245,35 +264,16 @@ impl Policy for C3 {
         Decision::Send
     }
 
-    fn on_send(&mut self, node: NodeId, now_ns: u64) {
-        let rates = self.rates;
-        let s = self.servers.entry(node);
-        s.outstanding = s.outstanding.saturating_add(1);
-        if self.rate_control {
-            s.limiter
-                .get_or_insert_with(|| RateLimiter::new(&rates, now_ns))
-                .take(now_ns, &rates);
-        }
-    }
-
-    fn on_reply(&mut self, reply: &Reply, now_ns: u64) {
-        let (rates, weight) = (self.rates, self.ranking.ewma_new_weight);
-        let s = self.servers.entry(reply.node);
-        s.outstanding = s.outstanding.saturating_sub(1);
-        s.timed = reply.feedback.service_time_ns.is_some();
-        let service_ns = reply.feedback.service_time_ns.unwrap_or(reply.latency_ns);
-        let queue = reply.feedback.queue_len.unwrap_or(0) as f64;
-        s.estimate.observe(reply.latency_ns as f64, service_ns as f64, queue, weight);
-        if self.rate_control {
-            s.limiter
-                .get_or_insert_with(|| RateLimiter::new(&rates, now_ns))
-                .on_reply(now_ns, &rates);
-        }
-    }
-
-    fn on_failure(&mut self, node: NodeId, _failure: Failure, _now_ns: u64) {
-        if let Some(s) = self.servers.get_mut(node) {
-            s.outstanding = s.outstanding.saturating_sub(1);
+    fn observe(&mut self, event: &Event<'_>, now_ns: u64) {
+        match *event {
+            Event::Sent { node } => self.sent(node, now_ns),
+            Event::Reply(reply) => self.replied(reply, now_ns),
+            Event::Failure { node, .. } => {
+                if let Some(s) = self.servers.get_mut(node) {
+                    s.outstanding = s.outstanding.saturating_sub(1);
+                }
+            }
+            _ => {}
         }
     }
 }

@@ -27,9 +27,9 @@ use super::reservoir::{unit_from_hash, DecayingReservoir};
 use crate::nodes::NodeTable;
 use crate::order::{scratch, sort_by_score, ScoreBuf};
 use crate::params::{ParamDefault as D, ParamSpec, ParamTable, Params, PolicyError};
-use crate::policy::Policy;
+use crate::policy::{Event, Policy};
 use crate::rng::Rng;
-use crate::types::{Decision, Failure, NodeId, Plan, Reply, Request, Side};
+use crate::types::{Decision, Failure, NodeId, Plan, Request};
 
 /// The name it is registered under.
 pub const NAME: &str = "dynamic-snitch";
@@ -155,7 +155,6 @@ impl MaxTree {
 /// Cassandra's dynamic snitch.
 #[derive(Debug)]
 pub struct DynamicSnitch {
-    params: Params,
     badness_threshold: f64,
     /// The sample (whole ms) a request that expired or was lost adds.
     timeout_sample_ms: f64,
@@ -196,7 +195,6 @@ impl DynamicSnitch {
             next_update_ns: 0,
             next_reset_ns: reset_interval_ns,
             scratch: Vec::with_capacity(reservoir_size),
-            params,
         })
     }
 
@@ -271,18 +269,6 @@ impl DynamicSnitch {
 }
 
 impl Policy for DynamicSnitch {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn side(&self) -> Side {
-        Side::Both
-    }
-
-    fn params(&self) -> &Params {
-        &self.params
-    }
-
     fn plan(&mut self, req: &Request<'_>, now_ns: u64, _rng: &mut Rng, out: &mut Plan) -> Decision {
         if !req.plannable() {
             return Decision::Unavailable;
@@ -306,18 +292,20 @@ impl Policy for DynamicSnitch {
         Decision::Send
     }
 
-    fn on_reply(&mut self, reply: &Reply, now_ns: u64) {
-        // Whole milliseconds, truncated, as Cassandra stores them (`TimeUnit.toMillis`): on a
-        // fast cluster most samples are 0 or 1 and the scores move in steps.
-        let ms = (reply.latency_ns / 1_000_000) as f64;
-        self.add_sample(reply.node, ms, reply.latency_ns, now_ns);
-    }
-
-    fn on_failure(&mut self, node: NodeId, failure: Failure, now_ns: u64) {
-        // Cassandra adds an expired request's time-out to the host's samples; a request to a
-        // node that died expires the same way. An error is an answer: no sample here.
-        if failure != Failure::Error {
-            self.add_sample(node, self.timeout_sample_ms, failure as u64, now_ns);
+    fn observe(&mut self, event: &Event<'_>, now_ns: u64) {
+        match *event {
+            Event::Reply(reply) => {
+                // Whole milliseconds, truncated, as Cassandra stores them (`TimeUnit.toMillis`):
+                // on a fast cluster most samples are 0 or 1 and the scores move in steps.
+                let ms = (reply.latency_ns / 1_000_000) as f64;
+                self.add_sample(reply.node, ms, reply.latency_ns, now_ns);
+            }
+            // Cassandra adds an expired request's time-out to the host's samples; a request to
+            // a node that died expires the same way. An error is an answer: no sample here.
+            Event::Failure { node, failure } if failure != Failure::Error => {
+                self.add_sample(node, self.timeout_sample_ms, failure as u64, now_ns);
+            }
+            _ => {}
         }
     }
 }

@@ -17,9 +17,9 @@ use super::warmup::{self, ColdSplit};
 use crate::nodes::NodeTable;
 use crate::order::local_first_then_random;
 use crate::params::{ParamDefault as D, ParamSpec, ParamTable, Params, PolicyError};
-use crate::policy::Policy;
+use crate::policy::{Event, Policy};
 use crate::rng::Rng;
-use crate::types::{Decision, Failure, Feedback, NodeCaps, NodeId, Plan, Reply, Request, Side, MAX_REPLICAS};
+use crate::types::{Decision, Failure, NodeId, Plan, Request, MAX_REPLICAS};
 use rustc_hash::FxHashMap;
 
 /// The name it is registered under.
@@ -116,10 +116,6 @@ pub static PARAMS: [ParamSpec; 10] = [
 /// Heat-weighted load balancing.
 #[derive(Debug)]
 pub struct Hwlb {
-    /// `hwlb` at a coordinator, `hwlb-client` at a client.
-    name: &'static str,
-    side: Side,
-    params: Params,
     config: PlanConfig,
     extra_replica: bool,
     enabled: bool,
@@ -178,15 +174,15 @@ struct Warmup {
 impl Hwlb {
     /// Builds it from parameter overrides, for coordinators.
     pub fn new(overrides: &ParamTable) -> Result<Self, PolicyError> {
-        Hwlb::build(NAME, Side::Coordinator, overrides)
+        Hwlb::build(NAME, overrides)
     }
 
     /// Builds `hwlb-client`: the same algorithm choosing a request's coordinator at a client.
     pub fn new_client(overrides: &ParamTable) -> Result<Self, PolicyError> {
-        Hwlb::build(CLIENT_NAME, Side::Client, overrides)
+        Hwlb::build(CLIENT_NAME, overrides)
     }
 
-    fn build(name: &'static str, side: Side, overrides: &ParamTable) -> Result<Self, PolicyError> {
+    fn build(name: &'static str, overrides: &ParamTable) -> Result<Self, PolicyError> {
         let params = Params::resolve(name, &PARAMS, overrides)?;
         let config = PlanConfig {
             hit_rate_cap: params.f64("hit_rate_cap"),
@@ -194,8 +190,6 @@ impl Hwlb {
         };
         let stale_after_ns = (params.f64("stale_after_ms") * 1e6) as u64;
         Ok(Hwlb {
-            name,
-            side,
             config,
             extra_replica: params.bool("extra_replica"),
             enabled: params.bool("enabled"),
@@ -212,7 +206,6 @@ impl Hwlb {
             plans: FxHashMap::default(),
             recomputes: 0,
             scratch: PlanScratch::default(),
-            params,
         })
     }
 
@@ -423,18 +416,6 @@ impl<const N: usize> CachedPlan<N> {
 }
 
 impl Policy for Hwlb {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn side(&self) -> Side {
-        self.side
-    }
-
-    fn params(&self) -> &Params {
-        &self.params
-    }
-
     fn plan(&mut self, req: &Request<'_>, now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
         if !req.plannable() {
             return Decision::Unavailable;
@@ -472,37 +453,33 @@ impl Policy for Hwlb {
         Decision::Send
     }
 
-    fn on_send(&mut self, node: NodeId, _now_ns: u64) {
-        *self.in_flight.entry(node) += 1;
-    }
-
-    fn on_reply(&mut self, reply: &Reply, now_ns: u64) {
-        self.ended(reply.node);
-        if let Some(rate) = reply.feedback.hit_rate {
-            self.peers.record(reply.node, rate, now_ns);
+    fn observe(&mut self, event: &Event<'_>, now_ns: u64) {
+        match *event {
+            Event::Sent { node } => *self.in_flight.entry(node) += 1,
+            Event::Reply(reply) => {
+                self.ended(reply.node);
+                if let Some(rate) = reply.feedback.hit_rate {
+                    self.peers.record(reply.node, rate, now_ns);
+                }
+            }
+            Event::Failure { node, failure } => {
+                self.ended(node);
+                if failure == Failure::ConnectionLost {
+                    self.peers.forget(node);
+                }
+            }
+            Event::Info { node, info } => {
+                if let Some(rate) = info.hit_rate {
+                    self.peers.record(node, rate, now_ns);
+                }
+            }
+            Event::NodeUp { node, caps } => {
+                *self.up_at_ns.entry(node) = Some(now_ns);
+                self.peers.forget(node);
+                self.peers.set_supported(node, caps.reports_hit_rate);
+            }
+            Event::NodeDown { node } => self.peers.forget(node),
+            _ => {}
         }
-    }
-
-    fn on_failure(&mut self, node: NodeId, failure: Failure, _now_ns: u64) {
-        self.ended(node);
-        if failure == Failure::ConnectionLost {
-            self.peers.forget(node);
-        }
-    }
-
-    fn on_info(&mut self, node: NodeId, info: &Feedback, now_ns: u64) {
-        if let Some(rate) = info.hit_rate {
-            self.peers.record(node, rate, now_ns);
-        }
-    }
-
-    fn on_node_up(&mut self, node: NodeId, caps: NodeCaps, now_ns: u64) {
-        *self.up_at_ns.entry(node) = Some(now_ns);
-        self.peers.forget(node);
-        self.peers.set_supported(node, caps.reports_hit_rate);
-    }
-
-    fn on_node_down(&mut self, node: NodeId, _now_ns: u64) {
-        self.peers.forget(node);
     }
 }

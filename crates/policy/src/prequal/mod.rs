@@ -8,7 +8,7 @@
 //! [`probes`](crate::Policy::probes): it appends the probes to send now (about
 //! `probes_per_query` per query, distinct nodes sampled uniformly from the request's
 //! candidates). Send each asynchronously — never delay the request for them — and hand each
-//! answer to [`on_probe_reply`](crate::Policy::on_probe_reply) with the node's RIF and its
+//! answer to [`Event::ProbeReply`](crate::Event::ProbeReply) with the node's RIF and its
 //! latency estimate at that RIF.
 
 pub mod policy;

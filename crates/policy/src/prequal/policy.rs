@@ -10,9 +10,9 @@
 use super::pool::{ProbePool, RifQuantile};
 use crate::order::{scratch, shuffle_prefix};
 use crate::params::{ParamDefault as D, ParamSpec, ParamTable, Params, PolicyError};
-use crate::policy::Policy;
+use crate::policy::{Event, Policy};
 use crate::rng::Rng;
-use crate::types::{Decision, NodeId, Plan, Probe, ProbeReply, Request, Side, MAX_REPLICAS};
+use crate::types::{Decision, NodeId, Plan, Probe, Request, MAX_REPLICAS};
 
 /// The name it is registered under.
 pub const NAME: &str = "prequal";
@@ -78,7 +78,6 @@ pub static PARAMS: [ParamSpec; 6] = [
 /// Prequal.
 #[derive(Debug)]
 pub struct Prequal {
-    params: Params,
     probes_per_query: f64,
     pool: ProbePool,
     rifs: RifQuantile,
@@ -96,7 +95,6 @@ impl Prequal {
                 params.i64("max_reuse").min(u32::MAX as i64) as u32,
             ),
             rifs: RifQuantile::new(params.i64("rif_history") as usize, params.f64("rif_quantile")),
-            params,
         })
     }
 
@@ -107,18 +105,6 @@ impl Prequal {
 }
 
 impl Policy for Prequal {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn side(&self) -> Side {
-        Side::Client
-    }
-
-    fn params(&self) -> &Params {
-        &self.params
-    }
-
     fn plan(&mut self, req: &Request<'_>, now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
         if !req.plannable() {
             return Decision::Unavailable;
@@ -169,9 +155,11 @@ impl Policy for Prequal {
         out.extend(order[..count].iter().map(|&node| Probe { node }));
     }
 
-    fn on_probe_reply(&mut self, reply: &ProbeReply, now_ns: u64) {
-        self.pool.insert(reply.node, reply.in_flight, reply.latency_ns, now_ns);
-        self.rifs.record(reply.in_flight);
+    fn observe(&mut self, event: &Event<'_>, now_ns: u64) {
+        if let Event::ProbeReply(reply) = event {
+            self.pool.insert(reply.node, reply.in_flight, reply.latency_ns, now_ns);
+            self.rifs.record(reply.in_flight);
+        }
     }
 }
 

@@ -500,138 +500,42 @@ pub fn coordinator_order(
     assert!((0.0..1.0).contains(&req.unit), "the draw's unit must be in [0, 1)");
     assert!((0.0..1.0).contains(&req.background_unit), "the warm-up's unit must be in [0, 1)");
     assert_eq!(req.warming.len(), n, "one warming flag per replica");
-    // The live replicas, in the inner order.
-    let (mut live, mut live_rates, mut live_pos, mut m) = ([NodeId(0); MAX_REPLICAS], [None; MAX_REPLICAS], [0usize; MAX_REPLICAS], 0);
-    for j in 0..n {
-        if req.live[j] {
-            live[m] = req.replicas[j];
-            live_rates[m] = req.rates[j];
-            live_pos[m] = j;
-            m += 1;
-        }
-    }
-    let passed = health.passed_over(&live[..m], &live_rates[..m], Some(req.local), req.k, now_ns);
+    let live = Live::of(req);
+    let passed = health.passed_over(live.nodes(), live.rates(), Some(req.local), req.k, now_ns);
     let mut back = [false; MAX_REPLICAS];
-    for i in 0..m {
+    for i in 0..live.m {
         if passed & (1 << i) != 0 {
-            back[live_pos[i]] = true;
+            back[live.pos[i]] = true;
         }
     }
-    // The healthy live replicas in canonical order (by id): HWLB's candidates.
-    let (mut healthy, mut rates, mut healthy_pos, mut h) = ([NodeId(0); MAX_REPLICAS], [0.0; MAX_REPLICAS], [0usize; MAX_REPLICAS], 0);
-    let mut known = true;
-    for i in 0..m {
-        if passed & (1 << i) == 0 {
-            healthy[h] = live[i];
-            healthy_pos[h] = live_pos[i];
-            match live_rates[i] {
-                Some(r) => rates[h] = r,
-                None => known = false,
-            }
-            h += 1;
-        }
-    }
+    let mut healthy = Healthy::of(&live, passed);
     // Warm-up reads: a cold warming replica leaves the draw, after the warm ones, and may warm
     // in the background.
     let mut cold = [false; MAX_REPLICAS];
-    let mut warm_up = None;
-    if known && req.warmup_share > 0.0 && req.k >= 1 {
-        let mut warming = [false; MAX_REPLICAS];
-        for i in 0..h {
-            warming[i] = req.warming[healthy_pos[i]];
-        }
-        if let Some(split) = warmup::split_cold(&rates[..h], &warming[..h], req.k) {
-            let coldest = healthy[split.coldest];
-            warm_up = Some((coldest, rates[split.coldest]));
-            let mut w = 0;
-            for i in 0..h {
-                if split.cold_mask & (1 << i) != 0 {
-                    cold[healthy_pos[i]] = true;
-                } else {
-                    healthy[w] = healthy[i];
-                    rates[w] = rates[i];
-                    w += 1;
-                }
-            }
-            h = w;
-        }
-    }
+    let warm_up = match healthy.known && req.warmup_share > 0.0 && req.k >= 1 {
+        true => healthy.set_cold_aside(req, &mut cold),
+        false => None,
+    };
     let mut chosen = [false; MAX_REPLICAS];
-    let mut drawn = false;
-    let mut background = None;
-    if known && h >= req.k && req.k >= 1 {
-        let mut idx = [0usize; MAX_REPLICAS];
-        for (i, slot) in idx[..h].iter_mut().enumerate() {
-            *slot = i;
-        }
-        // Canonical order: the coordinator first, then by node id (the plug-in's directory ids).
-        idx[..h].sort_by_key(|&i| (healthy[i] != req.local, healthy[i]));
-        let (mut canon, mut canon_rates) = ([NodeId(0); MAX_REPLICAS], [0.0; MAX_REPLICAS]);
-        for (c, &i) in idx[..h].iter().enumerate() {
-            canon[c] = healthy[i];
-            canon_rates[c] = rates[i];
-        }
-        let plan = HwlbPlan::compute(&canon_rates[..h], req.k, config);
-        if h > req.k && plan.active() {
-            let row = match canon[..h].iter().position(|&x| x == req.local) {
-                Some(c) => SamplingRow::new(plan.row(c)),
-                None => SamplingRow::new(&plan.shares),
-            };
-            row.sample_each_unit(req.k, req.unit, |c| {
-                let pos = req.replicas.iter().position(|&x| x == canon[c]).expect("a candidate is a replica");
-                chosen[pos] = true;
-            });
-            drawn = true;
-        }
-        if let Some((coldest, cold_rate)) = warm_up {
-            let warm_misses = warmup::misses_per_read(&plan, &canon_rates[..h], config);
-            if req.background_unit < warmup::background_chance(req.warmup_share, warm_misses, cold_rate, config) {
-                background = Some(coldest);
-            }
-        }
-    }
+    let (drawn, mut background) = match healthy.known && healthy.h >= req.k && req.k >= 1 {
+        true => healthy.draw(req, config, warm_up, &mut chosen),
+        false => (false, None),
+    };
     let mut len = write_order(req, health, &chosen, &cold, &back, out);
     // Load: the first k may give way to a replica that costs less, where every live replica's
     // rate is known (a node without the plug-in, or a value not understood, keeps the inner
     // order: the plug-in's safety rule).
     let mut gave_way = 0;
-    if req.k >= 1 && m > req.k && live_rates[..m].iter().all(Option::is_some) {
-        let k = req.k;
-        let position = |node: NodeId| req.replicas.iter().position(|&x| x == node).expect("the order holds the replicas");
-        // The targets: the order's first k live replicas (the ones Cassandra contacts).
-        let (mut targets, mut t) = ([0usize; MAX_REPLICAS], 0);
-        for &node in &out[..len] {
-            let j = position(node);
-            if t < k && req.live[j] {
-                targets[t] = j;
-                t += 1;
-            }
-        }
-        debug_assert_eq!(t, k, "more than k replicas are live");
-        let (mut expected, mut eligible) = ([0.0; MAX_REPLICAS], 0u64);
-        for j in 0..n {
-            expected[j] = health.expected_ns(req.replicas[j], now_ns);
-            if req.live[j] && !back[j] {
-                eligible |= 1 << j;
-            }
-        }
-        let costs = Costs {
-            expected_ns: &expected[..n],
-            rates: req.rates,
-            eligible,
-            heat_weight: health.rule.heat_weight,
-            hit_rate_cap: config.hit_rate_cap,
-            keep: req.replicas.iter().position(|&x| x == req.local).map_or(0, |j| 1 << j),
-        };
-        let mut gave = [0usize; MAX_REPLICAS];
-        gave_way = give_way::give_way(&costs, &mut targets[..k], &mut gave);
+    if req.k >= 1 && live.m > req.k && live.rates().iter().all(Option::is_some) {
+        let mut targets = first_live_targets(req, &out[..len]);
+        gave_way = give_way_to_cheaper(req, health, config, now_ns, &back, &mut targets[..req.k]);
         if gave_way > 0 {
             chosen = [false; MAX_REPLICAS];
-            for &t in &targets[..k] {
+            for &t in &targets[..req.k] {
                 chosen[t] = true;
             }
             len = write_order(req, health, &chosen, &cold, &back, out);
-            if background.is_some_and(|b| chosen[position(b)]) {
+            if background.is_some_and(|b| chosen[position(req, b)]) {
                 background = None;
             }
         }
@@ -646,6 +550,202 @@ pub fn coordinator_order(
             gave_way,
         },
     )
+}
+
+/// The live replicas of a read, in the inner order: each with its rate and its position in
+/// `req.replicas`.
+struct Live {
+    nodes: [NodeId; MAX_REPLICAS],
+    rates: [Option<f64>; MAX_REPLICAS],
+    pos: [usize; MAX_REPLICAS],
+    m: usize,
+}
+
+impl Live {
+    /// The live ones of `req.replicas`.
+    fn of(req: &OrderRequest<'_>) -> Live {
+        let mut live = Live {
+            nodes: [NodeId(0); MAX_REPLICAS],
+            rates: [None; MAX_REPLICAS],
+            pos: [0; MAX_REPLICAS],
+            m: 0,
+        };
+        for j in 0..req.replicas.len() {
+            if req.live[j] {
+                let m = live.m;
+                live.nodes[m] = req.replicas[j];
+                live.rates[m] = req.rates[j];
+                live.pos[m] = j;
+                live.m += 1;
+            }
+        }
+        live
+    }
+
+    fn nodes(&self) -> &[NodeId] {
+        &self.nodes[..self.m]
+    }
+
+    fn rates(&self) -> &[Option<f64>] {
+        &self.rates[..self.m]
+    }
+}
+
+/// The healthy live replicas (not passed over) in the inner order: HWLB's candidates, with
+/// their rates (0 where unknown) and their positions in `req.replicas`.
+struct Healthy {
+    nodes: [NodeId; MAX_REPLICAS],
+    rates: [f64; MAX_REPLICAS],
+    pos: [usize; MAX_REPLICAS],
+    h: usize,
+    /// Whether every one's rate is known.
+    known: bool,
+}
+
+impl Healthy {
+    /// The ones of `live` not in the mask `passed`.
+    fn of(live: &Live, passed: u64) -> Healthy {
+        let mut healthy = Healthy {
+            nodes: [NodeId(0); MAX_REPLICAS],
+            rates: [0.0; MAX_REPLICAS],
+            pos: [0; MAX_REPLICAS],
+            h: 0,
+            known: true,
+        };
+        for i in 0..live.m {
+            if passed & (1 << i) == 0 {
+                let h = healthy.h;
+                healthy.nodes[h] = live.nodes[i];
+                healthy.pos[h] = live.pos[i];
+                match live.rates[i] {
+                    Some(r) => healthy.rates[h] = r,
+                    None => healthy.known = false,
+                }
+                healthy.h += 1;
+            }
+        }
+        healthy
+    }
+
+    /// Takes the cold warming replicas out of the draw, marking them in `cold` (by position in
+    /// `req.replicas`); the coldest one and its rate, to warm in the background.
+    fn set_cold_aside(&mut self, req: &OrderRequest<'_>, cold: &mut [bool; MAX_REPLICAS]) -> Option<(NodeId, f64)> {
+        let h = self.h;
+        let mut warming = [false; MAX_REPLICAS];
+        for (w, &pos) in warming.iter_mut().zip(&self.pos[..h]) {
+            *w = req.warming[pos];
+        }
+        let split = warmup::split_cold(&self.rates[..h], &warming[..h], req.k)?;
+        let warm_up = (self.nodes[split.coldest], self.rates[split.coldest]);
+        let mut w = 0;
+        for i in 0..h {
+            if split.cold_mask & (1 << i) != 0 {
+                cold[self.pos[i]] = true;
+            } else {
+                self.nodes[w] = self.nodes[i];
+                self.rates[w] = self.rates[i];
+                w += 1;
+            }
+        }
+        self.h = w;
+        Some(warm_up)
+    }
+
+    /// HWLB's draw of the first k among these (at least k, every rate known), marking them in
+    /// `chosen` (by position in `req.replicas`): whether it drew (a plan steps aside when
+    /// there is no choice or it is inactive), and the replica `warm_up` names when this read
+    /// also warms it in the background.
+    fn draw(
+        &self,
+        req: &OrderRequest<'_>,
+        config: &PlanConfig,
+        warm_up: Option<(NodeId, f64)>,
+        chosen: &mut [bool; MAX_REPLICAS],
+    ) -> (bool, Option<NodeId>) {
+        let h = self.h;
+        let mut idx = [0usize; MAX_REPLICAS];
+        for (i, slot) in idx[..h].iter_mut().enumerate() {
+            *slot = i;
+        }
+        // Canonical order: the coordinator first, then by node id (the plug-in's directory ids).
+        idx[..h].sort_by_key(|&i| (self.nodes[i] != req.local, self.nodes[i]));
+        let (mut canon, mut canon_rates) = ([NodeId(0); MAX_REPLICAS], [0.0; MAX_REPLICAS]);
+        for (c, &i) in idx[..h].iter().enumerate() {
+            canon[c] = self.nodes[i];
+            canon_rates[c] = self.rates[i];
+        }
+        let plan = HwlbPlan::compute(&canon_rates[..h], req.k, config);
+        let mut drawn = false;
+        if h > req.k && plan.active() {
+            let row = match canon[..h].iter().position(|&x| x == req.local) {
+                Some(c) => SamplingRow::new(plan.row(c)),
+                None => SamplingRow::new(&plan.shares),
+            };
+            row.sample_each_unit(req.k, req.unit, |c| {
+                let pos = req.replicas.iter().position(|&x| x == canon[c]).expect("a candidate is a replica");
+                chosen[pos] = true;
+            });
+            drawn = true;
+        }
+        let mut background = None;
+        if let Some((coldest, cold_rate)) = warm_up {
+            let warm_misses = warmup::misses_per_read(&plan, &canon_rates[..h], config);
+            if req.background_unit < warmup::background_chance(req.warmup_share, warm_misses, cold_rate, config) {
+                background = Some(coldest);
+            }
+        }
+        (drawn, background)
+    }
+}
+
+/// The position of `node` in `req.replicas`.
+fn position(req: &OrderRequest<'_>, node: NodeId) -> usize {
+    req.replicas.iter().position(|&x| x == node).expect("the order holds the replicas")
+}
+
+/// The targets of `order`: its first k live replicas (the ones Cassandra contacts), by
+/// position in `req.replicas`.
+fn first_live_targets(req: &OrderRequest<'_>, order: &[NodeId]) -> [usize; MAX_REPLICAS] {
+    let (mut targets, mut t) = ([0usize; MAX_REPLICAS], 0);
+    for &node in order {
+        let j = position(req, node);
+        if t < req.k && req.live[j] {
+            targets[t] = j;
+            t += 1;
+        }
+    }
+    debug_assert_eq!(t, req.k, "more than k replicas are live");
+    targets
+}
+
+/// Lets the `targets` (positions in `req.replicas`) give way to live replicas not passed over
+/// (`back`) that cost less ([`give_way::give_way`]), the coordinator kept; how many gave way.
+fn give_way_to_cheaper(
+    req: &OrderRequest<'_>,
+    health: &CoordinatorHealth,
+    config: &PlanConfig,
+    now_ns: u64,
+    back: &[bool; MAX_REPLICAS],
+    targets: &mut [usize],
+) -> usize {
+    let n = req.replicas.len();
+    let (mut expected, mut eligible) = ([0.0; MAX_REPLICAS], 0u64);
+    for j in 0..n {
+        expected[j] = health.expected_ns(req.replicas[j], now_ns);
+        if req.live[j] && !back[j] {
+            eligible |= 1 << j;
+        }
+    }
+    let costs = Costs {
+        expected_ns: &expected[..n],
+        rates: req.rates,
+        eligible,
+        heat_weight: health.rule.heat_weight,
+        hit_rate_cap: config.hit_rate_cap,
+        keep: req.replicas.iter().position(|&x| x == req.local).map_or(0, |j| 1 << j),
+    };
+    let mut gave = [0usize; MAX_REPLICAS];
+    give_way::give_way(&costs, targets, &mut gave)
 }
 
 /// Writes the order of `req.replicas` by rank: the `chosen` ones, the other healthy ones, the

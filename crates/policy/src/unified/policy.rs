@@ -8,9 +8,9 @@ use crate::c3::{Ranking, C3};
 use crate::health::{HealthRule, MAX_MIN_RESPONSES};
 use crate::hwlb::Hwlb;
 use crate::params::{ParamDefault as D, ParamSpec, ParamTable, ParamValue, Params, PolicyError};
-use crate::policy::Policy;
+use crate::policy::{Event, Policy};
 use crate::rng::Rng;
-use crate::types::{Decision, Failure, Feedback, NodeCaps, NodeId, Plan, Reply, Request, Side, MAX_REPLICAS};
+use crate::types::{Decision, Failure, NodeId, Plan, Request, MAX_REPLICAS};
 
 use super::coordinator::{CoordinatorHealth, CoordinatorRule};
 use super::give_way::{give_way, Costs, MAX_HEAT_WEIGHT};
@@ -207,7 +207,6 @@ pub static PARAMS: [ParamSpec; 26] = [
 /// time), HWLB's shares at a coordinator, and the unhealthy-node rule.
 #[derive(Debug)]
 pub struct Unified {
-    params: Params,
     c3: C3,
     hwlb: Hwlb,
     heat: bool,
@@ -227,7 +226,7 @@ impl Unified {
         let untimed = Ranking {
             concurrency_weight: params.f64("untimed_concurrency_weight"),
             queue_exponent: params.f64("untimed_queue_exponent"),
-            ewma_new_weight: c3.params().f64("ewma_new_weight"),
+            ewma_new_weight: c3.ewma_new_weight(),
         };
         let mut hwlb_params = ParamTable::new();
         for name in ["warmup_reads", "warmup_ramp_s", "stale_after_ms"] {
@@ -265,7 +264,6 @@ impl Unified {
                 outlier_factor: params.f64("untimed_outlier_factor"),
                 outlier_count: params.i64("untimed_outlier_count") as u32,
             }),
-            params,
         })
     }
 
@@ -379,18 +377,6 @@ impl Unified {
 }
 
 impl Policy for Unified {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn side(&self) -> Side {
-        Side::Both
-    }
-
-    fn params(&self) -> &Params {
-        &self.params
-    }
-
     fn plan(&mut self, req: &Request<'_>, now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
         if !req.plannable() {
             return Decision::Unavailable;
@@ -406,44 +392,31 @@ impl Policy for Unified {
         self.c3.plan(req, now_ns, rng, out)
     }
 
-    fn on_send(&mut self, node: NodeId, now_ns: u64) {
-        self.health.sent(node, now_ns);
-        self.untimed.sent(node, now_ns);
-        self.c3.on_send(node, now_ns);
-        self.hwlb.on_send(node, now_ns);
-    }
-
-    fn on_reply(&mut self, reply: &Reply, now_ns: u64) {
-        self.health.replied(reply.node, reply.latency_ns, now_ns);
-        let timed = reply.feedback.service_time_ns.is_some();
-        self.untimed.replied(reply.node, reply.latency_ns, timed, now_ns);
-        self.c3.on_reply(reply, now_ns);
-        self.hwlb.on_reply(reply, now_ns);
-    }
-
-    fn on_failure(&mut self, node: NodeId, failure: Failure, now_ns: u64) {
-        match failure {
-            Failure::Timeout => self.health.expired(node, now_ns),
-            // An error is an answer (the Java driver's rule), not a latency sample.
-            Failure::Error | Failure::ConnectionLost => {}
+    fn observe(&mut self, event: &Event<'_>, now_ns: u64) {
+        match *event {
+            Event::Sent { node } => {
+                self.health.sent(node, now_ns);
+                self.untimed.sent(node, now_ns);
+            }
+            Event::Reply(reply) => {
+                self.health.replied(reply.node, reply.latency_ns, now_ns);
+                let timed = reply.feedback.service_time_ns.is_some();
+                self.untimed.replied(reply.node, reply.latency_ns, timed, now_ns);
+            }
+            Event::Failure { node, failure } => {
+                match failure {
+                    Failure::Timeout => self.health.expired(node, now_ns),
+                    // An error is an answer (the Java driver's rule), not a latency sample.
+                    Failure::Error | Failure::ConnectionLost => {}
+                }
+                self.untimed.failed(node, failure == Failure::Error, now_ns);
+            }
+            Event::NodeUp { node, .. } | Event::NodeDown { node } => self.health.reset(node),
+            _ => {}
         }
-        self.untimed.failed(node, failure == Failure::Error, now_ns);
-        self.c3.on_failure(node, failure, now_ns);
-        self.hwlb.on_failure(node, failure, now_ns);
-    }
-
-    fn on_info(&mut self, node: NodeId, info: &Feedback, now_ns: u64) {
-        self.hwlb.on_info(node, info, now_ns);
-    }
-
-    fn on_node_up(&mut self, node: NodeId, caps: NodeCaps, now_ns: u64) {
-        self.health.reset(node);
-        self.hwlb.on_node_up(node, caps, now_ns);
-    }
-
-    fn on_node_down(&mut self, node: NodeId, now_ns: u64) {
-        self.health.reset(node);
-        self.hwlb.on_node_down(node, now_ns);
+        // C3 learns only from sends, replies and failures; HWLB from those and the news.
+        self.c3.observe(event, now_ns);
+        self.hwlb.observe(event, now_ns);
     }
 }
 

@@ -85,24 +85,135 @@ struct Client {
 }
 
 /// A policy-less stand-in used by the ideal shared queue: always the first candidate.
-struct FirstCandidate(replica_lb_policy::Params);
+struct FirstCandidate;
+
+impl FirstCandidate {
+    /// It wrapped as the registry wraps a policy, under the name `ideal`, with no parameters.
+    fn built() -> Result<replica_lb_policy::Built, String> {
+        Ok(replica_lb_policy::Built {
+            name: "ideal",
+            side: replica_lb_policy::Side::Both,
+            params: replica_lb_policy::Params::resolve("ideal", &[], &Default::default()).map_err(|e| e.to_string())?,
+            needs: replica_lb_policy::Needs::NONE,
+            policy: Box::new(FirstCandidate),
+        })
+    }
+}
 
 impl Policy for FirstCandidate {
-    fn name(&self) -> &'static str {
-        "ideal"
-    }
-    fn side(&self) -> replica_lb_policy::Side {
-        replica_lb_policy::Side::Both
-    }
-    fn params(&self) -> &replica_lb_policy::Params {
-        &self.0
-    }
     fn plan(&mut self, req: &Request<'_>, _now_ns: u64, _rng: &mut Rng, out: &mut Plan) -> Decision {
         if req.candidates.len() < req.count {
             return Decision::Unavailable;
         }
         out.set_order(req.candidates, req.count);
         Decision::Send
+    }
+}
+
+impl Client {
+    /// Client `c` of the scenario, drawing from `rng`.
+    fn new(sc: &Scenario, c: usize, rng: Rng) -> Client {
+        let (gap_ns, fixed) = match sc.clients.arrival {
+            Arrival::Poisson { rate_per_s } => (1e9 / (rate_per_s * sc.clients.weight[c]), false),
+            Arrival::Fixed { rate_per_s } => (1e9 / (rate_per_s * sc.clients.weight[c]), true),
+            Arrival::Closed { .. } => (0.0, false),
+        };
+        Client {
+            zone: sc.clients.zone[c],
+            keys: KeyGen::new(sc.clients.keys, c, sc.clients.count),
+            rng,
+            gap_ns,
+            fixed,
+        }
+    }
+}
+
+impl Requester {
+    /// The requester of client `c`: the run's client policy (the first candidate in the ideal
+    /// shared queue), seeded with `seed`.
+    fn client(sc: &Scenario, spec: &RunSpec, c: usize, seed: u64) -> Result<Requester, String> {
+        let ideal = spec.ideal;
+        let rt = if ideal {
+            Runtime::new(FirstCandidate::built()?, SIMULATOR, runtime_config(None, seed))?
+        } else {
+            build_runtime(&spec.client, None, seed)?
+        };
+        Ok(Requester {
+            rt,
+            zone: sc.clients.zone[c],
+            local: None,
+            timer_at: u64::MAX,
+            gen: 0,
+            seed,
+            beyond_replicas: sc.clients.beyond_replicas && !ideal && spec.client.info().plans_beyond_replicas,
+        })
+    }
+
+    /// The requester of node `n` as a coordinator: the run's coordinator policy, seeded with
+    /// `seed`.
+    fn coordinator(spec: &RunSpec, topo: &Topology, n: usize, seed: u64) -> Result<Requester, String> {
+        let local = Some(NodeId(n as u16));
+        Ok(Requester {
+            rt: build_runtime(&spec.coordinator, local, seed)?,
+            zone: topo.node_zone(n),
+            local,
+            timer_at: u64::MAX,
+            gen: 0,
+            seed,
+            beyond_replicas: false,
+        })
+    }
+}
+
+/// The recorder of a run of `sc` over `n_nodes` nodes (zones not told in the ideal shared
+/// queue).
+fn recorder(sc: &Scenario, n_nodes: usize, ideal: bool) -> Result<Recorder, String> {
+    let mut rec = Recorder::new(RecorderConfig {
+        nodes: n_nodes,
+        duration_s: sc.run.duration_s,
+        phases: sc.phases.clone(),
+        timeout_ns: sc.requests.read_timeout_ns,
+    })?;
+    rec.track_network(sc.network.nic_bits_per_s);
+    if !ideal {
+        rec.set_zones(sc.cluster.node_zone.clone(), sc.cluster.zone_names.clone());
+    }
+    if sc.requests.multi.is_some() {
+        rec.track_multi();
+    }
+    Ok(rec)
+}
+
+/// Node `n` as it starts: up, its stages sized by the scenario (the whole
+/// cluster's in one node for the ideal shared queue), drawing from `rng`.
+fn new_node(sc: &Scenario, topo: &Topology, ideal: bool, n: usize, rng: Rng) -> Node {
+    let conc = if ideal {
+        sc.node.cpu_concurrency * sc.cluster.nodes as u32
+    } else {
+        sc.node.cpu_concurrency
+    };
+    Node {
+        zone: topo.node_zone(n),
+        up: true,
+        paused: false,
+        pauses: 0,
+        gen: 0,
+        cpu: Stage::new(conc, sc.node.cpu_service),
+        disk: sc
+            .node
+            .disk
+            .map(|(c, d)| Box::new(Stage::new(if ideal { c * sc.cluster.nodes as u32 } else { c }, d))),
+        cache: sc.node.cache_rows.map(|rows| Box::new(Lru::new(rows, sc.clients.keys.count))),
+        tracker: HitRateTracker::new(sc.feedback.tick_ns, sc.feedback.window_ns, 0),
+        rng,
+        cpu_factor: 1.0,
+        disk_factor: 1.0,
+        fluct_factor: 1.0,
+        added_delay_ns: 0,
+        in_flight: 0,
+        deferred: Vec::new(),
+        gossiped: RatePublisher::new(),
+        latency_ewma_ns: 0.0,
     }
 }
 
@@ -194,83 +305,16 @@ impl<'s> Sim<'s> {
         for c in 0..sc.clients.count {
             let rng = master.fork();
             let policy_seed = master.next_u64();
-            let (gap_ns, fixed) = match sc.clients.arrival {
-                Arrival::Poisson { rate_per_s } => (1e9 / (rate_per_s * sc.clients.weight[c]), false),
-                Arrival::Fixed { rate_per_s } => (1e9 / (rate_per_s * sc.clients.weight[c]), true),
-                Arrival::Closed { .. } => (0.0, false),
-            };
-            clients.push(Client {
-                zone: sc.clients.zone[c],
-                keys: KeyGen::new(sc.clients.keys, c, sc.clients.count),
-                rng,
-                gap_ns,
-                fixed,
-            });
-            let rt = if ideal {
-                let first =
-                    FirstCandidate(replica_lb_policy::Params::resolve("ideal", &[], &Default::default()).map_err(|e| e.to_string())?);
-                Runtime::new(
-                    Box::new(first),
-                    replica_lb_policy::Needs::NONE,
-                    SIMULATOR,
-                    runtime_config(None, policy_seed),
-                )?
-            } else {
-                build_runtime(&spec.client, None, policy_seed)?
-            };
-            requesters.push(Requester {
-                rt,
-                zone: sc.clients.zone[c],
-                local: None,
-                timer_at: u64::MAX,
-                gen: 0,
-                seed: policy_seed,
-                beyond_replicas: sc.clients.beyond_replicas && !ideal && spec.client.info().plans_beyond_replicas,
-            });
+            clients.push(Client::new(sc, c, rng));
+            requesters.push(Requester::client(sc, spec, c, policy_seed)?);
         }
         let mut nodes = Vec::with_capacity(n_nodes);
         for n in 0..n_nodes {
             let rng = master.fork();
             let policy_seed = master.next_u64();
-            let conc = if ideal {
-                sc.node.cpu_concurrency * sc.cluster.nodes as u32
-            } else {
-                sc.node.cpu_concurrency
-            };
-            nodes.push(Node {
-                zone: topo.node_zone(n),
-                up: true,
-                paused: false,
-                pauses: 0,
-                gen: 0,
-                cpu: Stage::new(conc, sc.node.cpu_service),
-                disk: sc
-                    .node
-                    .disk
-                    .map(|(c, d)| Box::new(Stage::new(if ideal { c * sc.cluster.nodes as u32 } else { c }, d))),
-                cache: sc.node.cache_rows.map(|rows| Box::new(Lru::new(rows, sc.clients.keys.count))),
-                tracker: HitRateTracker::new(sc.feedback.tick_ns, sc.feedback.window_ns, 0),
-                rng,
-                cpu_factor: 1.0,
-                disk_factor: 1.0,
-                fluct_factor: 1.0,
-                added_delay_ns: 0,
-                in_flight: 0,
-                deferred: Vec::new(),
-                gossiped: RatePublisher::new(),
-                latency_ewma_ns: 0.0,
-            });
+            nodes.push(new_node(sc, &topo, ideal, n, rng));
             if sc.cluster.routing == Routing::Coordinator {
-                let local = Some(NodeId(n as u16));
-                requesters.push(Requester {
-                    rt: build_runtime(&spec.coordinator, local, policy_seed)?,
-                    zone: topo.node_zone(n),
-                    local,
-                    timer_at: u64::MAX,
-                    gen: 0,
-                    seed: policy_seed,
-                    beyond_replicas: false,
-                });
+                requesters.push(Requester::coordinator(spec, &topo, n, policy_seed)?);
             }
         }
         // Every policy learns the zones once (weighted-least-loaded weighs remote zones).
@@ -289,19 +333,7 @@ impl<'s> Sim<'s> {
         } else {
             FaultPlan::new(sc, measure_ns, end_ns)
         };
-        let mut rec = Recorder::new(RecorderConfig {
-            nodes: n_nodes,
-            duration_s: sc.run.duration_s,
-            phases: sc.phases.clone(),
-            timeout_ns: sc.requests.read_timeout_ns,
-        })?;
-        rec.track_network(sc.network.nic_bits_per_s);
-        if !ideal {
-            rec.set_zones(sc.cluster.node_zone.clone(), sc.cluster.zone_names.clone());
-        }
-        if sc.requests.multi.is_some() {
-            rec.track_multi();
-        }
+        let rec = recorder(sc, n_nodes, ideal)?;
         let prefetch = requesters.len() + n_nodes > PREFETCH_FROM;
         let gossip_listeners = (0..requesters.len() as u32)
             .filter(|&r| requesters[r as usize].rt.needs(Need::Feedback))

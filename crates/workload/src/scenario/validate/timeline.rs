@@ -28,149 +28,174 @@ pub(super) fn phases(cx: &Ctx, raw: &RawScenario, duration_s: u32) -> Res<Vec<Ph
 }
 
 pub(super) fn faults(cx: &Ctx, raw: &RawScenario, cluster: &Cluster, run: &RunModel) -> Res<Vec<Fault>> {
-    let mut out = Vec::new();
+    raw.fault.iter().map(|f| fault(cx, f, cluster, run)).collect()
+}
+
+/// An error at `line`.
+fn bad(line: usize, message: String) -> ScenarioError {
+    ScenarioError { line: Some(line), message }
+}
+
+/// One `[[fault]]` entry, checked.
+fn fault(cx: &Ctx, f: &Spanned<RawFault>, cluster: &Cluster, run: &RunModel) -> Res<Fault> {
     let earliest_s = -(run.warmup_ns as f64) / S;
-    for f in &raw.fault {
-        let r = f.get_ref();
-        let line = cx.line(f.span().start);
-        let bad = |m: String| -> ScenarioError {
-            ScenarioError {
-                line: Some(line),
-                message: m,
-            }
-        };
-        let kind_name = r.kind.get_ref().as_str();
-        let positive = |v: Option<f64>, name: &str| -> Res<Option<f64>> {
-            match v {
-                Some(x) if !(x.is_finite() && x > 0.0) => Err(bad(format!("fault {kind_name}: {name} = {x} must be positive"))),
-                other => Ok(other),
-            }
-        };
-        let duration_s = positive(r.duration_s, "duration_s")?;
-        let every_s = positive(r.every_s, "every_s")?;
-        let stagger_s = positive(r.stagger_s, "stagger_s")?;
-        if stagger_s.is_some() && kind_name == "fluctuate" {
+    let r = f.get_ref();
+    let line = cx.line(f.span().start);
+    let kind_name = r.kind.get_ref().as_str();
+    let positive = |v: Option<f64>, name: &str| -> Res<Option<f64>> {
+        match v {
+            Some(x) if !(x.is_finite() && x > 0.0) => Err(bad(line, format!("fault {kind_name}: {name} = {x} must be positive"))),
+            other => Ok(other),
+        }
+    };
+    let duration_s = positive(r.duration_s, "duration_s")?;
+    let every_s = positive(r.every_s, "every_s")?;
+    let stagger_s = positive(r.stagger_s, "stagger_s")?;
+    if stagger_s.is_some() && kind_name == "fluctuate" {
+        return Err(bad(
+            line,
+            "fault fluctuate: stagger_s is for the other kinds (a fluctuation steps every node at once)".into(),
+        ));
+    }
+    let at_s = r.at_s.unwrap_or(if kind_name == "fluctuate" { earliest_s } else { 0.0 });
+    if !at_s.is_finite() || at_s < earliest_s || at_s > run.duration_s as f64 {
+        return Err(bad(
+            line,
+            format!("fault {kind_name}: at_s = {at_s} must be within [-warmup_s, duration_s]"),
+        ));
+    }
+    let nodes = fault_nodes(r, cluster, line)?;
+    let kind = fault_kind(cx, r, duration_s, line)?;
+    if let (Some(every), Some(dur)) = (every_s, duration_s) {
+        if dur >= every {
             return Err(bad(
-                "fault fluctuate: stagger_s is for the other kinds (a fluctuation steps every node at once)".into(),
+                line,
+                format!("fault {kind_name}: duration_s ({dur}) must be shorter than every_s ({every})"),
             ));
         }
-        let at_s = r.at_s.unwrap_or(if kind_name == "fluctuate" { earliest_s } else { 0.0 });
-        if !at_s.is_finite() || at_s < earliest_s || at_s > run.duration_s as f64 {
-            return Err(bad(format!(
-                "fault {kind_name}: at_s = {at_s} must be within [-warmup_s, duration_s]"
-            )));
+    }
+    if let Some(every) = every_s {
+        let count = (run.duration_s as f64 - at_s) / every;
+        if count * nodes.len() as f64 > MAX_FAULT_ACTIONS as f64 / 2.0 {
+            return Err(bad(
+                line,
+                format!("fault {kind_name} repeats too often (more than {MAX_FAULT_ACTIONS} actions)"),
+            ));
         }
-        let nodes: Vec<u16> = match (r.node, &r.nodes, &r.zone) {
-            (Some(n), None, None) => vec![n],
-            (None, Some(ns), None) => ns.clone(),
-            (None, None, Some(zone)) => match cluster.zone_names.iter().position(|z| z == zone) {
-                Some(z) => (0..cluster.nodes)
-                    .filter(|&n| cluster.node_zone[n] as usize == z)
-                    .map(|n| n as i64)
-                    .collect(),
-                None => {
-                    return Err(bad(format!(
+    }
+    Ok(Fault {
+        kind,
+        nodes,
+        at_ns: (at_s * S) as i64,
+        duration_ns: duration_s.map(|d| (d * S) as u64),
+        every_ns: every_s.map(|d| (d * S) as u64),
+        stagger_ns: stagger_s.map_or(0, |d| (d * S) as u64),
+        until_ns: r.until_s.map(|u| (u * S) as i64),
+        line,
+    })
+}
+
+/// The nodes a fault hits: `node`, `nodes` or a `zone` (every node for a fluctuation given
+/// none), each an existing node.
+fn fault_nodes(r: &RawFault, cluster: &Cluster, line: usize) -> Res<Vec<u16>> {
+    let kind_name = r.kind.get_ref().as_str();
+    match (r.node, &r.nodes, &r.zone) {
+        (Some(n), None, None) => vec![n],
+        (None, Some(ns), None) => ns.clone(),
+        (None, None, Some(zone)) => match cluster.zone_names.iter().position(|z| z == zone) {
+            Some(z) => (0..cluster.nodes)
+                .filter(|&n| cluster.node_zone[n] as usize == z)
+                .map(|n| n as i64)
+                .collect(),
+            None => {
+                return Err(bad(
+                    line,
+                    format!(
                         "fault {kind_name}: zone '{zone}' is not one of the cluster's: {}",
                         cluster.zone_names.join(", ")
-                    )))
-                }
-            },
-            (None, None, None) if kind_name == "fluctuate" => (0..cluster.nodes as i64).collect(),
-            (None, None, None) => {
-                return Err(bad(format!(
-                    "fault {kind_name} needs node = <id>, nodes = [..] or zone = \"<name>\""
-                )))
+                    ),
+                ))
             }
-            _ => return Err(bad(format!("fault {kind_name}: give one of node, nodes or zone"))),
+        },
+        (None, None, None) if kind_name == "fluctuate" => (0..cluster.nodes as i64).collect(),
+        (None, None, None) => {
+            return Err(bad(
+                line,
+                format!("fault {kind_name} needs node = <id>, nodes = [..] or zone = \"<name>\""),
+            ))
         }
-        .into_iter()
-        .map(|n| {
-            if n < 0 || n as usize >= cluster.nodes {
-                Err(bad(format!("node {n} does not exist: nodes are 0..{}", cluster.nodes - 1)))
-            } else {
-                Ok(n as u16)
-            }
-        })
-        .collect::<Res<_>>()?;
-        let kind = match kind_name {
-            "restart" | "pause" => {
-                if duration_s.is_none() {
-                    return Err(bad(format!(
-                        "fault {kind_name} needs duration_s (how long the node is down/frozen)"
-                    )));
-                }
-                if kind_name == "restart" {
-                    FaultKind::Restart
-                } else {
-                    FaultKind::Pause
-                }
-            }
-            "delay" => match r.added_delay_us {
-                Some(d) if d.is_finite() && d > 0.0 && d < 1e9 => FaultKind::Delay { added_ns: (d * US) as u64 },
-                _ => return Err(bad("fault delay needs added_delay_us > 0".into())),
-            },
-            "slow" => {
-                let factor = match r.factor {
-                    Some(f) if f.is_finite() && f > 0.0 && f <= 1e4 => f,
-                    _ => return Err(bad("fault slow needs factor in (0, 10000]".into())),
-                };
-                let stage = match r.stage.as_deref() {
-                    None | Some("all") => StageSel::All,
-                    Some("cpu") => StageSel::Cpu,
-                    Some("disk") => StageSel::Disk,
-                    Some(o) => return Err(bad(format!("stage '{o}' is not one of: cpu, disk, all"))),
-                };
-                FaultKind::Slow { factor, stage }
-            }
-            "fluctuate" => {
-                let (Some(interval_ms), Some(probability), Some(factor)) = (r.interval_ms, r.probability, r.factor) else {
-                    return Err(bad("fault fluctuate needs interval_ms, probability and factor".into()));
-                };
-                let valid =
-                    interval_ms >= 1.0 && interval_ms.is_finite() && (0.0..=1.0).contains(&probability) && factor > 0.0 && factor <= 1e4;
-                if !valid {
-                    return Err(bad(
-                        "fault fluctuate: interval_ms >= 1, probability in [0, 1], factor in (0, 10000]".into(),
-                    ));
-                }
-                FaultKind::Fluctuate {
-                    interval_ns: (interval_ms * MS) as u64,
-                    probability,
-                    factor,
-                }
-            }
-            other => {
-                return Err(cx.at(
-                    &r.kind,
-                    format!("fault kind '{other}' is not one of: restart, pause, delay, slow, fluctuate"),
+        _ => return Err(bad(line, format!("fault {kind_name}: give one of node, nodes or zone"))),
+    }
+    .into_iter()
+    .map(|n| {
+        if n < 0 || n as usize >= cluster.nodes {
+            Err(bad(line, format!("node {n} does not exist: nodes are 0..{}", cluster.nodes - 1)))
+        } else {
+            Ok(n as u16)
+        }
+    })
+    .collect()
+}
+
+/// What a fault does, with the settings its kind needs.
+fn fault_kind(cx: &Ctx, r: &RawFault, duration_s: Option<f64>, line: usize) -> Res<FaultKind> {
+    let kind_name = r.kind.get_ref().as_str();
+    Ok(match kind_name {
+        "restart" | "pause" => {
+            if duration_s.is_none() {
+                return Err(bad(
+                    line,
+                    format!("fault {kind_name} needs duration_s (how long the node is down/frozen)"),
                 ));
             }
-        };
-        if let (Some(every), Some(dur)) = (every_s, duration_s) {
-            if dur >= every {
-                return Err(bad(format!(
-                    "fault {kind_name}: duration_s ({dur}) must be shorter than every_s ({every})"
-                )));
+            if kind_name == "restart" {
+                FaultKind::Restart
+            } else {
+                FaultKind::Pause
             }
         }
-        if let Some(every) = every_s {
-            let count = (run.duration_s as f64 - at_s) / every;
-            if count * nodes.len() as f64 > MAX_FAULT_ACTIONS as f64 / 2.0 {
-                return Err(bad(format!(
-                    "fault {kind_name} repeats too often (more than {MAX_FAULT_ACTIONS} actions)"
-                )));
-            }
+        "delay" => match r.added_delay_us {
+            Some(d) if d.is_finite() && d > 0.0 && d < 1e9 => FaultKind::Delay { added_ns: (d * US) as u64 },
+            _ => return Err(bad(line, "fault delay needs added_delay_us > 0".into())),
+        },
+        "slow" => {
+            let factor = match r.factor {
+                Some(f) if f.is_finite() && f > 0.0 && f <= 1e4 => f,
+                _ => return Err(bad(line, "fault slow needs factor in (0, 10000]".into())),
+            };
+            let stage = match r.stage.as_deref() {
+                None | Some("all") => StageSel::All,
+                Some("cpu") => StageSel::Cpu,
+                Some("disk") => StageSel::Disk,
+                Some(o) => return Err(bad(line, format!("stage '{o}' is not one of: cpu, disk, all"))),
+            };
+            FaultKind::Slow { factor, stage }
         }
-        out.push(Fault {
-            kind,
-            nodes,
-            at_ns: (at_s * S) as i64,
-            duration_ns: duration_s.map(|d| (d * S) as u64),
-            every_ns: every_s.map(|d| (d * S) as u64),
-            stagger_ns: stagger_s.map_or(0, |d| (d * S) as u64),
-            until_ns: r.until_s.map(|u| (u * S) as i64),
+        "fluctuate" => fluctuate(r, line)?,
+        other => {
+            return Err(cx.at(
+                &r.kind,
+                format!("fault kind '{other}' is not one of: restart, pause, delay, slow, fluctuate"),
+            ));
+        }
+    })
+}
+
+/// A fluctuation with its settings (`interval_ms`, `probability`, `factor`), checked.
+fn fluctuate(r: &RawFault, line: usize) -> Res<FaultKind> {
+    let (Some(interval_ms), Some(probability), Some(factor)) = (r.interval_ms, r.probability, r.factor) else {
+        return Err(bad(line, "fault fluctuate needs interval_ms, probability and factor".into()));
+    };
+    let valid = interval_ms >= 1.0 && interval_ms.is_finite() && (0.0..=1.0).contains(&probability) && factor > 0.0 && factor <= 1e4;
+    if !valid {
+        return Err(bad(
             line,
-        });
+            "fault fluctuate: interval_ms >= 1, probability in [0, 1], factor in (0, 10000]".into(),
+        ));
     }
-    Ok(out)
+    Ok(FaultKind::Fluctuate {
+        interval_ns: (interval_ms * MS) as u64,
+        probability,
+        factor,
+    })
 }

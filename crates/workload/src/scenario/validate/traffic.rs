@@ -4,28 +4,59 @@ use super::*;
 
 pub(super) fn clients(cx: &Ctx, c: &RawClients, cluster: &Cluster) -> Res<ClientModel> {
     let count = cx.int(&c.count, "clients.count", 1, MAX_CLIENTS as i64)? as usize;
-    let zone = match &c.zones {
-        None => vec![cluster.node_zone[0]; count],
-        Some(z) => {
-            if z.get_ref().is_empty() {
-                return Err(cx.at(z, "clients.zones is empty: list the zones clients sit in (they cycle over it)"));
-            }
-            let mut ids = Vec::new();
-            for name in z.get_ref() {
-                match cluster.zone_names.iter().position(|n| n == name) {
-                    Some(i) => ids.push(i as u16),
-                    None => {
-                        return Err(cx.at(
-                            z,
-                            format!("clients.zones: unknown zone '{name}'; zones are: {}", cluster.zone_names.join(", ")),
-                        ))
-                    }
-                }
-            }
-            (0..count).map(|i| ids[i % ids.len()]).collect()
-        }
+    let zone = client_zones(cx, c, cluster, count)?;
+    let arrival = arrival(cx, c)?;
+    let weight = demand_weights(cx, c, count)?;
+    let keys = keys(cx, c)?;
+    let write_fraction = cx.opt_num(&c.write_fraction, "clients.write_fraction", 0.0, 1.0, 0.0)?;
+    if write_fraction > 0.0 && cluster.replication_factor > MAX_OPS_PER_REQUEST {
+        let at = c.write_fraction.as_ref().expect("positive write fraction was given");
+        return Err(cx.at(
+            at,
+            format!("writes go to every replica: replication_factor must be at most {MAX_OPS_PER_REQUEST}"),
+        ));
+    }
+    let bursts = bursts(cx, c, arrival)?;
+    let beyond_replicas = beyond_replicas(cx, c, cluster)?;
+    Ok(ClientModel {
+        count,
+        zone,
+        token_aware: c.token_aware.unwrap_or(true),
+        arrival,
+        weight,
+        keys,
+        write_fraction,
+        bursts,
+        beyond_replicas,
+    })
+}
+
+/// Each client's zone: `clients.zones` cycled over the clients, or the first node's zone.
+fn client_zones(cx: &Ctx, c: &RawClients, cluster: &Cluster, count: usize) -> Res<Vec<u16>> {
+    let Some(z) = &c.zones else {
+        return Ok(vec![cluster.node_zone[0]; count]);
     };
-    let arrival = match c.arrival.get_ref().as_str() {
+    if z.get_ref().is_empty() {
+        return Err(cx.at(z, "clients.zones is empty: list the zones clients sit in (they cycle over it)"));
+    }
+    let mut ids = Vec::new();
+    for name in z.get_ref() {
+        match cluster.zone_names.iter().position(|n| n == name) {
+            Some(i) => ids.push(i as u16),
+            None => {
+                return Err(cx.at(
+                    z,
+                    format!("clients.zones: unknown zone '{name}'; zones are: {}", cluster.zone_names.join(", ")),
+                ))
+            }
+        }
+    }
+    Ok((0..count).map(|i| ids[i % ids.len()]).collect())
+}
+
+/// The arrival process: open loop (`poisson`, `fixed`) at a rate, or closed loop.
+fn arrival(cx: &Ctx, c: &RawClients) -> Res<Arrival> {
+    Ok(match c.arrival.get_ref().as_str() {
         kind @ ("poisson" | "fixed") => {
             let Some(rate) = &c.rate_per_s else {
                 return Err(cx.at(&c.arrival, format!("arrival '{kind}' needs clients.rate_per_s")));
@@ -47,29 +78,36 @@ pub(super) fn clients(cx: &Ctx, c: &RawClients, cluster: &Cluster) -> Res<Client
             }
         }
         other => return Err(cx.at(&c.arrival, format!("arrival '{other}' is not one of: poisson, fixed, closed"))),
+    })
+}
+
+/// Each client's share of the requests: equal, or skewed (`demand_skew`: a fraction of the
+/// clients sends a fraction of the requests).
+fn demand_weights(cx: &Ctx, c: &RawClients, count: usize) -> Res<Vec<f64>> {
+    let Some(s) = &c.demand_skew else {
+        return Ok(vec![1.0 / count as f64; count]);
     };
-    let weight = match &c.demand_skew {
-        None => vec![1.0 / count as f64; count],
-        Some(s) => {
-            let k = s.get_ref();
-            if !(k.clients > 0.0 && k.clients < 1.0 && k.requests > 0.0 && k.requests < 1.0) {
-                return cx.err(s.span(), "demand_skew: clients and requests must both be fractions in (0, 1)");
+    let k = s.get_ref();
+    if !(k.clients > 0.0 && k.clients < 1.0 && k.requests > 0.0 && k.requests < 1.0) {
+        return cx.err(s.span(), "demand_skew: clients and requests must both be fractions in (0, 1)");
+    }
+    let heavy = ((count as f64 * k.clients).round() as usize).clamp(1, count.saturating_sub(1).max(1));
+    if heavy >= count {
+        return cx.err(s.span(), "demand_skew needs at least 2 clients");
+    }
+    Ok((0..count)
+        .map(|i| {
+            if i < heavy {
+                k.requests / heavy as f64
+            } else {
+                (1.0 - k.requests) / (count - heavy) as f64
             }
-            let heavy = ((count as f64 * k.clients).round() as usize).clamp(1, count.saturating_sub(1).max(1));
-            if heavy >= count {
-                return cx.err(s.span(), "demand_skew needs at least 2 clients");
-            }
-            (0..count)
-                .map(|i| {
-                    if i < heavy {
-                        k.requests / heavy as f64
-                    } else {
-                        (1.0 - k.requests) / (count - heavy) as f64
-                    }
-                })
-                .collect()
-        }
-    };
+        })
+        .collect())
+}
+
+/// The key space and how clients choose keys in it.
+fn keys(cx: &Ctx, c: &RawClients) -> Res<KeySpec> {
     let k = c.keys.get_ref();
     let key_count = k.count;
     if key_count < 1 || key_count as u64 > MAX_KEYS {
@@ -109,76 +147,64 @@ pub(super) fn clients(cx: &Ctx, c: &RawClients, cluster: &Cluster) -> Res<Client
             )
         }
     };
-    let write_fraction = cx.opt_num(&c.write_fraction, "clients.write_fraction", 0.0, 1.0, 0.0)?;
-    if write_fraction > 0.0 && cluster.replication_factor > MAX_OPS_PER_REQUEST {
-        let at = c.write_fraction.as_ref().expect("positive write fraction was given");
-        return Err(cx.at(
-            at,
-            format!("writes go to every replica: replication_factor must be at most {MAX_OPS_PER_REQUEST}"),
-        ));
-    }
-    Ok(ClientModel {
-        count,
-        zone,
-        token_aware: c.token_aware.unwrap_or(true),
-        arrival,
-        weight,
-        keys: KeySpec {
-            pattern,
-            count: key_count as u64,
-        },
-        write_fraction,
-        bursts: match &c.bursts {
-            None => None,
-            Some(b) => {
-                let v = b.get_ref();
-                if matches!(arrival, Arrival::Closed { .. }) {
-                    return cx.err(b.span(), "clients.bursts needs an open-loop arrival (poisson or fixed)");
-                }
-                if !(v.every_s.is_finite() && v.every_s > 0.0 && v.every_s <= 3600.0) {
-                    return cx.err(b.span(), format!("clients.bursts every_s = {}: must be in (0, 3600]", v.every_s));
-                }
-                if !(v.duration_ms.is_finite() && v.duration_ms > 0.0 && v.duration_ms < v.every_s * 1000.0) {
-                    return cx.err(
-                        b.span(),
-                        format!(
-                            "clients.bursts duration_ms = {}: must be positive and shorter than every_s",
-                            v.duration_ms
-                        ),
-                    );
-                }
-                if !(v.factor.is_finite() && v.factor > 1.0 && v.factor <= 1000.0) {
-                    return cx.err(b.span(), format!("clients.bursts factor = {}: must be in (1, 1000]", v.factor));
-                }
-                Some(Bursts {
-                    every_ns: (v.every_s * S) as u64,
-                    duration_ns: (v.duration_ms * MS) as u64,
-                    factor: v.factor,
-                })
-            }
-        },
-        beyond_replicas: match &c.candidates {
-            None => false,
-            Some(v) => match v.get_ref().as_str() {
-                "replicas" => false,
-                "replicas-then-others" => {
-                    if !c.token_aware.unwrap_or(true) || cluster.routing != Routing::Coordinator {
-                        return Err(cx.at(
-                            v,
-                            "clients.candidates = \"replicas-then-others\" needs token_aware clients and routing = \"coordinator\"",
-                        ));
-                    }
-                    true
-                }
-                other => {
-                    return Err(cx.at(
-                        v,
-                        format!("clients.candidates = \"{other}\": must be \"replicas\" or \"replicas-then-others\""),
-                    ))
-                }
-            },
-        },
+    Ok(KeySpec {
+        pattern,
+        count: key_count as u64,
     })
+}
+
+/// Periodic bursts of an open-loop arrival, if any.
+fn bursts(cx: &Ctx, c: &RawClients, arrival: Arrival) -> Res<Option<Bursts>> {
+    let Some(b) = &c.bursts else {
+        return Ok(None);
+    };
+    let v = b.get_ref();
+    if matches!(arrival, Arrival::Closed { .. }) {
+        return cx.err(b.span(), "clients.bursts needs an open-loop arrival (poisson or fixed)");
+    }
+    if !(v.every_s.is_finite() && v.every_s > 0.0 && v.every_s <= 3600.0) {
+        return cx.err(b.span(), format!("clients.bursts every_s = {}: must be in (0, 3600]", v.every_s));
+    }
+    if !(v.duration_ms.is_finite() && v.duration_ms > 0.0 && v.duration_ms < v.every_s * 1000.0) {
+        return cx.err(
+            b.span(),
+            format!(
+                "clients.bursts duration_ms = {}: must be positive and shorter than every_s",
+                v.duration_ms
+            ),
+        );
+    }
+    if !(v.factor.is_finite() && v.factor > 1.0 && v.factor <= 1000.0) {
+        return cx.err(b.span(), format!("clients.bursts factor = {}: must be in (1, 1000]", v.factor));
+    }
+    Ok(Some(Bursts {
+        every_ns: (v.every_s * S) as u64,
+        duration_ns: (v.duration_ms * MS) as u64,
+        factor: v.factor,
+    }))
+}
+
+/// Whether clients offer coordinators beyond the key's replicas (`clients.candidates`).
+fn beyond_replicas(cx: &Ctx, c: &RawClients, cluster: &Cluster) -> Res<bool> {
+    let Some(v) = &c.candidates else {
+        return Ok(false);
+    };
+    match v.get_ref().as_str() {
+        "replicas" => Ok(false),
+        "replicas-then-others" => {
+            if !c.token_aware.unwrap_or(true) || cluster.routing != Routing::Coordinator {
+                return Err(cx.at(
+                    v,
+                    "clients.candidates = \"replicas-then-others\" needs token_aware clients and routing = \"coordinator\"",
+                ));
+            }
+            Ok(true)
+        }
+        other => Err(cx.at(
+            v,
+            format!("clients.candidates = \"{other}\": must be \"replicas\" or \"replicas-then-others\""),
+        )),
+    }
 }
 
 pub(super) fn requests(cx: &Ctx, raw: &RawScenario, cluster: &Cluster, _clients: &ClientModel) -> Res<RequestModel> {
@@ -199,57 +225,10 @@ pub(super) fn requests(cx: &Ctx, raw: &RawScenario, cluster: &Cluster, _clients:
         (consistency, &r.consistency, "requests.consistency"),
         (warmup_consistency, &r.warmup_consistency, "requests.warmup_consistency"),
     ] {
-        let named = named_replicas(cl);
-        if named > cluster.replication_factor {
-            let at = s.as_ref().map(|s| cx.line(s.span().start));
-            return Err(ScenarioError {
-                line: at,
-                message: format!(
-                    "{key} = \"{}\" needs {named} replicas of each key, more than replication_factor = {}: use one, quorum or all, or raise cluster.replication_factor",
-                    cl.as_str(),
-                    cluster.replication_factor
-                ),
-            });
-        }
-        if cl.required(cluster.replication_factor) + 1 > MAX_OPS_PER_REQUEST {
-            let at = s.as_ref().map(|s| cx.line(s.span().start));
-            return Err(ScenarioError {
-                line: at,
-                message: format!(
-                    "consistency {} needs more than {} replicas per read",
-                    cl.as_str(),
-                    MAX_OPS_PER_REQUEST - 1
-                ),
-            });
-        }
+        check_consistency(cx, cluster, cl, s, key)?;
     }
     let read_timeout_ms = cx.opt_num(&r.read_timeout_ms, "requests.read_timeout_ms", 0.001, 3.6e6, 5000.0)?;
-    let speculative = match &r.speculative_retry {
-        None => Speculative::None,
-        Some(s) => {
-            let t = s.get_ref().trim();
-            if t == "none" {
-                Speculative::None
-            } else if let Some(ms) = t.strip_suffix("ms").and_then(|v| v.trim().parse::<f64>().ok()) {
-                if !(ms > 0.0 && ms < 3.6e6) {
-                    return Err(cx.at(s, format!("speculative_retry '{t}': the delay must be positive")));
-                }
-                Speculative::After {
-                    delay_ns: (ms * MS) as u64,
-                }
-            } else if let Some(p) = t.strip_prefix('p').and_then(|v| v.parse::<f64>().ok()) {
-                if !(p > 0.0 && p < 100.0) {
-                    return Err(cx.at(s, format!("speculative_retry '{t}': the percentile must be in (0, 100)")));
-                }
-                Speculative::Percentile { quantile: p / 100.0 }
-            } else {
-                return Err(cx.at(
-                    s,
-                    format!("speculative_retry '{t}' is not one of: none, <N>ms, p<N> (e.g. 10ms, p99)"),
-                ));
-            }
-        }
-    };
+    let speculative = speculative(cx, r)?;
     let shadow_read_fraction = cx.opt_num(&r.shadow_read_fraction, "requests.shadow_read_fraction", 0.0, 1.0, 0.0)?;
     if shadow_read_fraction > 0.0 && cluster.replication_factor + 1 > MAX_OPS_PER_REQUEST {
         let at = r.shadow_read_fraction.as_ref().map(|s| cx.line(s.span().start));
@@ -262,56 +241,8 @@ pub(super) fn requests(cx: &Ctx, raw: &RawScenario, cluster: &Cluster, _clients:
         });
     }
     let request_bytes = cx.opt_num(&r.request_bytes, "requests.request_bytes", 1.0, 1e8, 100.0)? as u32;
-    let value_bytes = match &r.value_bytes {
-        None => SizeDist(Dist::Constant { mean_ns: 1000.0 }),
-        Some(v) => {
-            let d = v.get_ref();
-            if !(d.mean_bytes.is_finite() && (1.0..=1e8).contains(&d.mean_bytes)) {
-                return cx.err(
-                    v.span(),
-                    format!("requests.value_bytes mean_bytes = {}: must be in [1, 1e8]", d.mean_bytes),
-                );
-            }
-            // A distribution of sizes reuses the duration distributions, one "ns" per byte.
-            SizeDist(cx.dist(v.span(), "requests.value_bytes", &d.dist, d.mean_bytes / 1000.0, d.sigma, d.shape)?)
-        }
-    };
-    let multi = match &r.multi {
-        None => None,
-        Some(m) => {
-            let v = m.get_ref();
-            if !(v.fraction.is_finite() && v.fraction > 0.0 && v.fraction <= 1.0) {
-                return cx.err(m.span(), format!("requests.multi fraction = {}: must be in (0, 1]", v.fraction));
-            }
-            if !(2..=MAX_MULTI_KEYS as i64).contains(&v.keys) {
-                return cx.err(
-                    m.span(),
-                    format!("requests.multi keys = {}: must be an integer in [2, {MAX_MULTI_KEYS}]", v.keys),
-                );
-            }
-            let mode = match v.mode.as_str() {
-                "in" => MultiMode::In,
-                "parallel" => MultiMode::Parallel,
-                other => {
-                    return cx.err(
-                        m.span(),
-                        format!("requests.multi mode = \"{other}\": must be \"in\" or \"parallel\""),
-                    )
-                }
-            };
-            if mode == MultiMode::In && cluster.routing != Routing::Coordinator {
-                return cx.err(
-                    m.span(),
-                    "requests.multi mode = \"in\" needs routing = \"coordinator\" (a coordinator answers an IN query)",
-                );
-            }
-            Some(MultiModel {
-                fraction: v.fraction,
-                keys: v.keys as u32,
-                mode,
-            })
-        }
-    };
+    let value_bytes = value_bytes(cx, r)?;
+    let multi = multi(cx, r, cluster)?;
     Ok(RequestModel {
         consistency,
         warmup_consistency,
@@ -322,6 +253,124 @@ pub(super) fn requests(cx: &Ctx, raw: &RawScenario, cluster: &Cluster, _clients:
         value_bytes,
         multi,
     })
+}
+
+/// Refuses a consistency level `cl` (set at `s` under `key`) the replication factor cannot
+/// meet, or that needs more replicas per read than a request can hold.
+fn check_consistency(cx: &Ctx, cluster: &Cluster, cl: ConsistencyLevel, s: &Option<Spanned<String>>, key: &str) -> Res<()> {
+    let named = named_replicas(cl);
+    if named > cluster.replication_factor {
+        let at = s.as_ref().map(|s| cx.line(s.span().start));
+        return Err(ScenarioError {
+            line: at,
+            message: format!(
+                "{key} = \"{}\" needs {named} replicas of each key, more than replication_factor = {}: use one, quorum or all, or raise cluster.replication_factor",
+                cl.as_str(),
+                cluster.replication_factor
+            ),
+        });
+    }
+    if cl.required(cluster.replication_factor) + 1 > MAX_OPS_PER_REQUEST {
+        let at = s.as_ref().map(|s| cx.line(s.span().start));
+        return Err(ScenarioError {
+            line: at,
+            message: format!(
+                "consistency {} needs more than {} replicas per read",
+                cl.as_str(),
+                MAX_OPS_PER_REQUEST - 1
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The speculative retry: none, after a fixed delay (`10ms`), or at a percentile (`p99`).
+fn speculative(cx: &Ctx, r: &RawRequests) -> Res<Speculative> {
+    let Some(s) = &r.speculative_retry else {
+        return Ok(Speculative::None);
+    };
+    let t = s.get_ref().trim();
+    if t == "none" {
+        Ok(Speculative::None)
+    } else if let Some(ms) = t.strip_suffix("ms").and_then(|v| v.trim().parse::<f64>().ok()) {
+        if !(ms > 0.0 && ms < 3.6e6) {
+            return Err(cx.at(s, format!("speculative_retry '{t}': the delay must be positive")));
+        }
+        Ok(Speculative::After {
+            delay_ns: (ms * MS) as u64,
+        })
+    } else if let Some(p) = t.strip_prefix('p').and_then(|v| v.parse::<f64>().ok()) {
+        if !(p > 0.0 && p < 100.0) {
+            return Err(cx.at(s, format!("speculative_retry '{t}': the percentile must be in (0, 100)")));
+        }
+        Ok(Speculative::Percentile { quantile: p / 100.0 })
+    } else {
+        Err(cx.at(
+            s,
+            format!("speculative_retry '{t}' is not one of: none, <N>ms, p<N> (e.g. 10ms, p99)"),
+        ))
+    }
+}
+
+/// The distribution of a value's size (1,000 bytes when not given).
+fn value_bytes(cx: &Ctx, r: &RawRequests) -> Res<SizeDist> {
+    let Some(v) = &r.value_bytes else {
+        return Ok(SizeDist(Dist::Constant { mean_ns: 1000.0 }));
+    };
+    let d = v.get_ref();
+    if !(d.mean_bytes.is_finite() && (1.0..=1e8).contains(&d.mean_bytes)) {
+        return cx.err(
+            v.span(),
+            format!("requests.value_bytes mean_bytes = {}: must be in [1, 1e8]", d.mean_bytes),
+        );
+    }
+    // A distribution of sizes reuses the duration distributions, one "ns" per byte.
+    Ok(SizeDist(cx.dist(
+        v.span(),
+        "requests.value_bytes",
+        &d.dist,
+        d.mean_bytes / 1000.0,
+        d.sigma,
+        d.shape,
+    )?))
+}
+
+/// Multi-key reads, if any: their share, keys per read, and how they are sent.
+fn multi(cx: &Ctx, r: &RawRequests, cluster: &Cluster) -> Res<Option<MultiModel>> {
+    let Some(m) = &r.multi else {
+        return Ok(None);
+    };
+    let v = m.get_ref();
+    if !(v.fraction.is_finite() && v.fraction > 0.0 && v.fraction <= 1.0) {
+        return cx.err(m.span(), format!("requests.multi fraction = {}: must be in (0, 1]", v.fraction));
+    }
+    if !(2..=MAX_MULTI_KEYS as i64).contains(&v.keys) {
+        return cx.err(
+            m.span(),
+            format!("requests.multi keys = {}: must be an integer in [2, {MAX_MULTI_KEYS}]", v.keys),
+        );
+    }
+    let mode = match v.mode.as_str() {
+        "in" => MultiMode::In,
+        "parallel" => MultiMode::Parallel,
+        other => {
+            return cx.err(
+                m.span(),
+                format!("requests.multi mode = \"{other}\": must be \"in\" or \"parallel\""),
+            )
+        }
+    };
+    if mode == MultiMode::In && cluster.routing != Routing::Coordinator {
+        return cx.err(
+            m.span(),
+            "requests.multi mode = \"in\" needs routing = \"coordinator\" (a coordinator answers an IN query)",
+        );
+    }
+    Ok(Some(MultiModel {
+        fraction: v.fraction,
+        keys: v.keys as u32,
+        mode,
+    }))
 }
 
 /// The replicas a consistency level names whatever the replication factor: 2 for `two`, 1

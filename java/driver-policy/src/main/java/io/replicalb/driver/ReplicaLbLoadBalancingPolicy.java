@@ -24,6 +24,7 @@ import com.datastax.oss.driver.internal.core.util.collection.SimpleQueryPlan;
 import io.replicalb.core.Rng;
 import io.replicalb.core.client.ClientPolicies;
 import io.replicalb.core.client.ClientPolicy;
+import io.replicalb.core.client.Event;
 import io.replicalb.core.client.Failure;
 import java.util.Arrays;
 import java.util.Map;
@@ -211,15 +212,9 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         return shards.length;
     }
 
-    /** The client policy's registered name. */
+    /** The client policy's registered name (the registry's, as configured). */
     public String policyName() {
-        Shard s = shards[0];
-        s.lockAndDrain();
-        try {
-            return s.policy.name();
-        } finally {
-            s.lock.unlock();
-        }
+        return settings.policy();
     }
 
     /** The local datacenter is required, as for the driver's DefaultLoadBalancingPolicy. */
@@ -250,7 +245,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
             s.policy.onTopology(topology.zoneOfNode(), topology.localZone());
             for (NodeTable.Entry e : table.entries()) {
                 if (e.local && e.live) {
-                    s.policy.onNodeUp(e.id, now);
+                    s.policy.observe(Event.UP, e.id, 0, Double.NaN, now);
                 }
             }
         });
@@ -286,7 +281,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         NodeTable.Entry e = table.setLive(node, true);
         if (e != null && e.local) {
             long seen = nowNs();
-            everyShard(s -> s.policy.onNodeUp(e.id, s.clock(seen)));
+            everyShard(s -> s.policy.observe(Event.UP, e.id, 0, Double.NaN, s.clock(seen)));
         }
     }
 
@@ -297,7 +292,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
         NodeTable.Entry e = nodes.setLive(node, false);
         if (e != null && e.local) {
             long seen = nowNs();
-            everyShard(s -> s.policy.onNodeDown(e.id, s.clock(seen)));
+            everyShard(s -> s.policy.observe(Event.DOWN, e.id, 0, Double.NaN, s.clock(seen)));
         }
     }
 
@@ -312,7 +307,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
             long seen = nowNs();
             everyShard(s -> {
                 if (e.local) {
-                    s.policy.onNodeDown(e.id, s.clock(seen));
+                    s.policy.observe(Event.DOWN, e.id, 0, Double.NaN, s.clock(seen));
                 }
                 s.policy.onTopology(topology.zoneOfNode(), topology.localZone());
             });
@@ -378,11 +373,11 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
                 s.overridden++;
                 first = cands[0];
             }
-            s.policy.onSend(first, now);
+            s.policy.observe(Event.SENT, first, 0, Double.NaN, now);
             s.picks++;
             if (s.tickets.opened(first, now, request)) {
                 s.expired++;
-                s.policy.onFailure(first, Failure.TIMEOUT, now);
+                s.policy.observe(Event.TIMEOUT, first, 0, Double.NaN, now);
             }
         } finally {
             s.lock.unlock();
@@ -611,7 +606,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
             return false;
         }
         long seen = nowNs();
-        everyShard(s -> s.policy.onHitRate(e.id, hitRate, s.clock(seen)));
+        everyShard(s -> s.policy.observe(Event.HIT_RATE, e.id, 0, hitRate, s.clock(seen)));
         return true;
     }
 
@@ -828,7 +823,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
             if (!matchedLocked(node, outcome, latency, seenNs, request)) {
                 long now = lastNowNs;
                 untracked++;
-                policy.onSend(node, now);
+                policy.observe(Event.SENT, node, 0, Double.NaN, now);
                 feed(node, outcome, latency, now);
             }
         }
@@ -856,9 +851,9 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
 
         private void feed(int node, int outcome, long latency, long now) {
             if (outcome == REPLY) {
-                policy.onReply(node, latency, Double.NaN, now);
+                policy.observe(Event.REPLY, node, latency, Double.NaN, now);
             } else {
-                policy.onFailure(node, FAILURES[outcome - 1], now);
+                policy.observe(Event.of(FAILURES[outcome - 1]), node, 0, Double.NaN, now);
             }
         }
 
@@ -885,7 +880,7 @@ public class ReplicaLbLoadBalancingPolicy extends BasicLoadBalancingPolicy imple
 
         private void expiredLocked(int node) {
             expired++;
-            policy.onFailure(node, Failure.TIMEOUT, sweepNowNs);
+            policy.observe(Event.TIMEOUT, node, 0, Double.NaN, sweepNowNs);
         }
     }
 }

@@ -2,7 +2,7 @@ package io.replicalb.driver;
 
 import io.replicalb.core.Rng;
 import io.replicalb.core.client.ClientPolicy;
-import io.replicalb.core.client.Failure;
+import io.replicalb.core.client.Event;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -28,11 +28,6 @@ final class TestPolicy implements ClientPolicy {
     Runnable beforePlan;
 
     @Override
-    public String name() {
-        return "test";
-    }
-
-    @Override
     public int plan(int[] candidates, int count, long nowNs, Rng rng, int[] out) {
         if (beforePlan != null) {
             beforePlan.run();
@@ -51,36 +46,24 @@ final class TestPolicy implements ClientPolicy {
     }
 
     @Override
-    public void onSend(int node, long nowNs) {
-        inFlight++;
-        log.add("send " + node);
-    }
-
-    @Override
-    public void onReply(int node, long latencyNs, double hitRate, long nowNs) {
-        inFlight--;
-        log.add("reply " + node);
-    }
-
-    @Override
-    public void onFailure(int node, Failure failure, long nowNs) {
-        inFlight--;
-        log.add("failure " + node + " " + failure);
-    }
-
-    @Override
-    public void onHitRate(int node, double hitRate, long nowNs) {
-        log.add("rate " + node + " " + hitRate);
-    }
-
-    @Override
-    public void onNodeUp(int node, long nowNs) {
-        log.add("up " + node);
-    }
-
-    @Override
-    public void onNodeDown(int node, long nowNs) {
-        log.add("down " + node);
+    public void observe(Event event, int node, long latencyNs, double hitRate, long nowNs) {
+        switch (event) {
+            case SENT -> {
+                inFlight++;
+                log.add("send " + node);
+            }
+            case REPLY -> {
+                inFlight--;
+                log.add("reply " + node);
+            }
+            case ERROR, TIMEOUT, CONNECTION_LOST -> {
+                inFlight--;
+                log.add("failure " + node + " " + event.failure());
+            }
+            case HIT_RATE -> log.add("rate " + node + " " + hitRate);
+            case UP -> log.add("up " + node);
+            case DOWN -> log.add("down " + node);
+        }
     }
 
     @Override

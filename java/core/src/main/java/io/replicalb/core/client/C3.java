@@ -52,7 +52,7 @@ public final class C3 extends OrderingPolicy {
 
     /** Built from the Rust parameters; {@code rate_control=true} is refused. */
     public C3(Map<String, String> params) {
-        super(NAME);
+        super();
         Params p = Params.resolve(NAME, PARAMS, params);
         Params.refuseRateControl(NAME, p, "rate_control");
         ranking = new Ranking(p.real("concurrency_weight"), p.real("queue_exponent"), p.real("ewma_new_weight"));
@@ -60,7 +60,7 @@ public final class C3 extends OrderingPolicy {
 
     /** C3 scoring with {@code ranking} (how {@code unified} ranks nodes nothing is known of yet). */
     C3(Ranking ranking) {
-        super(NAME);
+        super();
         this.ranking = ranking;
     }
 
@@ -84,16 +84,25 @@ public final class C3 extends OrderingPolicy {
     }
 
     @Override
-    public void onSend(int node, long nowNs) {
-        int i = Order.node(node);
-        if (outstanding[i] < Integer.MAX_VALUE) {
-            outstanding[i]++;
+    public void observe(Event event, int node, long latencyNs, double hitRate, long nowNs) {
+        switch (event) {
+            case SENT -> {
+                int i = Order.node(node);
+                if (outstanding[i] < Integer.MAX_VALUE) {
+                    outstanding[i]++;
+                }
+            }
+            case REPLY -> replied(Order.node(node), latencyNs);
+            case ERROR, TIMEOUT, CONNECTION_LOST -> {
+                int i = Order.node(node);
+                outstanding[i] = Math.max(0, outstanding[i] - 1);
+            }
+            default -> {}
         }
     }
 
-    @Override
-    public void onReply(int node, long latencyNs, double hitRate, long nowNs) {
-        int i = Order.node(node);
+    /** A reply from node {@code i}: one less outstanding, its averages updated. */
+    private void replied(int i, long latencyNs) {
         outstanding[i] = Math.max(0, outstanding[i] - 1);
         // No service time in a driver's reply: the response time stands in for it, no queue.
         double responseNs = latencyNs;
@@ -111,11 +120,5 @@ public final class C3 extends OrderingPolicy {
         queue[i] = w * q + (1.0 - w) * queue[i];
         serviceNs[i] = w * service + (1.0 - w) * serviceNs[i];
         waitNs[i] = w * wait + (1.0 - w) * waitNs[i];
-    }
-
-    @Override
-    public void onFailure(int node, Failure failure, long nowNs) {
-        int i = Order.node(node);
-        outstanding[i] = Math.max(0, outstanding[i] - 1);
     }
 }

@@ -2,7 +2,7 @@ package io.replicalb.core.client;
 
 /**
  * A client-side replica-selection policy: which of a request's candidate nodes a driver tries
- * first, second, ... It is the Java side of the Rust {@code policy::Policy} trait for policies
+ * first, second, ..., and what it learns from what happens. It is the Java side of the Rust {@code policy::Policy} trait for policies
  * that decide as a client ({@code unified}, {@code c3}, {@code hwlb-client},
  * {@code weighted-least-loaded}, {@code peak-ewma}, {@code p2c}), and it makes the same
  * decisions as the Rust code on the shared traces ({@code testdata/client-policy-traces.json}).
@@ -14,9 +14,11 @@ package io.replicalb.core.client;
  *   <li>an instance is not thread-safe: its caller serialises every call (one lock, or one
  *       instance per thread), and {@link #plan} allocates nothing;</li>
  *   <li>nodes are small dense ids {@code 0..MAX_NODES} chosen by the caller; everything the
- *       policy learns arrives through the {@code on*} callbacks: for each request actually sent
- *       the caller calls {@link #onSend} once and then exactly one of {@link #onReply} /
- *       {@link #onFailure}.</li>
+ *       policy learns arrives through {@link #observe} (and the zones through
+ *       {@link #onTopology}): for each request actually sent the caller reports
+ *       {@link Event#SENT} once and then exactly one {@link Event#REPLY} or failure;</li>
+ *   <li>a policy's name and parameters live in the registry ({@link ClientPolicies}): the
+ *       interface only plans and observes.</li>
  * </ul>
  */
 public interface ClientPolicy {
@@ -25,9 +27,6 @@ public interface ClientPolicy {
 
     /** The most candidates one plan takes (the Rust {@code MAX_REPLICAS}); more is refused. */
     int MAX_CANDIDATES = 64;
-
-    /** The policy's registered name, as in Rust (e.g. {@code unified}). */
-    String name();
 
     /**
      * Orders the candidates of one request, best first. {@code candidates[0..count)} are
@@ -41,26 +40,14 @@ public interface ClientPolicy {
      */
     int plan(int[] candidates, int count, long nowNs, io.replicalb.core.Rng rng, int[] out);
 
-    /** A request was sent to {@code node}. */
-    void onSend(int node, long nowNs);
-
     /**
-     * {@code node} answered a request this policy sent, {@code latencyNs} after the send.
-     * {@code hitRate} is the node's cache hit rate when the reply carries one, NaN otherwise.
+     * Learns that {@code event} happened to {@code node} at {@code nowNs}. {@code latencyNs}
+     * is a {@link Event#REPLY}'s time since its send (0 otherwise); {@code hitRate} the node's
+     * cache hit rate carried by a reply or a {@link Event#HIT_RATE}, NaN when none.
+     *
+     * @throws IllegalArgumentException when {@code node} is outside {@code 0..MAX_NODES}
      */
-    void onReply(int node, long latencyNs, double hitRate, long nowNs);
-
-    /** A request sent to {@code node} ended without a reply. */
-    void onFailure(int node, Failure failure, long nowNs);
-
-    /** News about {@code node} not tied to a reply: its cache hit rate, polled off the request path. */
-    default void onHitRate(int node, double hitRate, long nowNs) {}
-
-    /** {@code node} is seen up (added, or back after a restart). */
-    default void onNodeUp(int node, long nowNs) {}
-
-    /** {@code node} is seen down. */
-    default void onNodeDown(int node, long nowNs) {}
+    void observe(Event event, int node, long latencyNs, double hitRate, long nowNs);
 
     /**
      * The zones (racks) of the known nodes: {@code zoneOfNode[i]} is node i's zone, -1 when

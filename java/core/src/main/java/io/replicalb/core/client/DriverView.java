@@ -37,24 +37,26 @@ final class DriverView {
         return inFlight[node];
     }
 
-    /** A request was sent to {@code node}. */
-    void sent(int node) {
-        inFlight[Order.node(node)]++;
-    }
-
-    /** {@code node} answered at {@code nowNs}. */
-    void replied(int node, long nowNs) {
-        int i = Order.node(node);
-        inFlight[i] = Math.max(0, inFlight[i] - 1);
-        responded(i, nowNs);
-    }
-
-    /** A request to {@code node} ended without a reply: an error counts as a response. */
-    void failed(int node, Failure failure, long nowNs) {
-        int i = Order.node(node);
-        inFlight[i] = Math.max(0, inFlight[i] - 1);
-        if (failure != Failure.TIMEOUT) {
-            responded(i, nowNs);
+    /**
+     * Learns from a send, a reply, a failure (an error counts as a response, a time-out or a
+     * lost connection does not) or {@code node} coming up; other events change nothing.
+     */
+    void observe(Event event, int node, long nowNs) {
+        switch (event) {
+            case SENT -> inFlight[Order.node(node)]++;
+            case REPLY, ERROR, TIMEOUT, CONNECTION_LOST -> {
+                int i = Order.node(node);
+                inFlight[i] = Math.max(0, inFlight[i] - 1);
+                if (event == Event.REPLY || event == Event.ERROR) {
+                    responded(i, nowNs);
+                }
+            }
+            case UP -> {
+                int i = Order.node(node);
+                upSinceNs[i] = nowNs;
+                cameUp[i] = true;
+            }
+            default -> {}
         }
     }
 
@@ -65,13 +67,6 @@ final class DriverView {
         if (seen[node] < Integer.MAX_VALUE) {
             seen[node]++;
         }
-    }
-
-    /** {@code node} came up at {@code nowNs}. */
-    void cameUp(int node, long nowNs) {
-        int i = Order.node(node);
-        upSinceNs[i] = nowNs;
-        cameUp[i] = true;
     }
 
     /** Whether {@code node} was seen coming up since this policy started. */

@@ -86,7 +86,7 @@ public final class HwlbClient extends OrderingPolicy {
 
     /** Built from the Rust parameters; {@code warmup_reads} other than 0 is refused. */
     public HwlbClient(Map<String, String> params) {
-        super(NAME);
+        super();
         Params p = Params.resolve(NAME, PARAMS, params);
         if (p.real("warmup_reads") != 0.0) {
             throw new IllegalArgumentException("policy '" + NAME + "' parameter 'warmup_reads' = '" + p.real("warmup_reads")
@@ -145,37 +145,21 @@ public final class HwlbClient extends OrderingPolicy {
     }
 
     @Override
-    public void onSend(int node, long nowNs) {
-        Order.node(node);
-    }
-
-    @Override
-    public void onReply(int node, long latencyNs, double hitRate, long nowNs) {
-        if (!Double.isNaN(hitRate)) {
-            peers.record(Order.node(node), hitRate, nowNs, nowNs);
+    public void observe(Event event, int node, long latencyNs, double hitRate, long nowNs) {
+        int i = Order.node(node);
+        switch (event) {
+            case REPLY -> {
+                if (!Double.isNaN(hitRate)) {
+                    peers.record(i, hitRate, nowNs, nowNs);
+                }
+            }
+            case HIT_RATE -> peers.record(i, hitRate, nowNs, nowNs);
+            case CONNECTION_LOST, DOWN -> peers.forget(i);
+            case UP -> {
+                peers.forget(i);
+                peers.setSupported(node, true);
+            }
+            default -> {}
         }
-    }
-
-    @Override
-    public void onFailure(int node, Failure failure, long nowNs) {
-        if (failure == Failure.CONNECTION_LOST) {
-            peers.forget(Order.node(node));
-        }
-    }
-
-    @Override
-    public void onHitRate(int node, double hitRate, long nowNs) {
-        peers.record(Order.node(node), hitRate, nowNs, nowNs);
-    }
-
-    @Override
-    public void onNodeUp(int node, long nowNs) {
-        peers.forget(Order.node(node));
-        peers.setSupported(node, true);
-    }
-
-    @Override
-    public void onNodeDown(int node, long nowNs) {
-        peers.forget(Order.node(node));
     }
 }

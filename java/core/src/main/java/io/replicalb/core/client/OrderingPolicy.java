@@ -3,20 +3,11 @@ package io.replicalb.core.client;
 import io.replicalb.core.Rng;
 
 /**
- * What every client policy of this package shares: its name, and the checks and the empty case
- * of {@link ClientPolicy#plan}, so that each policy writes only its ordering ({@link #order}).
+ * What every client policy of this package shares: the checks and the empty case of
+ * {@link ClientPolicy#plan}, so that each policy writes only its ordering ({@link #order}).
  */
 public abstract class OrderingPolicy implements ClientPolicy {
-    private final String name;
-
-    OrderingPolicy(String name) {
-        this.name = name;
-    }
-
-    @Override
-    public final String name() {
-        return name;
-    }
+    OrderingPolicy() {}
 
     @Override
     public final int plan(int[] candidates, int count, long nowNs, Rng rng, int[] out) {

@@ -21,7 +21,7 @@ public final class P2c extends OrderingPolicy {
 
     /** Built from the Rust parameters ({@code choices}, default 2). */
     public P2c(Map<String, String> params) {
-        super(NAME);
+        super();
         choices = (int) Params.resolve(NAME, PARAMS, params).whole("choices");
     }
 
@@ -37,22 +37,14 @@ public final class P2c extends OrderingPolicy {
     }
 
     @Override
-    public void onSend(int node, long nowNs) {
-        inFlight[Order.node(node)]++;
-    }
-
-    @Override
-    public void onReply(int node, long latencyNs, double hitRate, long nowNs) {
-        ended(node);
-    }
-
-    @Override
-    public void onFailure(int node, Failure failure, long nowNs) {
-        ended(node);
-    }
-
-    private void ended(int node) {
-        int i = Order.node(node);
-        inFlight[i] = Math.max(0, inFlight[i] - 1);
+    public void observe(Event event, int node, long latencyNs, double hitRate, long nowNs) {
+        switch (event) {
+            case SENT -> inFlight[Order.node(node)]++;
+            case REPLY, ERROR, TIMEOUT, CONNECTION_LOST -> {
+                int i = Order.node(node);
+                inFlight[i] = Math.max(0, inFlight[i] - 1);
+            }
+            default -> {}
+        }
     }
 }

@@ -34,7 +34,7 @@ public final class PeakEwma extends OrderingPolicy {
 
     /** Built from the Rust parameters ({@code tau_ms} 10 s, {@code default_rtt_ms} 30 ms). */
     public PeakEwma(Map<String, String> params) {
-        super(NAME);
+        super();
         Params p = Params.resolve(NAME, PARAMS, params);
         tauNs = p.real("tau_ms") * 1e6;
         defaultRttNs = p.real("default_rtt_ms") * 1e6;
@@ -87,25 +87,26 @@ public final class PeakEwma extends OrderingPolicy {
     }
 
     @Override
-    public void onSend(int node, long nowNs) {
-        inFlight[Order.node(node)]++;
-        seen(node);
-        if (!hasCost[node]) {
-            sample(node, 0.0, nowNs);
+    public void observe(Event event, int node, long latencyNs, double hitRate, long nowNs) {
+        switch (event) {
+            case SENT -> {
+                inFlight[Order.node(node)]++;
+                seen(node);
+                if (!hasCost[node]) {
+                    sample(node, 0.0, nowNs);
+                }
+            }
+            case REPLY -> {
+                int i = Order.node(node);
+                inFlight[i] = Math.max(0, inFlight[i] - 1);
+                seen(i);
+                sample(i, (double) latencyNs, nowNs);
+            }
+            case ERROR, TIMEOUT, CONNECTION_LOST -> {
+                int i = Order.node(node);
+                inFlight[i] = Math.max(0, inFlight[i] - 1);
+            }
+            default -> {}
         }
-    }
-
-    @Override
-    public void onReply(int node, long latencyNs, double hitRate, long nowNs) {
-        int i = Order.node(node);
-        inFlight[i] = Math.max(0, inFlight[i] - 1);
-        seen(i);
-        sample(i, (double) latencyNs, nowNs);
-    }
-
-    @Override
-    public void onFailure(int node, Failure failure, long nowNs) {
-        int i = Order.node(node);
-        inFlight[i] = Math.max(0, inFlight[i] - 1);
     }
 }

@@ -55,7 +55,7 @@ public final class Unified extends OrderingPolicy {
 
     /** Built from the Rust parameters; {@code rate_control=true} is refused. */
     public Unified(Map<String, String> params) {
-        super(NAME);
+        super();
         Params p = Params.resolve(NAME, PARAMS, params);
         Params.refuseRateControl(NAME, p, "rate_control");
         double n = p.real("untimed_concurrency_weight");
@@ -82,21 +82,16 @@ public final class Unified extends OrderingPolicy {
     }
 
     @Override
-    public void onSend(int node, long nowNs) {
-        untimed.sent(Order.node(node), nowNs);
-        c3.onSend(node, nowNs);
-    }
-
-    @Override
-    public void onReply(int node, long latencyNs, double hitRate, long nowNs) {
-        untimed.replied(Order.node(node), latencyNs, nowNs);
-        c3.onReply(node, latencyNs, hitRate, nowNs);
-    }
-
-    @Override
-    public void onFailure(int node, Failure failure, long nowNs) {
-        // An error is an answer (the Java driver's rule); a time-out or a lost connection is not.
-        untimed.failed(Order.node(node), failure == Failure.ERROR, nowNs);
-        c3.onFailure(node, failure, nowNs);
+    public void observe(Event event, int node, long latencyNs, double hitRate, long nowNs) {
+        switch (event) {
+            case SENT -> untimed.sent(Order.node(node), nowNs);
+            case REPLY -> untimed.replied(Order.node(node), latencyNs, nowNs);
+            // An error is an answer (the Java driver's rule); a time-out or a lost connection is not.
+            case ERROR, TIMEOUT, CONNECTION_LOST -> untimed.failed(Order.node(node), event == Event.ERROR, nowNs);
+            default -> {
+                return;
+            }
+        }
+        c3.observe(event, node, latencyNs, hitRate, nowNs);
     }
 }

@@ -52,7 +52,7 @@ public final class WeightedLeastLoaded extends OrderingPolicy {
 
     /** Built from the Rust parameters and defaults. */
     public WeightedLeastLoaded(Map<String, String> params) {
-        super(NAME);
+        super();
         Params p = Params.resolve(NAME, PARAMS, params);
         double rampMinS = p.real("ramp_min_s");
         double rampMaxS = p.real("ramp_max_s");
@@ -105,23 +105,8 @@ public final class WeightedLeastLoaded extends OrderingPolicy {
     }
 
     @Override
-    public void onSend(int node, long nowNs) {
-        view.sent(node);
-    }
-
-    @Override
-    public void onReply(int node, long latencyNs, double hitRate, long nowNs) {
-        view.replied(node, nowNs);
-    }
-
-    @Override
-    public void onFailure(int node, Failure failure, long nowNs) {
-        view.failed(node, failure, nowNs);
-    }
-
-    @Override
-    public void onNodeUp(int node, long nowNs) {
-        view.cameUp(node, nowNs);
+    public void observe(Event event, int node, long latencyNs, double hitRate, long nowNs) {
+        view.observe(event, node, nowNs);
     }
 
     @Override

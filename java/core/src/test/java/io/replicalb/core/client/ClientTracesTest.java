@@ -38,7 +38,6 @@ class ClientTracesTest {
                 params.put(e.getKey(), e.getValue().asText());
             }
             ClientPolicy policy = ClientPolicies.create(policyName, params);
-            assertEquals(policyName, policy.name());
             policies.add(policyName);
             Rng rng = Rng.seedFromU64(Long.parseUnsignedLong(cs.get("seed").asText()));
             int[] out = new int[ClientPolicy.MAX_CANDIDATES];
@@ -48,16 +47,18 @@ class ClientTracesTest {
                 long nowNs = e.get("t_us").asLong() * 1000;
                 String event = e.get("event").asText();
                 switch (event) {
-                    case "send" -> policy.onSend(e.get("node").asInt(), nowNs);
-                    case "reply" -> policy.onReply(
+                    case "send" -> policy.observe(Event.SENT, e.get("node").asInt(), 0, Double.NaN, nowNs);
+                    case "reply" -> policy.observe(
+                            Event.REPLY,
                             e.get("node").asInt(),
                             e.get("latency_us").asLong() * 1000,
                             e.has("hit_rate") ? e.get("hit_rate").asDouble() : Double.NaN,
                             nowNs);
-                    case "failure" -> policy.onFailure(e.get("node").asInt(), failure(e.get("kind").asText()), nowNs);
-                    case "hit_rate" -> policy.onHitRate(e.get("node").asInt(), e.get("hit_rate").asDouble(), nowNs);
-                    case "up" -> policy.onNodeUp(e.get("node").asInt(), nowNs);
-                    case "down" -> policy.onNodeDown(e.get("node").asInt(), nowNs);
+                    case "failure" -> policy.observe(
+                            Event.of(failure(e.get("kind").asText())), e.get("node").asInt(), 0, Double.NaN, nowNs);
+                    case "hit_rate" -> policy.observe(Event.HIT_RATE, e.get("node").asInt(), 0, e.get("hit_rate").asDouble(), nowNs);
+                    case "up" -> policy.observe(Event.UP, e.get("node").asInt(), 0, Double.NaN, nowNs);
+                    case "down" -> policy.observe(Event.DOWN, e.get("node").asInt(), 0, Double.NaN, nowNs);
                     case "topology" -> policy.onTopology(ints(e.get("zones")), e.get("local_zone").asInt());
                     case "plan" -> {
                         int[] candidates = ints(e.get("candidates"));

@@ -11,7 +11,7 @@ import com.datastax.oss.driver.api.core.context.DriverContext;
 import io.replicalb.core.Rng;
 import io.replicalb.core.client.ClientPolicies;
 import io.replicalb.core.client.ClientPolicy;
-import io.replicalb.core.client.Failure;
+import io.replicalb.core.client.Event;
 import io.replicalb.driver.FakeCluster;
 import io.replicalb.driver.ReplicaLbLoadBalancingPolicy;
 import io.replicalb.driver.ReplicaLbOption;
@@ -70,24 +70,13 @@ public class PlanBench {
     /** A client policy that keeps the candidates' order and ignores every callback. */
     static final class InOrder implements ClientPolicy {
         @Override
-        public String name() {
-            return FLOOR;
-        }
-
-        @Override
         public int plan(int[] candidates, int count, long nowNs, Rng rng, int[] out) {
             System.arraycopy(candidates, 0, out, 0, count);
             return count;
         }
 
         @Override
-        public void onSend(int node, long nowNs) {}
-
-        @Override
-        public void onReply(int node, long latencyNs, double hitRate, long nowNs) {}
-
-        @Override
-        public void onFailure(int node, Failure failure, long nowNs) {}
+        public void observe(Event event, int node, long latencyNs, double hitRate, long nowNs) {}
     }
 
     /** The adapter over {@link InOrder}. */

@@ -161,7 +161,7 @@ public final class HwlbControl implements HwlbControlMBean
                 control.setPolicy(CoordinatorPolicy.parse("policy", value));
                 return;
             case "enabled":
-                control.setEnabled(HwlbSettings.parseBool("enabled", value));
+                control.setEnabled(HwlbProperties.parseBool("enabled", value));
                 return;
             case "read_cl":
                 control.setReadCl(ReadConsistency.parse("read_cl", value));

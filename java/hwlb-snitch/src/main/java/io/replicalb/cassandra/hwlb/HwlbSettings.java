@@ -4,7 +4,6 @@ import io.replicalb.core.hwlb.HitRateTracker;
 import io.replicalb.core.hwlb.PlanConfig;
 
 import java.util.LinkedHashMap;
-import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
 
@@ -64,41 +63,7 @@ public record HwlbSettings(String innerSnitch,
     /** Every property with its default and what it accepts (for the doc and the settings table). */
     public static Map<String, String> describe()
     {
-        Map<String, String> m = new LinkedHashMap<>();
-        m.put("inner_snitch", DEFAULT_INNER_SNITCH + "; a snitch class (short names in org.apache.cassandra.locator)");
-        m.put("policy", CoordinatorPolicy.DEFAULT.label() + "; " + CoordinatorPolicy.allowed());
-        m.put("enabled", "(policy is hwlb or unified); true = policy hwlb, false = policy naive");
-        m.put("read_cl", "QUORUM; " + ReadConsistency.allowed());
-        m.put("cache", "auto; auto, row, chunk, key");
-        m.put("tick_ms", HitRateTracker.DEFAULT_TICK_MS + "; [100, 3600000]");
-        m.put("window_ms", HitRateTracker.DEFAULT_WINDOW_MS + "; [100, 86400000]");
-        m.put("stale_after_ms", DEFAULT_STALE_AFTER_MS + "; [100, 86400000]");
-        m.put("stale_rate", DEFAULT_STALE_RATE + "; [0, 1]");
-        m.put("hit_rate_cap", PlanConfig.DEFAULT_HIT_RATE_CAP + "; [0, 0.999]");
-        m.put("min_spread", PlanConfig.DEFAULT_MIN_SPREAD + "; [0, 1]");
-        m.put("gossip_state", DEFAULT_GOSSIP_STATE + "; X1 .. X10");
-        m.put("max_tables", DEFAULT_MAX_TABLES + "; [0, " + GossipValue.MAX_TABLES + "]");
-        CoordinatorRule d = CoordinatorRule.DEFAULT;
-        m.put("in_flight_threshold", d.inFlightThreshold() + "; [1, 1000000]");
-        m.put("min_responses", d.minResponses() + "; [1, " + CoordinatorRule.MAX_MIN_RESPONSES + "]");
-        m.put("response_window_ms", d.responseWindowMs() + "; [1, 3600000]");
-        m.put("latency_ewma_weight", d.latencyEwmaWeight() + "; (0, 1]");
-        m.put("slow_factor", d.slowFactor() + "; [1, 1000000]");
-        m.put("slow_margin_ms", d.slowMarginMs() + "; [0, 3600000]");
-        m.put("latency_memory_ms", d.latencyMemoryMs() + "; [1, 3600000]");
-        m.put("stall_ms", d.stallMs() + "; [1, 3600000]");
-        m.put("expiry_memory_ms", d.expiryMemoryMs() + "; [0, 3600000]");
-        m.put("cold_hit_rate_gap", d.coldHitRateGap() + "; [0, 1]");
-        m.put("probe_interval_ms", d.probeIntervalMs() + "; [10, 3600000]");
-        m.put("probe_timeout_ms", d.probeTimeoutMs() + "; [10, 3600000]");
-        m.put("overdue_factor", d.overdueFactor() + "; [0, 1000000] (0 = off)");
-        m.put("heat_weight", d.heatWeight() + "; [0, " + GiveWay.MAX_HEAT_WEIGHT + "] (0 = load alone decides)");
-        WarmupConfig w = WarmupConfig.DEFAULT;
-        m.put("warmup_reads", w.share() + "; [0, 10] (unified: the multiple of its peers' misses per second a cold replica reads in the background; 0 = it takes its HWLB share)");
-        m.put("warmup_max_in_flight", w.maxInFlight() + "; [1, 1000000]");
-        m.put("warmup_window_s", w.windowS() + "; [1, 86400]");
-        m.put("warmup_ramp_s", w.rampS() + "; [0, 3600] (0 = the whole pace at once)");
-        return m;
+        return HwlbProperties.describe();
     }
 
     /** The settings from the JVM's system properties. */
@@ -114,56 +79,21 @@ public record HwlbSettings(String innerSnitch,
      */
     public static HwlbSettings parse(Function<String, String> lookup)
     {
-        String inner = text(lookup, "inner_snitch", DEFAULT_INNER_SNITCH);
-        if (inner.isEmpty())
-            throw bad("inner_snitch", inner, "a snitch class name");
-        if (!inner.contains("."))
-            inner = "org.apache.cassandra.locator." + inner;
-        if (inner.equals(HwlbSnitch.class.getName()) || inner.endsWith(".DynamicEndpointSnitch"))
-            throw bad("inner_snitch", inner, "a plain snitch class (not HwlbSnitch itself, not DynamicEndpointSnitch)");
-        CoordinatorPolicy policy;
-        String p = lookup.apply("policy");
-        if (p != null)
-            policy = CoordinatorPolicy.parse(PREFIX + "policy", p);
-        else if (lookup.apply("enabled") != null)
-            policy = bool(lookup, "enabled", true) ? CoordinatorPolicy.HWLB : CoordinatorPolicy.NAIVE;
-        else
-            policy = CoordinatorPolicy.DEFAULT;
-        ReadConsistency cl = ReadConsistency.parse(PREFIX + "read_cl", text(lookup, "read_cl", "QUORUM"));
-        CacheKind cache = CacheKind.parse(PREFIX + "cache", text(lookup, "cache", "auto"));
-        long tickMs = whole(lookup, "tick_ms", HitRateTracker.DEFAULT_TICK_MS, 100, 3_600_000);
-        long windowMs = whole(lookup, "window_ms", HitRateTracker.DEFAULT_WINDOW_MS, 100, 86_400_000);
-        long staleAfterMs = whole(lookup, "stale_after_ms", DEFAULT_STALE_AFTER_MS, 100, 86_400_000);
-        double staleRate = real(lookup, "stale_rate", DEFAULT_STALE_RATE, 0.0, 1.0);
-        double cap = real(lookup, "hit_rate_cap", PlanConfig.DEFAULT_HIT_RATE_CAP, 0.0, 0.999);
-        double spread = real(lookup, "min_spread", PlanConfig.DEFAULT_MIN_SPREAD, 0.0, 1.0);
-        String state = text(lookup, "gossip_state", DEFAULT_GOSSIP_STATE).toUpperCase(Locale.ROOT);
-        if (!state.matches("X([1-9]|10)"))
-            throw bad("gossip_state", state, "one of X1 .. X10");
-        CoordinatorRule d = CoordinatorRule.DEFAULT;
-        double weight = real(lookup, "latency_ewma_weight", d.latencyEwmaWeight(), 0.0, 1.0);
-        if (weight == 0.0)
-            throw bad("latency_ewma_weight", "0", "a number in (0, 1]");
-        CoordinatorRule rule = new CoordinatorRule((int) whole(lookup, "in_flight_threshold", d.inFlightThreshold(), 1, 1_000_000),
-                                                   (int) whole(lookup, "min_responses", d.minResponses(), 1, CoordinatorRule.MAX_MIN_RESPONSES),
-                                                   whole(lookup, "response_window_ms", d.responseWindowMs(), 1, 3_600_000),
-                                                   weight,
-                                                   real(lookup, "slow_factor", d.slowFactor(), 1.0, 1e6),
-                                                   real(lookup, "slow_margin_ms", d.slowMarginMs(), 0.0, 3_600_000.0),
-                                                   whole(lookup, "latency_memory_ms", d.latencyMemoryMs(), 1, 3_600_000),
-                                                   whole(lookup, "stall_ms", d.stallMs(), 1, 3_600_000),
-                                                   whole(lookup, "expiry_memory_ms", d.expiryMemoryMs(), 0, 3_600_000),
-                                                   real(lookup, "cold_hit_rate_gap", d.coldHitRateGap(), 0.0, 1.0),
-                                                   whole(lookup, "probe_interval_ms", d.probeIntervalMs(), 10, 3_600_000),
-                                                   whole(lookup, "probe_timeout_ms", d.probeTimeoutMs(), 10, 3_600_000),
-                                                   real(lookup, "overdue_factor", d.overdueFactor(), 0.0, 1e6),
-                                                   (int) whole(lookup, "heat_weight", d.heatWeight(), 0, GiveWay.MAX_HEAT_WEIGHT));
-        int maxTables = (int) whole(lookup, "max_tables", DEFAULT_MAX_TABLES, 0, GossipValue.MAX_TABLES);
-        WarmupConfig w = WarmupConfig.DEFAULT;
-        WarmupConfig warmup = new WarmupConfig(real(lookup, "warmup_reads", w.share(), 0.0, 10.0),
-                                               (int) whole(lookup, "warmup_max_in_flight", w.maxInFlight(), 1, 1_000_000),
-                                               real(lookup, "warmup_window_s", w.windowS(), 1.0, 86_400.0),
-                                               real(lookup, "warmup_ramp_s", w.rampS(), 0.0, 3_600.0));
+        HwlbProperties in = new HwlbProperties(lookup);
+        String inner = in.innerSnitch();
+        CoordinatorPolicy policy = in.startPolicy();
+        ReadConsistency cl = ReadConsistency.parse(PREFIX + "read_cl", in.text("read_cl", "QUORUM"));
+        CacheKind cache = CacheKind.parse(PREFIX + "cache", in.text("cache", "auto"));
+        long tickMs = in.whole("tick_ms", HitRateTracker.DEFAULT_TICK_MS, 100, 3_600_000);
+        long windowMs = in.whole("window_ms", HitRateTracker.DEFAULT_WINDOW_MS, 100, 86_400_000);
+        long staleAfterMs = in.whole("stale_after_ms", DEFAULT_STALE_AFTER_MS, 100, 86_400_000);
+        double staleRate = in.real("stale_rate", DEFAULT_STALE_RATE, 0.0, 1.0);
+        double cap = in.real("hit_rate_cap", PlanConfig.DEFAULT_HIT_RATE_CAP, 0.0, 0.999);
+        double spread = in.real("min_spread", PlanConfig.DEFAULT_MIN_SPREAD, 0.0, 1.0);
+        String state = in.gossipState();
+        CoordinatorRule rule = in.rule();
+        int maxTables = (int) in.whole("max_tables", DEFAULT_MAX_TABLES, 0, GossipValue.MAX_TABLES);
+        WarmupConfig warmup = in.warmup();
         return new HwlbSettings(inner, policy, cl, cache, tickMs, windowMs, staleAfterMs, staleRate,
                                 new PlanConfig(cap, spread), state, rule, maxTables, warmup);
     }
@@ -216,71 +146,5 @@ public record HwlbSettings(String innerSnitch,
         m.put("warmup_window_s", Double.toString(warmup.windowS()));
         m.put("warmup_ramp_s", Double.toString(warmup.rampS()));
         return m;
-    }
-
-    private static String text(Function<String, String> lookup, String name, String dflt)
-    {
-        String v = lookup.apply(name);
-        return v == null ? dflt : v.trim();
-    }
-
-    /** Parses "true"/"false" (case-insensitive), naming {@code name} when it is neither. */
-    static boolean parseBool(String name, String v)
-    {
-        String t = v == null ? "" : v.trim().toLowerCase(Locale.ROOT);
-        if (t.equals("true"))
-            return true;
-        if (t.equals("false"))
-            return false;
-        throw new IllegalArgumentException(name + " '" + v + "' is not allowed; use true or false");
-    }
-
-    private static boolean bool(Function<String, String> lookup, String name, boolean dflt)
-    {
-        String v = lookup.apply(name);
-        return v == null ? dflt : parseBool(PREFIX + name, v);
-    }
-
-    private static long whole(Function<String, String> lookup, String name, long dflt, long min, long max)
-    {
-        String v = lookup.apply(name);
-        if (v == null)
-            return dflt;
-        long x;
-        try
-        {
-            x = Long.parseLong(v.trim());
-        }
-        catch (NumberFormatException e)
-        {
-            throw bad(name, v, "a whole number in [" + min + ", " + max + "]");
-        }
-        if (x < min || x > max)
-            throw bad(name, v, "a whole number in [" + min + ", " + max + "]");
-        return x;
-    }
-
-    private static double real(Function<String, String> lookup, String name, double dflt, double min, double max)
-    {
-        String v = lookup.apply(name);
-        if (v == null)
-            return dflt;
-        double x;
-        try
-        {
-            x = Double.parseDouble(v.trim());
-        }
-        catch (NumberFormatException e)
-        {
-            throw bad(name, v, "a number in [" + min + ", " + max + "]");
-        }
-        if (!(x >= min && x <= max))
-            throw bad(name, v, "a number in [" + min + ", " + max + "]");
-        return x;
-    }
-
-    private static IllegalArgumentException bad(String name, String value, String allowed)
-    {
-        return new IllegalArgumentException(PREFIX + name + " '" + value + "' is not allowed; use " + allowed);
     }
 }

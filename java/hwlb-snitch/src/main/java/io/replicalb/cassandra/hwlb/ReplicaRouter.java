@@ -97,6 +97,32 @@ public final class ReplicaRouter
     }
 
     /** Per-thread reusable arrays, the comparator and the thread's counter stripe. */
+    /**
+     * What the caller of an order gives besides the replicas: k (-1: the consistency level's),
+     * the draw's and the warm-up's uniform numbers (NaN: random), the time, whether the first k
+     * count as sends (unified's rule), and whether a background read can be sent.
+     */
+    private static final class Read
+    {
+        int kGiven;
+        double unit;
+        double backgroundUnit;
+        long nowNs;
+        boolean countSends;
+        boolean canWarm;
+
+        Read set(int kGiven, double unit, double backgroundUnit, long nowNs, boolean countSends, boolean canWarm)
+        {
+            this.kGiven = kGiven;
+            this.unit = unit;
+            this.backgroundUnit = backgroundUnit;
+            this.nowNs = nowNs;
+            this.countSends = countSends;
+            this.canWarm = canWarm;
+            return this;
+        }
+    }
+
     private static final class Scratch
     {
         final HwlbCounters.Stripe stripe;
@@ -124,6 +150,19 @@ public final class ReplicaRouter
         int[] gaveWay = new int[8];
         int[] slots = new int[8];
         int size;
+        /** The read being ordered: what its caller gave (reused, so ordering allocates nothing). */
+        final Read read = new Read();
+        /** Candidates in {@code cand}, {@code candPos}, {@code candRate} (the live replicas in scope). */
+        int live;
+        /** Replicas in the read's scope (its consistency level's datacenters). */
+        int scoped;
+        /** Whether HWLB may plan the read (every replica known and full). */
+        boolean plannable;
+        /** Whether a live replica's rate was not understood. */
+        boolean garbled;
+        /** A cold warming replica left out of the draw (-1: none), and its rate. */
+        int coldId;
+        double coldRate;
         /**
          * Endpoint to id, by identity, direct-mapped: Cassandra hands out the same endpoint
          * objects call after call, and an id never changes once given, so a hit skips the
@@ -266,7 +305,8 @@ public final class ReplicaRouter
             boolean unified = mode.policy() == CoordinatorPolicy.UNIFIED;
             long nowNs = unified ? System.nanoTime() : 0L;
             WarmupReads.Ask ask = unified ? WarmupReads.current() : null;
-            C ordered = order(address, replicas, mode, s, -1, Double.NaN, Double.NaN, nowNs, unified, ask != null && ask.armed());
+            s.read.set(-1, Double.NaN, Double.NaN, nowNs, unified, ask != null && ask.armed());
+            C ordered = order(address, replicas, mode, s);
             if (ask != null)
                 ask.offer(s.background);
             return ordered;
@@ -290,7 +330,9 @@ public final class ReplicaRouter
     <C extends ReplicaCollection<? extends C>> C orderFor(InetAddressAndPort address, C replicas, int k, double unit, double backgroundUnit,
                                                           long nowNs)
     {
-        return order(address, replicas, control.mode(), scratch.get(), k, unit, backgroundUnit, nowNs, false, true);
+        Scratch s = scratch.get();
+        s.read.set(k, unit, backgroundUnit, nowNs, false, true);
+        return order(address, replicas, control.mode(), s);
     }
 
     /** The node this thread's last order asked to read in the background, or -1. */
@@ -299,15 +341,14 @@ public final class ReplicaRouter
         return scratch.get().background;
     }
 
-    private <C extends ReplicaCollection<? extends C>> C order(InetAddressAndPort address, C replicas, HwlbSwitch.Mode mode, Scratch s,
-                                                               int kGiven, double unit, double backgroundUnit, long nowNs, boolean countSends,
-                                                               boolean canWarm)
+    /** The order of {@code replicas} for the read {@code s.read} (see {@link #sortedByProximity}). */
+    private <C extends ReplicaCollection<? extends C>> C order(InetAddressAndPort address, C replicas, HwlbSwitch.Mode mode, Scratch s)
     {
+        Read read = s.read;
         s.background = -1;
-        int size = replicas.size();
         HwlbCounters.Stripe stripe = s.stripe;
         stripe.count(HwlbCounters.COORDINATED);
-        if (size > MAX_REPLICAS)
+        if (replicas.size() > MAX_REPLICAS)
         {
             if (mode.enabled())
                 stripe.count(HwlbCounters.STEPPED_ASIDE);
@@ -321,191 +362,40 @@ public final class ReplicaRouter
         if (tableSlot >= 0)
             stripe.count(HwlbCounters.TABLE_RATES);
         ReadConsistency cl = mode.readCl();
-        s.ensure(size);
-        s.size = size;
-        boolean plannable = true;
-        boolean garbled = false;
-        int inScope = 0;
-        int live = 0;
-        for (int i = 0; i < size; i++)
-        {
-            Replica r = replicas.get(i);
-            s.replicas[i] = r;
-            int id = s.id(view, r.endpoint());
-            s.idAt[i] = id;
-            s.inScope[i] = false;
-            if (id < 0)
-            {
-                // First meeting (gossip has not told of it yet): give it an id for next time.
-                directory.idOf(r.endpoint(), System.nanoTime());
-                plannable = false;
-                continue;
-            }
-            if (!r.isFull())
-                plannable = false; // transient replication: leave it to Cassandra's own rules
-            if (cl.localDcOnly && !view.localDc(id))
-                continue;
-            s.inScope[i] = true;
-            inScope++;
-            if (!view.live(id))
-                continue;
-            if (view.notUnderstood(id))
-                garbled = true;
-            s.cand[live] = id;
-            s.candPos[live] = i;
-            s.candRate[live] = rates[id];
-            live++;
-        }
-        int k = kGiven >= 0 ? kGiven : Math.min(cl.blockFor(inScope), Math.max(inScope, 1));
+        collect(replicas, view, rates, cl.localDcOnly, s);
+        int k = read.kGiven >= 0 ? read.kGiven : Math.min(cl.blockFor(s.scoped), Math.max(s.scoped, 1));
+        boolean unified = mode.policy() == CoordinatorPolicy.UNIFIED;
         // unified's load step applies where there is a choice among the live replicas and every
         // live replica's rate is known (a node without the plug-in, or a value not understood,
         // keeps the inner order).
-        boolean ratesKnown = true;
-        for (int j = 0; j < live; j++)
-            ratesKnown &= !Double.isNaN(s.candRate[j]);
-        boolean giveWay = mode.policy() == CoordinatorPolicy.UNIFIED && mode.enabled() && plannable && !garbled && ratesKnown && k >= 1 && live > k;
+        boolean giveWay = unified && mode.enabled() && s.plannable && !s.garbled && candRatesKnown(s) && k >= 1 && s.live > k;
         // unified: pass over the silent, expired and slow (not cold) live replicas.
-        long passed = 0L;
-        if (mode.policy() == CoordinatorPolicy.UNIFIED && live > 0)
-        {
-            passed = health.passedOver(s.cand, s.candRate, live, view.localId, k, nowNs, s.latency);
-            if (passed != 0L)
-            {
-                stripe.count(HwlbCounters.PASSED_OVER);
-                int h = 0;
-                for (int j = 0; j < live; j++)
-                {
-                    if ((passed & (1L << j)) != 0)
-                    {
-                        s.backAt[s.candPos[j]] = true;
-                        s.lastReplyAt[s.candPos[j]] = health.lastReplyNs(s.cand[j]);
-                        continue;
-                    }
-                    s.cand[h] = s.cand[j];
-                    s.candPos[h] = s.candPos[j];
-                    s.candRate[h] = s.candRate[j];
-                    h++;
-                }
-                live = h;
-            }
-        }
+        long passed = unified && s.live > 0 ? passOver(s, view, k, read.nowNs) : 0L;
         // unified, inside a statement that can send a background read (or a test): a cold
         // warming replica leaves the draw, and this read may warm it.
-        int coldId = -1;
-        double coldRate = Double.NaN;
-        if (mode.policy() == CoordinatorPolicy.UNIFIED && mode.enabled() && plannable && warmup.on() && canWarm && k >= 1 && live > k)
-        {
-            boolean known = true;
-            double warmest = Double.NEGATIVE_INFINITY;
-            for (int j = 0; j < live; j++)
-            {
-                if (Double.isNaN(s.candRate[j]))
-                    known = false;
-                warmest = Math.max(warmest, s.candRate[j]);
-            }
-            // When a node came up is looked up only for a replica colder than the margin (the
-            // only ones whose warming the split reads).
-            for (int j = 0; j < live; j++)
-                s.warming[j] = s.candRate[j] < warmest - Warmup.WARM_WITHIN && warmup.warming(s.cand[j], nowNs);
-            Warmup.ColdSplit split = known ? Warmup.splitCold(s.candRate, s.warming, live, k) : null;
-            if (split != null)
-            {
-                coldId = s.cand[split.coldest()];
-                coldRate = s.candRate[split.coldest()];
-                stripe.count(HwlbCounters.COLD_LEFT_OUT);
-                int w = 0;
-                for (int j = 0; j < live; j++)
-                {
-                    if ((split.coldMask() & (1L << j)) != 0)
-                    {
-                        s.coldAt[s.candPos[j]] = true;
-                        continue;
-                    }
-                    s.cand[w] = s.cand[j];
-                    s.candPos[w] = s.candPos[j];
-                    s.candRate[w] = s.candRate[j];
-                    w++;
-                }
-                assert w == split.warm() : "the split keeps the warm candidates";
-                live = w;
-            }
-        }
-        boolean reordered = passed != 0L || coldId >= 0;
-        if (!mode.enabled() || !plannable || k >= live)
+        s.coldId = -1;
+        s.coldRate = Double.NaN;
+        if (unified && mode.enabled() && s.plannable && warmup.on() && read.canWarm && k >= 1 && s.live > k)
+            leaveColdOut(s, k, read.nowNs);
+        boolean reordered = passed != 0L || s.coldId >= 0;
+        if (!mode.enabled() || !s.plannable || k >= s.live)
         {
             if (mode.enabled())
-                stripe.count(garbled ? HwlbCounters.FALLBACKS : HwlbCounters.STEPPED_ASIDE);
-            if (coldId >= 0)
-                askWarmUp(s, coldId, coldRate, Warmup.uniformMissesPerRead(s.candRate, live, k, config), backgroundUnit, nowNs);
-            return undrawnOrder(address, replicas, s, view, k, countSends, nowNs, reordered, giveWay, rates);
+                stripe.count(s.garbled ? HwlbCounters.FALLBACKS : HwlbCounters.STEPPED_ASIDE);
+            if (s.coldId >= 0)
+                askWarmUp(s, s.coldId, s.coldRate, Warmup.uniformMissesPerRead(s.candRate, s.live, k, config), read.backgroundUnit, read.nowNs);
+            return undrawnOrder(address, replicas, s, view, k, read.countSends, read.nowNs, reordered, giveWay, rates);
         }
-        // Canonical order: by node id (the coordinator's is 0; insertion sort, a handful of replicas).
-        int[] cand = s.cand;
-        int[] candPos = s.candPos;
-        for (int a = 1; a < live; a++)
-        {
-            int id = cand[a];
-            int pos = candPos[a];
-            int b = a - 1;
-            while (b >= 0 && cand[b] > id)
-            {
-                cand[b + 1] = cand[b];
-                candPos[b + 1] = candPos[b];
-                b--;
-            }
-            cand[b + 1] = id;
-            candPos[b + 1] = pos;
-        }
-        int planTable = view.tableKey(tableSlot);
-        long key = PlanTable.key(cand, live, k, planTable);
-        PlanSlot slot = plans.get(key, cand, live, k, planTable);
-        if (slot == null)
-            slot = plans.add(key, cand, live, k, planTable);
-        PlanState plan = slot.state;
-        if (plan == null || plan.checkedVersion != view.version)
-            plan = revalidate(slot, plan, view, rates);
-        if (coldId >= 0)
-            askWarmUp(s, coldId, coldRate, plan.missesPerRead, backgroundUnit, nowNs);
+        sortCanonical(s);
+        PlanState plan = planFor(s, view, tableSlot, k, rates);
+        if (s.coldId >= 0)
+            askWarmUp(s, s.coldId, s.coldRate, plan.missesPerRead, read.backgroundUnit, read.nowNs);
         if (!plan.active())
         {
-            stripe.count(garbled ? HwlbCounters.FALLBACKS : HwlbCounters.STEPPED_ASIDE);
-            return undrawnOrder(address, replicas, s, view, k, countSends, nowNs, reordered, giveWay, rates);
+            stripe.count(s.garbled ? HwlbCounters.FALLBACKS : HwlbCounters.STEPPED_ASIDE);
+            return undrawnOrder(address, replicas, s, view, k, read.countSends, read.nowNs, reordered, giveWay, rates);
         }
-        double u = Double.isNaN(unit) ? ThreadLocalRandom.current().nextDouble() : unit;
-        long mask = plan.sampler.sampleMask(k, u);
-        assert Long.bitCount(mask) == k : "the draw gives k distinct replicas";
-        stripe.count(HwlbCounters.DRAWS);
-        int localId = view.localId;
-        long localReads = 0;
-        double[] kTimesRow = plan.kTimesRow;
-        for (int j = 0; j < live; j++)
-        {
-            stripe.expected(cand[j], kTimesRow[j]);
-            if ((mask & (1L << j)) != 0)
-                s.chosenAt[candPos[j]] = true;
-        }
-        if (giveWay)
-        {
-            int t = 0;
-            for (int i = 0; i < s.size; i++)
-                if (s.chosenAt[i])
-                    s.targets[t++] = i;
-            giveWayTo(s, view, rates, k, nowNs);
-        }
-        for (int i = 0; i < s.size; i++)
-        {
-            if (!s.chosenAt[i])
-                continue;
-            int id = s.idAt[i];
-            stripe.chosen(id);
-            stripe.firstK(id);
-            if (countSends)
-                health.sent(id, nowNs);
-            if (id == localId)
-                localReads++;
-        }
-        stripe.add(HwlbCounters.LOCAL_READS, localReads);
-        stripe.add(HwlbCounters.REMOTE_READS, k - localReads);
+        drawFirstK(s, view, plan, k, giveWay, rates);
         ChosenFirst cmp = s.comparator;
         cmp.address = address;
         try
@@ -519,6 +409,211 @@ public final class ReplicaRouter
             cmp.address = null;
             s.clear();
         }
+    }
+
+    /**
+     * Reads {@code replicas} into {@code s}: each one's id (a replica gossip has not told of yet
+     * gets one for next time, and the read is not plannable), whether it is in scope, and the
+     * live ones in scope as the candidates with their rates.
+     */
+    private <C extends ReplicaCollection<? extends C>> void collect(C replicas, PeerView view, double[] rates, boolean localDcOnly, Scratch s)
+    {
+        int size = replicas.size();
+        s.ensure(size);
+        s.size = size;
+        s.plannable = true;
+        s.garbled = false;
+        s.scoped = 0;
+        s.live = 0;
+        for (int i = 0; i < size; i++)
+        {
+            Replica r = replicas.get(i);
+            s.replicas[i] = r;
+            int id = s.id(view, r.endpoint());
+            s.idAt[i] = id;
+            s.inScope[i] = false;
+            if (id < 0)
+            {
+                // First meeting (gossip has not told of it yet): give it an id for next time.
+                directory.idOf(r.endpoint(), System.nanoTime());
+                s.plannable = false;
+                continue;
+            }
+            if (!r.isFull())
+                s.plannable = false; // transient replication: leave it to Cassandra's own rules
+            if (localDcOnly && !view.localDc(id))
+                continue;
+            s.inScope[i] = true;
+            s.scoped++;
+            if (!view.live(id))
+                continue;
+            if (view.notUnderstood(id))
+                s.garbled = true;
+            s.cand[s.live] = id;
+            s.candPos[s.live] = i;
+            s.candRate[s.live] = rates[id];
+            s.live++;
+        }
+    }
+
+    /** Whether every candidate's rate is known. */
+    private static boolean candRatesKnown(Scratch s)
+    {
+        boolean ratesKnown = true;
+        for (int j = 0; j < s.live; j++)
+            ratesKnown &= !Double.isNaN(s.candRate[j]);
+        return ratesKnown;
+    }
+
+    /**
+     * unified: takes the candidates {@link CoordinatorHealth} passes over out of the draw,
+     * marking them to go last with their last reply; the mask of those passed over.
+     */
+    private long passOver(Scratch s, PeerView view, int k, long nowNs)
+    {
+        long passed = health.passedOver(s.cand, s.candRate, s.live, view.localId, k, nowNs, s.latency);
+        if (passed == 0L)
+            return passed;
+        s.stripe.count(HwlbCounters.PASSED_OVER);
+        int h = 0;
+        for (int j = 0; j < s.live; j++)
+        {
+            if ((passed & (1L << j)) != 0)
+            {
+                s.backAt[s.candPos[j]] = true;
+                s.lastReplyAt[s.candPos[j]] = health.lastReplyNs(s.cand[j]);
+                continue;
+            }
+            s.cand[h] = s.cand[j];
+            s.candPos[h] = s.candPos[j];
+            s.candRate[h] = s.candRate[j];
+            h++;
+        }
+        s.live = h;
+        return passed;
+    }
+
+    /**
+     * unified's warm-up: a cold warming candidate leaves the draw (marked to go after the warm
+     * ones); the coldest one is kept in {@code s.coldId} and {@code s.coldRate}.
+     */
+    private void leaveColdOut(Scratch s, int k, long nowNs)
+    {
+        int live = s.live;
+        boolean known = true;
+        double warmest = Double.NEGATIVE_INFINITY;
+        for (int j = 0; j < live; j++)
+        {
+            if (Double.isNaN(s.candRate[j]))
+                known = false;
+            warmest = Math.max(warmest, s.candRate[j]);
+        }
+        // When a node came up is looked up only for a replica colder than the margin (the
+        // only ones whose warming the split reads).
+        for (int j = 0; j < live; j++)
+            s.warming[j] = s.candRate[j] < warmest - Warmup.WARM_WITHIN && warmup.warming(s.cand[j], nowNs);
+        Warmup.ColdSplit split = known ? Warmup.splitCold(s.candRate, s.warming, live, k) : null;
+        if (split == null)
+            return;
+        s.coldId = s.cand[split.coldest()];
+        s.coldRate = s.candRate[split.coldest()];
+        s.stripe.count(HwlbCounters.COLD_LEFT_OUT);
+        int w = 0;
+        for (int j = 0; j < live; j++)
+        {
+            if ((split.coldMask() & (1L << j)) != 0)
+            {
+                s.coldAt[s.candPos[j]] = true;
+                continue;
+            }
+            s.cand[w] = s.cand[j];
+            s.candPos[w] = s.candPos[j];
+            s.candRate[w] = s.candRate[j];
+            w++;
+        }
+        assert w == split.warm() : "the split keeps the warm candidates";
+        s.live = w;
+    }
+
+    /** Canonical order of the candidates: by node id (the coordinator's is 0; insertion sort, a handful of replicas). */
+    private static void sortCanonical(Scratch s)
+    {
+        int[] cand = s.cand;
+        int[] candPos = s.candPos;
+        for (int a = 1; a < s.live; a++)
+        {
+            int id = cand[a];
+            int pos = candPos[a];
+            int b = a - 1;
+            while (b >= 0 && cand[b] > id)
+            {
+                cand[b + 1] = cand[b];
+                candPos[b + 1] = candPos[b];
+                b--;
+            }
+            cand[b + 1] = id;
+            candPos[b + 1] = pos;
+        }
+    }
+
+    /** The plan for the candidates (in canonical order), k and the read's table, from the cache (revalidated when the view changed). */
+    private PlanState planFor(Scratch s, PeerView view, int tableSlot, int k, double[] rates)
+    {
+        int planTable = view.tableKey(tableSlot);
+        long key = PlanTable.key(s.cand, s.live, k, planTable);
+        PlanSlot slot = plans.get(key, s.cand, s.live, k, planTable);
+        if (slot == null)
+            slot = plans.add(key, s.cand, s.live, k, planTable);
+        PlanState plan = slot.state;
+        if (plan == null || plan.checkedVersion != view.version)
+            plan = revalidate(slot, plan, view, rates);
+        return plan;
+    }
+
+    /**
+     * Draws the first k with {@code plan} (marked in {@code s.chosenAt}); for unified
+     * ({@code giveWay}) they may give way to replicas that cost less. Counts the draw, the
+     * expected reads and the first k (sends, for unified's rule; local and remote reads).
+     */
+    private void drawFirstK(Scratch s, PeerView view, PlanState plan, int k, boolean giveWay, double[] rates)
+    {
+        Read read = s.read;
+        HwlbCounters.Stripe stripe = s.stripe;
+        double u = Double.isNaN(read.unit) ? ThreadLocalRandom.current().nextDouble() : read.unit;
+        long mask = plan.sampler.sampleMask(k, u);
+        assert Long.bitCount(mask) == k : "the draw gives k distinct replicas";
+        stripe.count(HwlbCounters.DRAWS);
+        int localId = view.localId;
+        long localReads = 0;
+        double[] kTimesRow = plan.kTimesRow;
+        for (int j = 0; j < s.live; j++)
+        {
+            stripe.expected(s.cand[j], kTimesRow[j]);
+            if ((mask & (1L << j)) != 0)
+                s.chosenAt[s.candPos[j]] = true;
+        }
+        if (giveWay)
+        {
+            int t = 0;
+            for (int i = 0; i < s.size; i++)
+                if (s.chosenAt[i])
+                    s.targets[t++] = i;
+            giveWayTo(s, view, rates, k, read.nowNs);
+        }
+        for (int i = 0; i < s.size; i++)
+        {
+            if (!s.chosenAt[i])
+                continue;
+            int id = s.idAt[i];
+            stripe.chosen(id);
+            stripe.firstK(id);
+            if (read.countSends)
+                health.sent(id, read.nowNs);
+            if (id == localId)
+                localReads++;
+        }
+        stripe.add(HwlbCounters.LOCAL_READS, localReads);
+        stripe.add(HwlbCounters.REMOTE_READS, k - localReads);
     }
 
     /**
