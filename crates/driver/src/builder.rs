@@ -97,6 +97,15 @@ pub struct ReplicaLbPolicyBuilder {
 /// Shards at most ([`ReplicaLbPolicyBuilder::shards`]).
 pub const MAX_SHARDS: usize = 256;
 
+impl ReplicaLbPolicy {
+    /// Starts building the registered policy `name` (`replica-lb policies` lists them; the
+    /// client-side ones whose needs the driver meets work here). Defined beside the builder,
+    /// so the policy's module does not depend on its builder's.
+    pub fn builder(name: &str) -> ReplicaLbPolicyBuilder {
+        ReplicaLbPolicyBuilder::new(name)
+    }
+}
+
 impl ReplicaLbPolicyBuilder {
     pub(crate) fn new(name: &str) -> Self {
         ReplicaLbPolicyBuilder {

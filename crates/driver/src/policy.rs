@@ -31,7 +31,6 @@
 //! count a send the driver may never make); attempts on fallback targets reach the policy
 //! when they end, as sends ended at once ([`crate::inflight`]).
 
-use crate::builder::ReplicaLbPolicyBuilder;
 use crate::core::{AdapterStats, Core, Outcome};
 use crate::inflight::Owner;
 use crate::nodes::NodeKey;
@@ -201,12 +200,6 @@ pub fn outcome_of(error: &RequestAttemptError) -> Outcome {
 }
 
 impl ReplicaLbPolicy {
-    /// Starts building the registered policy `name` (`replica-lb policies` lists them; the
-    /// client-side ones whose needs the driver meets work here).
-    pub fn builder(name: &str) -> ReplicaLbPolicyBuilder {
-        ReplicaLbPolicyBuilder::new(name)
-    }
-
     pub(crate) fn new(cores: Vec<Core>, local_dc: Option<String>, permit_dc_failover: bool) -> Self {
         let name = cores.first().map_or("none", |c| c.name());
         ReplicaLbPolicy {

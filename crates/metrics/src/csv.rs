@@ -1,7 +1,7 @@
 //! `timeseries.csv`: one row per second per node, then one row per second for the whole
 //! cluster (`node` = `all`, counters summed, latency filled). The header is a contract.
 
-use crate::recorder::Series;
+use crate::series::Series;
 use std::io::Write;
 
 /// The exact header line.

@@ -20,11 +20,13 @@ pub mod csv;
 pub mod format;
 pub mod latency;
 pub mod recorder;
+pub mod series;
 pub mod summary;
 pub mod tally;
 pub mod warmup;
 
 pub use latency::{LatencyHistogram, LatencyStats, TailStats};
-pub use recorder::{CacheOutcome, ClusterSecond, Marker, NodeSecond, PhaseSpec, ReadKind, Recorder, RecorderConfig, RunMetrics, Series};
+pub use recorder::{CacheOutcome, ReadKind, Recorder, RecorderConfig, RunMetrics};
+pub use series::{ClusterSecond, Marker, NodeSecond, PhaseSpec, Series};
 pub use summary::{Asked, MultiSummary, NetworkSummary, NodeTotals, PhaseSummary, RealStats, RunStats, RunSummary, SimStats, Summary};
 pub use tally::{Outcome, Tally};

@@ -5,7 +5,7 @@
 //! measured over a trailing window of [`WINDOW_S`] seconds (hits / lookups summed over the
 //! window). The answer is the end of the first such window, minus the return time.
 
-use crate::recorder::Series;
+use crate::series::Series;
 
 /// Seconds in the trailing window.
 pub const WINDOW_S: u32 = 5;

@@ -3,29 +3,10 @@
 //! requests' beside it, then the charts ([`crate::panels`]): the policies compared on shared
 //! axes, then each node measure with data as small multiples.
 
-use replica_lb_metrics::{Asked, LatencyStats, RunMetrics};
+use crate::input::esc;
+pub use crate::input::ReportInput;
+use replica_lb_metrics::LatencyStats;
 use std::fmt::Write as _;
-
-/// What the report shows.
-pub struct ReportInput<'a> {
-    /// Scenario name.
-    pub scenario: &'a str,
-    /// Scenario description (free text; one paragraph per line).
-    pub description: &'a str,
-    /// The seed.
-    pub seed: u64,
-    /// What the run was asked (version, policies, `--set` overrides).
-    pub asked: &'a Asked,
-    /// The read time-out, ms: where a failed request counts in the all-requests figures.
-    pub timeout_ms: f64,
-    /// The runs, in the order drawn.
-    pub runs: &'a [&'a RunMetrics],
-}
-
-/// `s` escaped for HTML text.
-pub(crate) fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
-}
 
 fn fmt_opt(v: Option<f64>) -> String {
     v.map_or("-".to_string(), |v| format!("{v:.0}"))
@@ -227,7 +208,7 @@ th{background:#f3f3f3}th.all{background:#e4ecf7}th.name{text-align:left}td:first
 #[cfg(test)]
 mod tests {
     use super::*;
-    use replica_lb_metrics::{CacheOutcome, ReadKind, Recorder, RecorderConfig};
+    use replica_lb_metrics::{Asked, CacheOutcome, ReadKind, Recorder, RecorderConfig, RunMetrics};
 
     fn asked() -> Asked {
         Asked {

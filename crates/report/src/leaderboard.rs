@@ -14,7 +14,7 @@
 //! - a policy that reads ground truth (the oracle) is listed, but never counts as the best:
 //!   ratios are to the best policy a real system could run.
 
-use crate::html::esc;
+use crate::input::esc;
 use replica_lb_metrics::latency::round_us;
 use replica_lb_metrics::RunSummary;
 use serde::Serialize;

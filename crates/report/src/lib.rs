@@ -10,6 +10,7 @@
 
 pub mod chart;
 pub mod html;
+mod input;
 pub mod leaderboard;
 mod panels;
 pub mod run_dir;

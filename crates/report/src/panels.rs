@@ -19,7 +19,7 @@
 //! are many. A measure no run recorded (no cache, no remote reads, no failures) draws no panel.
 
 use crate::chart::{Band, Chart, Line, Mark, YAxis, SMALL, WIDE};
-use crate::html::{esc, ReportInput};
+use crate::input::{esc, ReportInput};
 use replica_lb_metrics::format::thousands;
 use replica_lb_metrics::{ClusterSecond, NodeSecond, RunMetrics, Series};
 use std::fmt::Write as _;

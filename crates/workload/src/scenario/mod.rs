@@ -7,6 +7,7 @@
 mod describe;
 mod overrides;
 mod raw;
+pub mod run_spec;
 mod validate;
 
 pub use overrides::{apply_overrides, apply_overrides_noting, Edit};
@@ -14,9 +15,9 @@ pub use validate::parse;
 
 use crate::dist::Dist;
 use crate::keys::KeySpec;
-use crate::runs::RunSpec;
 use replica_lb_metrics::PhaseSpec;
 use replica_lb_policy::{ConsistencyLevel, ParamTable, PolicyChoice, Side};
+use run_spec::RunSpec;
 use std::collections::BTreeMap;
 use std::fmt;
 

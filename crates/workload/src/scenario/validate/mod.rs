@@ -1,10 +1,10 @@
 //! Checks a raw scenario and converts it to a [`Scenario`]; every error names its line.
 
 use super::raw::*;
+use super::run_spec::parse_item;
 use super::*;
 use crate::dist::Dist;
 use crate::keys::{KeyPattern, KeySpec};
-use crate::runs::parse_item;
 use toml::Spanned;
 
 mod timeline;
