@@ -43,7 +43,7 @@ impl ClientChoice {
             PolicyName::Registered(info) => {
                 if !info.side.serves(Side::Client) {
                     return Err(format!(
-                        "{name} is not a client policy (the client is {DRIVER_DEFAULT}, or a policy that chooses coordinators)"
+                        "'{name}' is not a client policy (the client is {DRIVER_DEFAULT}, or a policy that chooses coordinators)"
                     ));
                 }
                 PolicyChoice::new(info.name, Side::Client, params)
