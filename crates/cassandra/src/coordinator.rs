@@ -39,16 +39,22 @@ impl CoordinatorPolicy {
         Self::ALL.into_iter().find(|p| p.as_str() == info.name)
     }
 
+    /// [`Self::of`], or the one-line refusal naming `info`.
+    pub fn require(info: &PolicyInfo) -> Result<CoordinatorPolicy, String> {
+        Self::of(info).ok_or_else(|| Self::refusal(info.name))
+    }
+
+    /// Why `name` cannot order replicas inside Cassandra, and what can.
+    pub fn refusal(name: impl std::fmt::Display) -> String {
+        format!(
+            "coordinator policy '{name}' does not run inside Cassandra: use one of {}",
+            Self::names()
+        )
+    }
+
     /// Parses a `--coordinator-policy` value: a registered policy that runs inside Cassandra.
     pub fn parse(text: &str) -> Result<CoordinatorPolicy, String> {
-        let info = replica_lb_policy::registry::find(text.trim()).map_err(|e| e.to_string())?;
-        Self::of(info).ok_or_else(|| {
-            format!(
-                "coordinator policy '{}' does not run inside Cassandra: use one of {}",
-                info.name,
-                Self::names()
-            )
-        })
+        Self::require(replica_lb_policy::registry::find(text.trim()).map_err(|e| e.to_string())?)
     }
 
     /// The names, comma-separated.

@@ -63,13 +63,7 @@ pub struct CassandraRun {
 /// the project's scenarios).
 pub fn runs(items: &[String], scenario: &replica_lb_workload::scenario::Scenario) -> Result<Vec<CassandraRun>, String> {
     let model = scenario.policy.coordinator.info();
-    let default_coordinator = CoordinatorPolicy::of(model).ok_or_else(|| {
-        format!(
-            "the scenario's policy.coordinator: {} does not run inside Cassandra: use one of {}",
-            model.name,
-            CoordinatorPolicy::names()
-        )
-    })?;
+    let default_coordinator = CoordinatorPolicy::require(model).map_err(|e| format!("the scenario's policy.coordinator: {e}"))?;
     let mut out: Vec<CassandraRun> = Vec::with_capacity(items.len());
     for item in items {
         let item = item.trim();
@@ -103,12 +97,9 @@ fn sides(item: RunItem, scenario: &replica_lb_workload::scenario::Scenario) -> R
         let params = name.info().map(|info| scenario.policy.params_of(info.name)).unwrap_or_default();
         ClientChoice::new(name, params)
     };
-    let coordinator_of = |name: PolicyName| match name.info().filter(|_| !name.driver_only()).and_then(CoordinatorPolicy::of) {
-        Some(policy) => Ok(policy),
-        None => Err(format!(
-            "coordinator policy '{name}' does not run inside Cassandra: use one of {}",
-            CoordinatorPolicy::names()
-        )),
+    let coordinator_of = |name: PolicyName| match name {
+        PolicyName::Registered(info) => CoordinatorPolicy::require(info),
+        driver_own => Err(CoordinatorPolicy::refusal(driver_own)),
     };
     match item {
         RunItem::Ideal => Err("'ideal' is the simulator's shared queue: a real cluster has none".into()),

@@ -35,9 +35,10 @@ impl ClientChoice {
     /// side. The error is one line naming the value.
     pub fn new(name: PolicyName, params: ParamTable) -> Result<ClientChoice, String> {
         match name {
-            PolicyName::DriverDefault if !params.is_empty() => Err(format!("--client-param: {name} takes no parameters")),
+            PolicyName::DriverDefault | PolicyName::JavaDefault if !params.is_empty() => {
+                Err(format!("--client-param: {name} takes no parameters"))
+            }
             PolicyName::DriverDefault => Ok(ClientChoice::DriverDefault),
-            PolicyName::JavaDefault if !params.is_empty() => Err(format!("--client-param: {name} takes no parameters")),
             PolicyName::JavaDefault => Ok(ClientChoice::Java(JavaPolicy::Default)),
             PolicyName::Java(info) => JavaPolicy::of(info, params).map(ClientChoice::Java),
             PolicyName::Registered(info) => {

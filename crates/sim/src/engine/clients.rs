@@ -64,8 +64,8 @@ impl Sim<'_> {
         }
         self.partition_done(&req, false);
         self.finish_request(id, req);
-        if let Some(client) = req.client_dispatch.map(|_| req.client) {
-            self.pump(client);
+        if req.client_dispatch.is_some() {
+            self.pump(req.client);
         }
     }
 
