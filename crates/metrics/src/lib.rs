@@ -9,6 +9,7 @@
 //! - [`tally`]: requests counted by outcome with their latency (a load generator's run and
 //!   seconds);
 //! - [`warmup`]: how long a restarted node takes to reach its peers' hit ratio;
+//! - [`warm_gate`]: the rolling restart's gate (is the node that came back warm enough?);
 //! - [`format`]: numbers as reports write them.
 //!
 //! It depends on nothing of ours, so the simulator and the real cluster both feed it and one
@@ -23,6 +24,7 @@ pub mod recorder;
 pub mod series;
 pub mod summary;
 pub mod tally;
+pub mod warm_gate;
 pub mod warmup;
 
 pub use latency::{LatencyHistogram, LatencyStats, TailStats};
