@@ -27,6 +27,7 @@ pub mod faults;
 pub mod observe;
 pub mod plugin;
 pub mod proxy;
+pub mod warmth;
 
 pub use cluster::{disk_reads, down, engine_of, nodetool, status, up, CassandraCluster, CassandraNode, CassandraUp, Engine, NodeState};
 pub use faults::{follow_jvm_growth, pause, restart, set_delay, set_disk_factor, set_disk_limits};

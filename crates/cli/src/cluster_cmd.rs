@@ -2,11 +2,13 @@
 //! node processes and the faults an experiment injects into it.
 
 use crate::cassandra_cmd;
-use crate::error::CliResult;
+use crate::error::{CliError, CliResult};
 use clap::{Args, Subcommand};
 use replica_lb_cassandra::plugin::CoordinatorPolicy;
 use replica_lb_cassandra::Engine;
+use replica_lb_engine::rolling::{self, RestartGate, RollingPlan};
 use replica_lb_engine::{Cluster, NodeFlags, SlowDisk, UpRequest};
+use replica_lb_metrics::warm_gate::WarmRule;
 use replica_lb_launcher::Signal;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -33,6 +35,13 @@ pub enum ClusterCommand {
     #[command(after_help = "Examples:
   replica-lb cluster restart --dir /tmp/rlb --node 2 --down-s 10")]
     Restart(RestartArgs),
+    /// Restart every node one after another, cold, the next only when the gate says so: `warm`
+    /// (the last one's misses per read within --within of its peers' median, --timeout-s as a
+    /// ceiling) or a fixed --interval-s after it came back. Writes DIR/rolling-restart.json.
+    #[command(after_help = "Examples:
+  replica-lb cluster rolling-restart --dir /tmp/cass --gate warm --down-s 5
+  replica-lb cluster rolling-restart --dir /tmp/rlb --interval-s 60")]
+    RollingRestart(RollingRestartArgs),
     /// Pause one node for --for-s seconds (SIGSTOP, wait, SIGCONT: a real "GC pause").
     #[command(after_help = "Examples:
   replica-lb cluster pause --dir /tmp/rlb --node 1 --for-s 20")]
@@ -149,6 +158,44 @@ pub struct RestartArgs {
     pub(crate) up_timeout_s: u64,
 }
 
+/// `cluster rolling-restart --gate`: the gates besides the fixed interval.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum GateKind {
+    /// The last restarted node is warm.
+    Warm,
+}
+
+/// `cluster rolling-restart` arguments.
+#[derive(Args, Debug)]
+pub struct RollingRestartArgs {
+    /// The cluster directory.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dir: PathBuf,
+    /// `warm`: the next node goes down once the last one is warm (the default unless
+    /// --interval-s is given).
+    #[arg(long, value_name = "GATE", value_enum, conflicts_with = "interval_s")]
+    pub(crate) gate: Option<GateKind>,
+    /// A fixed interval instead: the next node goes down S seconds after the last came back
+    /// (1..86400).
+    #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub(crate) interval_s: Option<u64>,
+    /// Seconds each node stays down.
+    #[arg(long, value_name = "S", default_value_t = 0.0, allow_hyphen_values = true)]
+    pub(crate) down_s: f64,
+    /// Warm: misses per read at most (1 + WITHIN) x the other nodes' median (0..10).
+    #[arg(long, value_name = "WITHIN", allow_hyphen_values = true, default_value_t = replica_lb_metrics::warm_gate::DEFAULT_WITHIN, value_parser = crate::warmup_cmd::parse_within)]
+    pub(crate) within: f64,
+    /// The gate's window, seconds (1..3600).
+    #[arg(long, value_name = "S", default_value_t = replica_lb_metrics::warm_gate::DEFAULT_WINDOW_S, value_parser = clap::value_parser!(u32).range(1..=3600))]
+    pub(crate) window_s: u32,
+    /// The warm gate's ceiling on each wait, seconds (1..86400).
+    #[arg(long, value_name = "S", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub(crate) timeout_s: u64,
+    /// How long each node may take to come back, seconds.
+    #[arg(long, value_name = "S", default_value_t = 120)]
+    pub(crate) up_timeout_s: u64,
+}
+
 /// `cluster pause` arguments.
 #[derive(Args, Debug)]
 pub struct PauseArgs {
@@ -221,6 +268,7 @@ pub fn run(cmd: ClusterCommand) -> CliResult {
         ClusterCommand::Status(a) => Cluster::at(&a.dir)?.status(a.json),
         ClusterCommand::Down(a) => Cluster::at(&a.dir)?.down(),
         ClusterCommand::Restart(a) => Cluster::at(&a.dir)?.restart(a.node, a.down_s, Duration::from_secs(a.up_timeout_s)),
+        ClusterCommand::RollingRestart(a) => return rolling_restart(a),
         ClusterCommand::Pause(a) => Cluster::at(&a.dir)?.pause(a.node, a.for_s),
         ClusterCommand::Delay(a) => Cluster::at(&a.dir)?.delay(a.node, a.ms),
         ClusterCommand::SlowDisk(a) => {
@@ -254,5 +302,37 @@ fn up(a: UpArgs) -> CliResult {
     };
     let lines = replica_lb_engine::up(&req, &mut |line| eprintln!("{line}"))?;
     println!("{lines}");
+    Ok(())
+}
+
+fn rolling_restart(a: RollingRestartArgs) -> CliResult {
+    let rule = WarmRule::new(a.within).map_err(CliError::usage)?;
+    let window = Duration::from_secs(a.window_s as u64);
+    let gate = match a.interval_s {
+        Some(s) => RestartGate::Interval {
+            interval: Duration::from_secs(s),
+            rule,
+            window,
+        },
+        None => RestartGate::Warm {
+            rule,
+            window,
+            timeout: Duration::from_secs(a.timeout_s),
+        },
+    };
+    let plan = RollingPlan {
+        gate,
+        down_s: a.down_s,
+        up_timeout: Duration::from_secs(a.up_timeout_s),
+    };
+    let record = rolling::rolling_restart(&Cluster::at(&a.dir)?, plan, &mut |line| eprintln!("{line}"))?;
+    let warm = record.nodes.iter().filter(|n| n.warm_at_s.is_some()).count();
+    println!(
+        "restarted {} node(s) in {:.0} s ({} gate); {warm} seen warm; record in {}",
+        record.nodes.len(),
+        record.total_s,
+        record.gate,
+        a.dir.join(rolling::RECORD_FILE).display()
+    );
     Ok(())
 }

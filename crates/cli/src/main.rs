@@ -13,6 +13,7 @@ mod policies_cmd;
 mod progress;
 mod sim_cmd;
 mod tournament_cmd;
+mod warmup_cmd;
 
 use clap::{Parser, Subcommand};
 use error::{one_line, CliResult};
@@ -89,6 +90,13 @@ enum Command {
   replica-lb tournament --out out/tournament --quick
   replica-lb tournament --out out/t --scenarios cold-restart,queueing-16 --policies c3,hwlb,unified")]
     Tournament(tournament_cmd::TournamentArgs),
+    /// Is a Cassandra cluster's restarted node warm enough to take the next one down? Status,
+    /// or wait for it.
+    #[command(subcommand, arg_required_else_help = true)]
+    #[command(after_help = "Examples:
+  replica-lb warmup status --contact-points 127.0.1.1
+  replica-lb warmup wait --contact-points 127.0.1.1 --node 127.0.1.3 --timeout-s 900")]
+    Warmup(warmup_cmd::WarmupCommand),
 }
 
 fn run(cli: Cli) -> CliResult {
@@ -103,6 +111,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Experiment(args) => experiment_cmd::run(args),
         Command::Policies(args) => policies_cmd::run(args),
         Command::Tournament(args) => tournament_cmd::run(args),
+        Command::Warmup(cmd) => warmup_cmd::run(cmd),
     }
 }
 

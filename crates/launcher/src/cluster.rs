@@ -230,6 +230,10 @@ pub struct NodeStatus {
     pub hit_rate: Option<f64>,
     /// Reads served by its storage layer.
     pub reads: Option<u64>,
+    /// Its cache's hits since it started.
+    pub cache_hits: Option<u64>,
+    /// Its cache's misses since it started.
+    pub cache_misses: Option<u64>,
     /// Its policy.
     pub policy: Option<String>,
     /// gRPC address.
@@ -264,6 +268,8 @@ pub fn status(dir: &Path) -> Result<Vec<NodeStatus>, NodeError> {
                 members: stats.as_ref().map(|s| s.members.len()),
                 hit_rate: stats.as_ref().map(|s| s.hit_rate),
                 reads: stats.as_ref().map(|s| s.reads),
+                cache_hits: stats.as_ref().map(|s| s.cache_hits),
+                cache_misses: stats.as_ref().map(|s| s.cache_misses),
                 policy: stats.as_ref().map(|s| s.policy.clone()),
                 grpc: e.grpc,
             }

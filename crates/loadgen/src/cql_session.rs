@@ -140,13 +140,18 @@ fn list(addrs: &[SocketAddr]) -> String {
     addrs.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",")
 }
 
-/// Parses `HOST:PORT[,HOST:PORT...]` (each an IP address and port).
+/// The CQL port a contact point without one gets.
+pub const DEFAULT_CQL_PORT: u16 = 9042;
+
+/// Parses `HOST[:PORT][,HOST[:PORT]...]`: each an IP address, with its port or CQL's 9042.
 pub fn parse_contact_points(text: &str) -> Result<Vec<SocketAddr>, String> {
     let mut out = Vec::new();
     for item in text.split(',').map(str::trim) {
-        let addr: SocketAddr = item
-            .parse()
-            .map_err(|_| format!("--contact-points: '{item}' is not IP:PORT (for example 127.0.0.1:9042)"))?;
+        let addr = match (item.parse::<SocketAddr>(), item.parse::<std::net::IpAddr>()) {
+            (Ok(a), _) => a,
+            (_, Ok(ip)) => SocketAddr::new(ip, DEFAULT_CQL_PORT),
+            _ => return Err(format!("--contact-points: '{item}' is not IP or IP:PORT (for example 127.0.0.1 or 127.0.0.1:9042)")),
+        };
         out.push(addr);
     }
     Ok(out)
@@ -313,8 +318,9 @@ mod tests {
             parse_contact_points("127.0.0.1:9042, 127.0.0.2:9042").unwrap(),
             vec!["127.0.0.1:9042".parse().unwrap(), "127.0.0.2:9042".parse().unwrap()]
         );
-        let e = parse_contact_points("127.0.0.1").unwrap_err();
-        assert!(e.contains("'127.0.0.1' is not IP:PORT"), "{e}");
+        assert_eq!(parse_contact_points("127.0.0.3").unwrap(), vec!["127.0.0.3:9042".parse().unwrap()], "CQL's port by default");
+        let e = parse_contact_points("localhost:9042").unwrap_err();
+        assert!(e.contains("'localhost:9042' is not IP or IP:PORT"), "{e}");
         assert!(parse_contact_points("").is_err());
     }
 }

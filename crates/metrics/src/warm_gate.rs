@@ -175,6 +175,48 @@ impl WarmRule {
     }
 }
 
+/// One node's windows, per table (a single entry where the source counts node-wide, as
+/// Cassandra's `system_views.caches` does); `None`: the node did not answer.
+pub type TableWindows = std::collections::BTreeMap<String, CacheWindow>;
+
+impl WarmRule {
+    /// The verdict on every node whose per-table windows are `nodes` (index = node; `None`:
+    /// it did not answer, and counts as unread). A node is judged on each table it read, against
+    /// the other nodes' windows of that table, and takes its worst verdict (cold before no
+    /// reference before warm): a node warm on one table and cold on another would still meet
+    /// the next restart cold. A node that read nothing is unread.
+    pub fn judge_tables(&self, nodes: &[Option<TableWindows>]) -> Vec<Verdict> {
+        let empty = TableWindows::new();
+        let of = |i: usize| nodes[i].as_ref().unwrap_or(&empty);
+        (0..nodes.len())
+            .map(|i| {
+                let mut worst: Option<Verdict> = None;
+                for (table, own) in of(i).iter().filter(|(_, w)| w.reads > 0) {
+                    let peers: Vec<CacheWindow> = (0..nodes.len())
+                        .filter(|&j| j != i)
+                        .filter_map(|j| of(j).get(table).copied())
+                        .collect();
+                    let v = self.judge(*own, &peers);
+                    if worst.is_none_or(|w| severity(v.warmth) > severity(w.warmth)) {
+                        worst = Some(v);
+                    }
+                }
+                worst.unwrap_or_else(|| self.judge(CacheWindow::default(), &[]))
+            })
+            .collect()
+    }
+}
+
+/// How bad a verdict is, for picking a node's worst table.
+fn severity(w: Warmth) -> u8 {
+    match w {
+        Warmth::Warm => 0,
+        Warmth::NoReference => 1,
+        Warmth::Cold => 2,
+        Warmth::Unread => 3,
+    }
+}
+
 /// The median of finite values (the mean of the middle two for an even count); `None` if empty.
 fn median(mut values: Vec<f64>) -> Option<f64> {
     if values.is_empty() {
@@ -233,6 +275,25 @@ mod tests {
         let warmth: Vec<Warmth> = v.iter().map(|v| v.warmth).collect();
         assert_eq!(warmth, [Warmth::Cold, Warmth::Warm, Warmth::Warm, Warmth::Unread]);
         assert!((v[0].miss_ratio_to_peers().unwrap() - 5.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_node_takes_its_worst_table_and_tables_it_does_not_read_are_not_judged() {
+        let tables = |v: &[(&str, CacheWindow)]| Some(v.iter().map(|(t, w)| (t.to_string(), *w)).collect::<TableWindows>());
+        let nodes = [
+            tables(&[("ks.a", w(1000, 100)), ("ks.b", w(1000, 400))]),
+            tables(&[("ks.a", w(1000, 100)), ("ks.b", w(1000, 100))]),
+            tables(&[("ks.a", w(1000, 100)), ("ks.b", w(1000, 100)), ("ks.c", w(0, 0))]),
+            tables(&[("ks.c", w(500, 50))]),
+            None,
+        ];
+        let v = WarmRule::default().judge_tables(&nodes);
+        assert_eq!(v[0].warmth, Warmth::Cold, "cold on ks.b: {:?}", v[0]);
+        assert_eq!(v[0].misses_per_read, Some(0.4));
+        assert_eq!(v[1].warmth, Warmth::Warm);
+        assert_eq!(v[2].warmth, Warmth::Warm, "an unread table of its own is not judged");
+        assert_eq!(v[3].warmth, Warmth::NoReference, "nobody else reads ks.c");
+        assert_eq!(v[4].warmth, Warmth::Unread, "a node that did not answer");
     }
 
     #[test]
