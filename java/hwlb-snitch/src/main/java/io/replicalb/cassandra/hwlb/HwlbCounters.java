@@ -127,6 +127,44 @@ public final class HwlbCounters
         return probes.get();
     }
 
+    /**
+     * Node counter {@code which} now, summed over the stripes: no allocation, for a gauge read
+     * often (the same sum as {@link #totals()}).
+     */
+    public long node(int which)
+    {
+        long sum = 0;
+        for (Stripe s : stripes)
+            sum += (long) LONGS.getOpaque(s.node, which);
+        return sum;
+    }
+
+    /**
+     * Peer {@code id}'s first-k count since the start, never reset (a monotonic count for a
+     * gauge; {@link #totals()} gives it since the last {@link #resetPeers()}).
+     */
+    public long firstKSinceStart(int id)
+    {
+        long sum = 0;
+        for (Stripe s : stripes)
+            sum += at(s.firstK, id);
+        return sum;
+    }
+
+    /** Peer {@code id}'s chosen count (HWLB draws) since the start, never reset. */
+    public long chosenSinceStart(int id)
+    {
+        long sum = 0;
+        for (Stripe s : stripes)
+            sum += at(s.chosen, id);
+        return sum;
+    }
+
+    private static long at(long[] a, int id)
+    {
+        return id < a.length ? (long) LONGS.getOpaque(a, id) : 0L;
+    }
+
     /** Sums of every counter at one moment (per-peer arrays indexed by node id). */
     public record Totals(long[] node, long planRecomputes, long[] chosen, long[] firstK, double[] expected)
     {
