@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 import com.codahale.metrics.Gauge;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import org.apache.cassandra.metrics.CassandraMetricsRegistry;
 import org.apache.cassandra.metrics.CassandraMetricsRegistry.MetricName;
@@ -21,6 +23,7 @@ import org.apache.cassandra.metrics.MetricNameFactory;
  */
 final class MetricGroup
 {
+    private static final Logger logger = LoggerFactory.getLogger(MetricGroup.class);
     /** The metrics' type (the ObjectName's {@code type} key). */
     static final String TYPE = "ReplicaLb";
 
@@ -37,14 +40,22 @@ final class MetricGroup
 
     /**
      * Registers {@code gauge} as metric {@code name}, replacing one left by an earlier instance
-     * of the plug-in in this JVM (its gauges would read a dead instance).
+     * of the plug-in in this JVM (its gauges would read a dead instance). A metric that cannot
+     * be registered is logged and left out: the others, and the plug-in, go on.
      */
     <T> void gauge(String name, Gauge<T> gauge)
     {
         MetricName m = factory.createMetricName(name);
-        registry.remove(m);
-        registry.register(m, gauge);
         names.add(m);
+        try
+        {
+            registry.remove(m);
+            registry.register(m, gauge);
+        }
+        catch (RuntimeException e)
+        {
+            logger.warn("HWLB: metric {} not registered", m.getMBeanName(), e);
+        }
     }
 
     /** Removes every metric this group registered. */
