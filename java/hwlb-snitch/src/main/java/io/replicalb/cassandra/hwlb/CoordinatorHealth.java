@@ -377,7 +377,7 @@ public final class CoordinatorHealth
     }
 
     /** Why node {@code id} cannot answer at {@code nowNs} (silent, expired, overdue, in that order), or null. */
-    private PassOverReason unable(int id, long nowNs)
+    private PassOverReason unableReason(int id, long nowNs)
     {
         if (silent(id, nowNs))
             return PassOverReason.SILENT;
@@ -466,7 +466,7 @@ public final class CoordinatorHealth
             latency[j] = latencyNs(ids[j], nowNs);
             if (!Double.isNaN(rates[j]))
                 warmest = Math.max(warmest, rates[j]);
-            PassOverReason why = ids[j] != localId ? unable(ids[j], nowNs) : null;
+            PassOverReason why = ids[j] != localId ? unableReason(ids[j], nowNs) : null;
             if (why != null)
             {
                 unable |= 1L << j;
