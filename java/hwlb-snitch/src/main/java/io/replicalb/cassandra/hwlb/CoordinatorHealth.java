@@ -49,7 +49,7 @@ import java.util.Arrays;
 public final class CoordinatorHealth
 {
     private static final VarHandle UNANSWERED;
-    private static final VarHandle PASSED_OVER;
+    private static final VarHandle PASSED_OVER = MethodHandles.arrayElementVarHandle(long[].class);
     private static final VarHandle LAST_RESORT;
 
     static
@@ -57,7 +57,6 @@ public final class CoordinatorHealth
         try
         {
             UNANSWERED = MethodHandles.lookup().findVarHandle(Signals.class, "unanswered", int.class);
-            PASSED_OVER = MethodHandles.lookup().findVarHandle(Signals.class, "passedOverCount", long.class);
             LAST_RESORT = MethodHandles.lookup().findVarHandle(Signals.class, "lastResortCount", long.class);
         }
         catch (ReflectiveOperationException e)
@@ -93,7 +92,8 @@ public final class CoordinatorHealth
         volatile long replies;
         volatile long expiries;
         volatile long resets;
-        volatile long passedOverCount;
+        /** Reads that passed it over, by {@link PassOverReason} (ordinal). */
+        final long[] passedOverBy = new long[PassOverReason.COUNT];
         volatile long lastResortCount;
 
         Signals(int minResponses)
@@ -352,8 +352,38 @@ public final class CoordinatorHealth
     {
         Signals s = of(id);
         double lat = latencyNs(id, nowNs);
+        long passed = 0;
+        for (PassOverReason why : PassOverReason.values())
+            passed += passedOverCount(id, why);
         return new Snapshot(s.unanswered, s.pending, Double.isNaN(lat) ? Double.NaN : lat / 1e6, silent(id, nowNs), expiredRecently(id, nowNs),
-                            s.replies, s.expiries, s.resets, s.passedOverCount, s.lastResortCount, s.replied ? (nowNs - s.lastReplyNs) / 1_000_000L : -1L);
+                            s.replies, s.expiries, s.resets, passed, s.lastResortCount, s.replied ? (nowNs - s.lastReplyNs) / 1_000_000L : -1L);
+    }
+
+    /** Reads that passed node {@code id} over for reason {@code why}, since start (never reset). */
+    public long passedOverCount(int id, PassOverReason why)
+    {
+        return (long) PASSED_OVER.getVolatile(of(id).passedOverBy, why.ordinal());
+    }
+
+    /** Reads that left node {@code id}, passed over, among the first k all the same, since start. */
+    public long lastResortCount(int id)
+    {
+        return of(id).lastResortCount;
+    }
+
+    private void countPassedOver(int id, PassOverReason why)
+    {
+        PASSED_OVER.getAndAdd(of(id).passedOverBy, why.ordinal(), 1L);
+    }
+
+    /** Why node {@code id} cannot answer at {@code nowNs} (silent, expired, overdue, in that order), or null. */
+    private PassOverReason unableReason(int id, long nowNs)
+    {
+        if (silent(id, nowNs))
+            return PassOverReason.SILENT;
+        if (expiredRecently(id, nowNs))
+            return PassOverReason.EXPIRED;
+        return overdue(id, nowNs) ? PassOverReason.OVERDUE : null;
     }
 
     /** Silent: busy and fewer than min_responses replies within the window ending at {@code nowNs}. */
@@ -423,7 +453,8 @@ public final class CoordinatorHealth
      * replicas are; a slow one only
      * when it is not cold and at least k of the others that can answer are not colder than it
      * (passing it over must not force a colder replica into the read). {@code latency} is
-     * scratch space of at least n entries. No allocation.
+     * scratch space of at least n entries. Each replica passed over is counted under its reason
+     * ({@link #passedOverCount}). No allocation.
      */
     public long passedOver(int[] ids, double[] rates, int n, int localId, int k, long nowNs, double[] latency)
     {
@@ -435,8 +466,12 @@ public final class CoordinatorHealth
             latency[j] = latencyNs(ids[j], nowNs);
             if (!Double.isNaN(rates[j]))
                 warmest = Math.max(warmest, rates[j]);
-            if (ids[j] != localId && (silent(ids[j], nowNs) || expiredRecently(ids[j], nowNs) || overdue(ids[j], nowNs)))
+            PassOverReason why = ids[j] != localId ? unableReason(ids[j], nowNs) : null;
+            if (why != null)
+            {
                 unable |= 1L << j;
+                countPassedOver(ids[j], why);
+            }
         }
         long mask = unable;
         for (int j = 0; j < n; j++)
@@ -447,11 +482,11 @@ public final class CoordinatorHealth
             // Measured now, or aged out with its trial read unanswered.
             double judged = Double.isNaN(latency[j]) ? onTrialNs(ids[j], nowNs) : latency[j];
             if (!cold && slow(j, judged, latency, rates, n) && servableWithout(j, unable, rates, n, k))
+            {
                 mask |= 1L << j;
+                countPassedOver(ids[j], PassOverReason.SLOW);
+            }
         }
-        for (int j = 0; j < n; j++)
-            if ((mask & (1L << j)) != 0)
-                PASSED_OVER.getAndAdd(of(ids[j]), 1L);
         return mask;
     }
 

@@ -127,6 +127,60 @@ public final class HwlbCounters
         return probes.get();
     }
 
+    /**
+     * Node counter {@code which} now, summed over the stripes: no allocation, for a gauge read
+     * often (the same sum as {@link #totals()}).
+     */
+    public long node(int which)
+    {
+        long sum = 0;
+        for (Stripe s : stripes)
+            sum += (long) LONGS.getOpaque(s.node, which);
+        return sum;
+    }
+
+    /**
+     * Peer {@code id}'s first-k count since the start, never reset (a monotonic count for a
+     * gauge; {@link #totals()} gives it since the last {@link #resetPeers()}).
+     */
+    public long firstKSinceStart(int id)
+    {
+        long sum = 0;
+        for (Stripe s : stripes)
+            sum += at(s.firstK, id);
+        return sum;
+    }
+
+    /** Peer {@code id}'s chosen count (HWLB draws) since the start, never reset. */
+    public long chosenSinceStart(int id)
+    {
+        long sum = 0;
+        for (Stripe s : stripes)
+            sum += at(s.chosen, id);
+        return sum;
+    }
+
+    /**
+     * Peer {@code id}'s share of the first-k reads since the last {@link #resetPeers()} (as the
+     * peers table's {@code first_k} over their sum), in [0, 1]; 0 before any read. Every first-k
+     * count is also a local or a remote read, so the sum is those two node counters less the
+     * window's baseline: no allocation, no pass over every peer.
+     */
+    public double firstKShare(int id)
+    {
+        Totals base = baseline;
+        long all = node(LOCAL_READS) + node(REMOTE_READS) - base.firstKSum();
+        long mine = firstKSinceStart(id) - base.firstK(id);
+        if (all <= 0 || mine <= 0)
+            return 0.0;
+        return Math.min(1.0, (double) mine / all);
+    }
+
+    private static long at(long[] a, int id)
+    {
+        return id < a.length ? (long) LONGS.getOpaque(a, id) : 0L;
+    }
+
     /** Sums of every counter at one moment (per-peer arrays indexed by node id). */
     public record Totals(long[] node, long planRecomputes, long[] chosen, long[] firstK, double[] expected)
     {
@@ -146,6 +200,15 @@ public final class HwlbCounters
         public long firstK(int id)
         {
             return id < firstK.length ? firstK[id] : 0;
+        }
+
+        /** The sum of every peer's first-k count. */
+        public long firstKSum()
+        {
+            long sum = 0;
+            for (long c : firstK)
+                sum += c;
+            return sum;
         }
 
         /** Peer {@code id}'s expected count. */

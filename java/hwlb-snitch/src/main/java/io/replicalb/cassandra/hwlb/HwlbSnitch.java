@@ -22,6 +22,8 @@ import org.apache.cassandra.locator.IEndpointSnitch;
 import org.apache.cassandra.locator.InetAddressAndPort;
 import org.apache.cassandra.locator.Replica;
 import org.apache.cassandra.locator.ReplicaCollection;
+import org.apache.cassandra.metrics.CassandraMetricsRegistry;
+import org.apache.cassandra.metrics.DefaultNameFactory;
 import org.apache.cassandra.net.MessagingService;
 import org.apache.cassandra.utils.FBUtilities;
 
@@ -37,8 +39,9 @@ import org.apache.cassandra.utils.FBUtilities;
  * second (see {@link ReplicaRouter}); policy {@code unified} (the default) also passes over
  * silent, expired and slow replicas ({@link CoordinatorHealth}); when HWLB is off or steps
  * aside the order is exactly the inner snitch's. Once gossip starts the plug-in publishes its hit rate by gossip, reads the
- * peers', registers the {@code replica_lb} virtual tables and the MBean
- * {@code io.replicalb:type=HwlbSnitch}. Configuration: JVM system properties
+ * peers', registers the {@code replica_lb} virtual tables, the MBean
+ * {@code io.replicalb:type=HwlbSnitch} and its metrics in Cassandra's registry
+ * ({@link ReplicaLbMetrics}). Configuration: JVM system properties
  * {@code replica_lb.hwlb.*} ({@link HwlbSettings}).
  */
 public class HwlbSnitch implements IEndpointSnitch
@@ -48,6 +51,8 @@ public class HwlbSnitch implements IEndpointSnitch
     public static final String MBEAN_NAME = "io.replicalb:type=HwlbSnitch";
     /** How often peers' states are read from the Gossiper, ms (the staleness rule's resolution). */
     public static final long POLL_MS = 100;
+    /** How often the metrics of peers and tables that came or went are registered or removed, ms. */
+    public static final long METRICS_SYNC_MS = 1000;
 
     private final HwlbSettings settings;
     private final IEndpointSnitch inner;
@@ -61,6 +66,7 @@ public class HwlbSnitch implements IEndpointSnitch
     private final HwlbControl surface;
     private final AtomicBoolean started = new AtomicBoolean();
     private volatile ScheduledExecutorService executor;
+    private ReplicaLbMetrics metrics;
 
     /** The snitch Cassandra constructs: settings from system properties, validated here. */
     public HwlbSnitch()
@@ -165,6 +171,17 @@ public class HwlbSnitch implements IEndpointSnitch
     public HwlbSwitch switchControl()
     {
         return control;
+    }
+
+    /**
+     * The plug-in's metrics in Cassandra's registry ({@code org.apache.cassandra.metrics:type=ReplicaLb}),
+     * made on first use (nothing is registered before {@link ReplicaLbMetrics#sync()}).
+     */
+    public synchronized ReplicaLbMetrics metrics()
+    {
+        if (metrics == null)
+            metrics = new ReplicaLbMetrics(CassandraMetricsRegistry.Metrics, surface, directory, health, warmup);
+        return metrics;
     }
 
     /** The configuration. */
@@ -276,14 +293,17 @@ public class HwlbSnitch implements IEndpointSnitch
         HealthProber prober = new HealthProber(directory, health, new CassandraProbes(), counters, settings.rule(), System::nanoTime);
         long probeMs = settings.rule().probeIntervalMs();
         ex.scheduleWithFixedDelay(() -> guarded("probe", prober::tick), probeMs, probeMs, TimeUnit.MILLISECONDS);
+        ReplicaLbMetrics m = metrics();
+        guarded("metrics", m::sync);
+        ex.scheduleWithFixedDelay(() -> guarded("metrics", m::sync), METRICS_SYNC_MS, METRICS_SYNC_MS, TimeUnit.MILLISECONDS);
         executor = ex;
         HwlbTables.register(surface);
         registerMBean();
         CassandraSnitches node = new CassandraSnitches();
         SnitchInstaller installer = new SnitchInstaller(this, inner, node, node);
         control.listen(policy -> guarded("snitch install", () -> installer.apply(policy)));
-        logger.info("HWLB snitch started: cache {} measured, rates {}, rate in gossip state {}, virtual keyspace {}, MBean {}",
-                    probe.kind().label(), tableMode, state, HwlbTables.KEYSPACE, MBEAN_NAME);
+        logger.info("HWLB snitch started: cache {} measured, rates {}, rate in gossip state {}, virtual keyspace {}, MBean {}, metrics {}:type={}",
+                    probe.kind().label(), tableMode, state, HwlbTables.KEYSPACE, MBEAN_NAME, DefaultNameFactory.GROUP_NAME, MetricGroup.TYPE);
     }
 
     /**
@@ -362,11 +382,18 @@ public class HwlbSnitch implements IEndpointSnitch
         }
     }
 
-    /** Stops the tick and the poll (tests; a node stops with its JVM). */
+    /** Stops the tick and the poll and removes the metrics (tests; a node stops with its JVM). */
     public void stop()
     {
         ScheduledExecutorService ex = executor;
         if (ex != null)
             ex.shutdownNow();
+        ReplicaLbMetrics m;
+        synchronized (this)
+        {
+            m = metrics;
+        }
+        if (m != null)
+            m.close();
     }
 }

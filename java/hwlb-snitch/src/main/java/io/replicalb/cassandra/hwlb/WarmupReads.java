@@ -76,9 +76,15 @@ public final class WarmupReads
     private volatile long startedNs;
     /** Per node id: when gossip last saw it come up, ns. */
     private final ConcurrentHashMap<Integer, Long> upAtNs = new ConcurrentHashMap<>();
-    /** Per node id: this coordinator's background reads not yet answered. */
-    private final ConcurrentHashMap<Integer, AtomicInteger> inFlight = new ConcurrentHashMap<>();
-    private final AtomicLong sent = new AtomicLong();
+    /** Per node id: this coordinator's background reads to it (unanswered, sent). */
+    private final ConcurrentHashMap<Integer, Target> targets = new ConcurrentHashMap<>();
+
+    /** One node's background reads: the unanswered ones and every one sent (their sum is {@link #sent()}). */
+    private static final class Target
+    {
+        final AtomicInteger inFlight = new AtomicInteger();
+        final AtomicLong sent = new AtomicLong();
+    }
     private final AtomicLong skippedBusy = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
     private final FallbackLog failureLog = new FallbackLog("a warm-up read could not be sent; the request was not affected (counted in warmup_failures)");
@@ -225,7 +231,8 @@ public final class WarmupReads
         Transport transport = this.transport;
         if (transport == null)
             return false;
-        AtomicInteger n = inFlight.computeIfAbsent(id, x -> new AtomicInteger());
+        Target t = targets.computeIfAbsent(id, x -> new Target());
+        AtomicInteger n = t.inFlight;
         if (n.incrementAndGet() > maxInFlight)
         {
             n.decrementAndGet();
@@ -233,7 +240,7 @@ public final class WarmupReads
             return false;
         }
         transport.read(command, id, n::decrementAndGet);
-        sent.incrementAndGet();
+        t.sent.incrementAndGet();
         return true;
     }
 
@@ -250,10 +257,20 @@ public final class WarmupReads
         return failures.get();
     }
 
-    /** Background reads sent. */
+    /** Background reads sent (to every node). */
     public long sent()
     {
-        return sent.get();
+        long sum = 0;
+        for (Target t : targets.values())
+            sum += t.sent.get();
+        return sum;
+    }
+
+    /** Background reads sent to node {@code id}. */
+    public long sentTo(int id)
+    {
+        Target t = targets.get(id);
+        return t == null ? 0L : t.sent.get();
     }
 
     /** Background reads skipped because this many were unanswered at the cold replica. */
@@ -265,7 +282,7 @@ public final class WarmupReads
     /** Background reads now unanswered at node {@code id}. */
     int inFlight(int id)
     {
-        AtomicInteger n = inFlight.get(id);
-        return n == null ? 0 : n.get();
+        Target t = targets.get(id);
+        return t == null ? 0 : t.inFlight.get();
     }
 }
