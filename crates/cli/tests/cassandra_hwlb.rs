@@ -324,6 +324,9 @@ fn hwlb_inside_cassandra_draws_replicas_as_its_rows_and_cassandra_reads_them() {
     assert!(sent > 50, "{sent} warm-up reads sent");
     assert_eq!(failed, 0, "warm-up reads failed");
     assert!(node2_reads > 0, "the warm-up reads reached node 2");
+    run(&["cluster", "restart", "--dir", &d, "--node", "2", "--down-s", "1"]);
+    warm_gate_with_the_plugin(&d);
+    metrics_over_jmx(&d);
     run(&["cluster", "down", "--dir", &d]);
     cluster.remove();
 }
@@ -694,4 +697,41 @@ fn each_table_is_balanced_by_its_own_hit_rates() {
     eprintln!("done in {:.0} s", started.elapsed().as_secs_f64());
     run(&["cluster", "down", "--dir", &d]);
     cluster.remove();
+}
+
+/// `warmup status` and `warmup wait` with the plug-in (its per-table counters): under load every
+/// node is read and named with its source; node 2, just restarted cold, is not warm while
+/// nobody reads it, and the wait says so at its time-out (exit 1).
+fn warm_gate_with_the_plugin(d: &str) {
+    let (code, out, err) = common::run(&["warmup", "wait", "--contact-points", "127.0.1.1", "--node", "127.0.1.3", "--window-s", "2", "--timeout-s", "5"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("127.0.1.3 not read (not warm)") && err.contains("--timeout-s"), "{err}");
+    let (code, out, err) = common::run_under_load(d, 20000, &["warmup", "status", "--contact-points", "127.0.1.1", "--window-s", "3", "--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let status: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let nodes = status["nodes"].as_array().expect("nodes");
+    assert_eq!(nodes.len(), 3, "{status}");
+    for n in nodes {
+        assert_eq!(n["source"], "plugin", "{n}");
+        assert!(n["reads"].as_u64().unwrap() > 0, "{n}");
+        assert!(n["misses_per_read"].is_number(), "{n}");
+    }
+    eprintln!("warmup status with the plug-in after node 2's restart: {status}");
+}
+
+/// The plug-in's metrics in Cassandra's registry, read back over JMX with `nodetool sjk mx` as
+/// docs/cassandra-hwlb.md shows: node 0's reads coordinated, and its per-peer count for node 2.
+fn metrics_over_jmx(d: &str) {
+    let value = |bean: &str| -> f64 {
+        let args = ["sjk", "mx", "-mg", "-b", bean, "-f", "Value"];
+        let out = replica_lb_cassandra::nodetool(std::path::Path::new(d), 0, &args).unwrap_or_else(|e| panic!("{e}"));
+        out.lines()
+            .rev()
+            .find_map(|l| l.trim().parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("no number for {bean}: {out}"))
+    };
+    let coordinated = value("org.apache.cassandra.metrics:type=ReplicaLb,name=ReadsCoordinated");
+    let first_k = value("org.apache.cassandra.metrics:type=ReplicaLb,scope=127.0.0.3_7000,name=FirstK");
+    eprintln!("over JMX: node 0 coordinated {coordinated} reads, node 2 among the first k of {first_k}");
+    assert!(coordinated > 0.0 && first_k > 0.0 && first_k <= coordinated, "{coordinated} {first_k}");
 }

@@ -131,3 +131,19 @@ impl ClusterGuard {
         let _ = std::fs::remove_dir_all(dir);
     }
 }
+
+/// Runs `replica-lb ARGS` while a read load runs on the cluster in `dir` (`bench` at 300
+/// reads/s over `keys` keys, started 3 s before and stopped after): exit code, stdout, stderr.
+pub fn run_under_load(dir: &str, keys: u32, args: &[&str]) -> (i32, String, String) {
+    let mut load = Command::new(BIN)
+        .args(["bench", "--cluster", dir, "--keys", &keys.to_string(), "--rate", "300", "--duration-s", "120"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("bench starts");
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let out = run(args);
+    let _ = load.kill();
+    let _ = load.wait();
+    out
+}
