@@ -6,7 +6,7 @@ use crate::error::{CliError, CliResult};
 use clap::{Args, Subcommand};
 use replica_lb_cassandra::plugin::CoordinatorPolicy;
 use replica_lb_cassandra::Engine;
-use replica_lb_engine::rolling::{self, RestartGate, RollingPlan};
+use replica_lb_experiment::rolling::{self, RestartGate, RollingPlan};
 use replica_lb_engine::{Cluster, NodeFlags, SlowDisk, UpRequest};
 use replica_lb_metrics::warm_gate::WarmRule;
 use replica_lb_launcher::Signal;
@@ -320,12 +320,9 @@ fn rolling_restart(a: RollingRestartArgs) -> CliResult {
             timeout: Duration::from_secs(a.timeout_s),
         },
     };
-    let plan = RollingPlan {
-        gate,
-        down_s: a.down_s,
-        up_timeout: Duration::from_secs(a.up_timeout_s),
-    };
-    let record = rolling::rolling_restart(&Cluster::at(&a.dir)?, plan, &mut |line| eprintln!("{line}"))?;
+    let plan = RollingPlan { gate, down_s: a.down_s };
+    let up_timeout = Duration::from_secs(a.up_timeout_s);
+    let record = Cluster::at(&a.dir)?.rolling_restart(plan, up_timeout, &mut |line| eprintln!("{line}"))?;
     let warm = record.nodes.iter().filter(|n| n.warm_at_s.is_some()).count();
     println!(
         "restarted {} node(s) in {:.0} s ({} gate); {warm} seen warm; record in {}",

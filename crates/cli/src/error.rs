@@ -50,6 +50,15 @@ impl From<replica_lb_engine::EngineError> for CliError {
     }
 }
 
+impl From<replica_lb_experiment::gate::GateError> for CliError {
+    fn from(e: replica_lb_experiment::gate::GateError) -> Self {
+        match e.usage {
+            true => CliError::usage(e.message),
+            false => CliError::failed(e.message),
+        }
+    }
+}
+
 /// Result of a command.
 pub type CliResult = Result<(), CliError>;
 

@@ -4,7 +4,7 @@
 
 use crate::error::{CliError, CliResult};
 use clap::{Args, Subcommand};
-use replica_lb_engine::warmup::{describe, Gate, Reading, WarmSource};
+use replica_lb_experiment::gate::{describe, Gate, Reading, WarmSource};
 use replica_lb_loadgen::cql::parse_contact_points;
 use replica_lb_metrics::warm_gate::{WarmRule, DEFAULT_WINDOW_S};
 use std::net::SocketAddr;

@@ -7,6 +7,8 @@ use crate::status;
 use replica_lb_cassandra::{plugin, CassandraCluster, Engine};
 use replica_lb_launcher::{NodeCommand, Signal};
 use replica_lb_node::proto::FaultsRequest;
+use replica_lb_experiment::gate::GateError;
+use replica_lb_experiment::rolling::{self, RollingPlan, RollingRecord};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -116,6 +118,19 @@ impl Cluster {
                 ))
             }
         }
+    }
+
+    /// Restarts every node one after another, cold, as `plan`'s gate says; the record is also
+    /// written to `DIR/rolling-restart.json`.
+    pub fn rolling_restart(&self, plan: RollingPlan, up_timeout: Duration, progress: &mut dyn FnMut(&str)) -> Result<RollingRecord, EngineError> {
+        replica_lb_launcher::check_fault_s("--down-s", plan.down_s)?;
+        let mut restart = |id: u32| {
+            self.restart(id, plan.down_s, up_timeout).map(|_| ()).map_err(|e| GateError {
+                usage: e.usage,
+                message: e.message,
+            })
+        };
+        Ok(rolling::rolling_restart(self.dir(), plan, &mut restart, progress)?)
     }
 
     /// Stops node `id` for `for_s` seconds and resumes it.

@@ -37,5 +37,14 @@ impl From<replica_lb_node::NodeError> for EngineError {
     }
 }
 
+impl From<replica_lb_experiment::gate::GateError> for EngineError {
+    fn from(e: replica_lb_experiment::gate::GateError) -> Self {
+        EngineError {
+            usage: e.usage,
+            message: e.message,
+        }
+    }
+}
+
 /// Result of an engine operation: the line to show.
 pub type EngineResult = Result<String, EngineError>;

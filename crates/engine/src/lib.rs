@@ -15,10 +15,8 @@ mod client;
 mod cluster;
 mod error;
 pub mod experiment;
-pub mod rolling;
 mod status;
 mod up;
-pub mod warmup;
 
 pub use client::{BenchRun, ClientTarget};
 pub use cluster::{Cluster, SlowDisk};

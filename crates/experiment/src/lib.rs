@@ -22,9 +22,11 @@
 #![warn(missing_docs)]
 
 pub mod cassandra;
+pub mod gate;
 mod interrupt;
 mod node_run;
 pub mod plan;
+pub mod rolling;
 mod sampler;
 pub mod series;
 pub mod tables;

@@ -6,15 +6,56 @@
 //! has no window until a whole window has passed since it came back: the gate never judges a
 //! node on reads from before its restart.
 
-use crate::cluster::Cluster;
-use crate::error::EngineError;
 use replica_lb_cassandra::warmth::{CacheProbe, CounterSource};
-use replica_lb_cassandra::CassandraCluster;
+use replica_lb_cassandra::{CassandraCluster, Engine};
 use replica_lb_metrics::warm_gate::{CacheWindow, TableWindows, Verdict, WarmRule};
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// A gate's failure: one line, and whether the caller's input was at fault (a cluster that
+/// does not answer counts as bad input: the operator named it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GateError {
+    /// Bad input rather than a failed operation.
+    pub usage: bool,
+    /// One line.
+    pub message: String,
+}
+
+impl GateError {
+    /// Bad input.
+    pub fn usage(message: impl Into<String>) -> Self {
+        GateError {
+            usage: true,
+            message: message.into(),
+        }
+    }
+
+    /// A failed operation.
+    pub fn failed(message: impl Into<String>) -> Self {
+        GateError {
+            usage: false,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for GateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<replica_lb_node::NodeError> for GateError {
+    fn from(e: replica_lb_node::NodeError) -> Self {
+        GateError {
+            usage: e.is_usage(),
+            message: e.to_string(),
+        }
+    }
+}
 
 /// How long one node's answer may take.
 const QUERY_TIMEOUT: Duration = Duration::from_secs(2);
@@ -37,33 +78,33 @@ pub enum WarmSource {
 impl WarmSource {
     /// A Cassandra cluster reached through `contact_points`; an error (a usage error: the
     /// operator named the cluster) when none answers.
-    pub fn cassandra(contact_points: &[SocketAddr]) -> Result<WarmSource, EngineError> {
+    pub fn cassandra(contact_points: &[SocketAddr]) -> Result<WarmSource, GateError> {
         if contact_points.is_empty() {
-            return Err(EngineError::usage("--contact-points: give at least one HOST[:PORT]"));
+            return Err(GateError::usage("--contact-points: give at least one HOST[:PORT]"));
         }
-        CacheProbe::connect(contact_points, QUERY_TIMEOUT).map(WarmSource::Cassandra).map_err(EngineError::usage)
+        CacheProbe::connect(contact_points, QUERY_TIMEOUT).map(WarmSource::Cassandra).map_err(GateError::usage)
     }
 
-    /// The cluster `cluster` runs, its nodes in id order.
-    pub fn of(cluster: &Cluster) -> Result<WarmSource, EngineError> {
-        match cluster {
-            Cluster::Node(d) => Ok(WarmSource::Nodes(d.clone())),
-            Cluster::Cassandra(d) => {
-                let c = CassandraCluster::load(d).map_err(EngineError::failed)?;
+    /// The local cluster in `dir` (either engine), its nodes in id order.
+    pub fn of_dir(dir: &Path) -> Result<WarmSource, GateError> {
+        match replica_lb_cassandra::engine_of(dir).map_err(GateError::failed)? {
+            Engine::Node => Ok(WarmSource::Nodes(dir.to_path_buf())),
+            Engine::Cassandra => {
+                let c = CassandraCluster::load(dir).map_err(GateError::failed)?;
                 WarmSource::cassandra(&c.contact_points())
             }
         }
     }
 
     /// Each node's name, in sample order: its client address (Cassandra) or `node N`.
-    pub fn names(&self) -> Result<Vec<String>, EngineError> {
+    pub fn names(&self) -> Result<Vec<String>, GateError> {
         Ok(match self {
             WarmSource::Cassandra(p) => p.addresses().iter().map(|a| a.ip().to_string()).collect(),
             WarmSource::Nodes(d) => replica_lb_launcher::status(d)?.iter().map(|n| format!("node {}", n.id)).collect(),
         })
     }
 
-    fn sample(&self) -> Result<Vec<Option<Counters>>, EngineError> {
+    fn sample(&self) -> Result<Vec<Option<Counters>>, GateError> {
         Ok(match self {
             WarmSource::Cassandra(p) => p
                 .sample()
@@ -138,7 +179,7 @@ pub struct Gate {
 
 impl Gate {
     /// A gate over `source` judging by `rule` over trailing windows of `window`.
-    pub fn new(source: WarmSource, rule: WarmRule, window: Duration) -> Result<Gate, EngineError> {
+    pub fn new(source: WarmSource, rule: WarmRule, window: Duration) -> Result<Gate, GateError> {
         assert!(!window.is_zero(), "a gate needs a window");
         let names = source.names()?;
         Ok(Gate {
@@ -162,7 +203,7 @@ impl Gate {
 
     /// Samples every node now; once a sample at least a window old exists, the reading over
     /// the window from it to now.
-    pub fn poll(&mut self) -> Result<Option<Reading>, EngineError> {
+    pub fn poll(&mut self) -> Result<Option<Reading>, GateError> {
         let now = Instant::now();
         let sample = self.source.sample()?;
         self.history.push_back((now, sample));
@@ -249,10 +290,10 @@ pub fn describe(n: &NodeReading) -> String {
 impl Gate {
     /// Polls until `target` (a node's name; `None`: every node) is warm or `timeout` passes,
     /// calling `progress` with one line per node at least every 10 s.
-    pub fn wait(&mut self, target: Option<&str>, timeout: Duration, progress: &mut dyn FnMut(&str)) -> Result<WaitOutcome, EngineError> {
+    pub fn wait(&mut self, target: Option<&str>, timeout: Duration, progress: &mut dyn FnMut(&str)) -> Result<WaitOutcome, GateError> {
         if let Some(t) = target {
             if !self.names.iter().any(|n| n == t) {
-                return Err(EngineError::usage(format!("--node {t}: not a node of the cluster; its nodes are {}", self.names.join(", "))));
+                return Err(GateError::usage(format!("--node {t}: not a node of the cluster; its nodes are {}", self.names.join(", "))));
             }
         }
         let every = (self.window / 10).clamp(Duration::from_millis(500), Duration::from_secs(2));

@@ -7,9 +7,8 @@
 //! node came back. Under the interval the gate still watches, so both records say when each node
 //! got warm and how cold it was when the next one went down.
 
-use crate::cluster::Cluster;
-use crate::error::EngineError;
-use crate::warmup::{describe, Gate, NodeReading, WarmSource};
+use crate::gate::{describe, Gate, GateError, NodeReading, Reading, WarmSource};
+use replica_lb_cassandra::Engine;
 use replica_lb_metrics::warm_gate::{Verdict, WarmRule};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -46,10 +45,8 @@ pub enum RestartGate {
 pub struct RollingPlan {
     /// The gate.
     pub gate: RestartGate,
-    /// Seconds each node stays down.
+    /// Seconds each node stays down (the caller's restart keeps it down that long).
     pub down_s: f64,
-    /// How long a node may take to come back.
-    pub up_timeout: Duration,
 }
 
 /// One node's restart as the record keeps it.
@@ -91,47 +88,55 @@ pub struct RollingRecord {
     pub total_s: f64,
 }
 
-/// Restarts every node of `cluster` in id order under `plan`, writing the record to
+/// Restarts every node of the local cluster in `dir` in id order under `plan`, each with
+/// `restart` (kill, down `plan.down_s`, start, wait until it answers), writing the record to
 /// `DIR/rolling-restart.json` after each node (a run that stops half-way keeps what it did).
-pub fn rolling_restart(cluster: &Cluster, plan: RollingPlan, progress: &mut dyn FnMut(&str)) -> Result<RollingRecord, EngineError> {
-    replica_lb_launcher::check_fault_s("--down-s", plan.down_s)?;
+pub fn rolling_restart(
+    dir: &Path,
+    plan: RollingPlan,
+    restart: &mut dyn FnMut(u32) -> Result<(), GateError>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<RollingRecord, GateError> {
     let (rule, window) = match plan.gate {
         RestartGate::Warm { rule, window, .. } | RestartGate::Interval { rule, window, .. } => (rule, window),
     };
-    let mut gate = Gate::new(WarmSource::of(cluster)?, rule, window)?;
-    let ids = node_ids(cluster)?;
+    let engine = replica_lb_cassandra::engine_of(dir).map_err(GateError::failed)?;
+    let ids = node_ids(dir, engine)?;
+    let mut gate = Gate::new(WarmSource::of_dir(dir)?, rule, window)?;
     let start = Instant::now();
-    let mut record = RollingRecord {
-        gate: match plan.gate {
-            RestartGate::Warm { .. } => "warm",
-            RestartGate::Interval { .. } => "interval",
-        },
-        within: rule.within(),
-        window_s: window.as_secs_f64(),
-        timeout_s: match plan.gate {
-            RestartGate::Warm { timeout, .. } => Some(timeout.as_secs_f64()),
-            RestartGate::Interval { .. } => None,
-        },
-        interval_s: match plan.gate {
-            RestartGate::Interval { interval, .. } => Some(interval.as_secs_f64()),
-            RestartGate::Warm { .. } => None,
-        },
-        down_s: plan.down_s,
-        nodes: Vec::new(),
-        total_s: 0.0,
-    };
+    let mut record = RollingRecord::new(&plan, rule, window);
     for (k, &id) in ids.iter().enumerate() {
         progress(&format!("rolling restart: node {id} ({} of {}) goes down", k + 1, ids.len()));
         let down_at_s = start.elapsed().as_secs_f64();
-        cluster.restart(id, plan.down_s, plan.up_timeout)?;
+        restart(id)?;
         let up_at_s = start.elapsed().as_secs_f64();
-        let name = name_of(cluster, id);
+        let name = name_of(engine, id);
         let (warm_at_s, last) = after_restart(&mut gate, &name, plan.gate, start, progress)?;
         record.nodes.push(node_record(id, down_at_s, up_at_s, warm_at_s, last.as_ref(), &name));
         record.total_s = start.elapsed().as_secs_f64();
-        write_record(cluster.dir(), &record)?;
+        write_record(dir, &record)?;
     }
     Ok(record)
+}
+
+impl RollingRecord {
+    /// An empty record of `plan`.
+    fn new(plan: &RollingPlan, rule: WarmRule, window: Duration) -> RollingRecord {
+        let (gate, timeout_s, interval_s) = match plan.gate {
+            RestartGate::Warm { timeout, .. } => ("warm", Some(timeout.as_secs_f64()), None),
+            RestartGate::Interval { interval, .. } => ("interval", None, Some(interval.as_secs_f64())),
+        };
+        RollingRecord {
+            gate,
+            within: rule.within(),
+            window_s: window.as_secs_f64(),
+            timeout_s,
+            interval_s,
+            down_s: plan.down_s,
+            nodes: Vec::new(),
+            total_s: 0.0,
+        }
+    }
 }
 
 /// Waits after node `name` came back, as the gate says: until warm (or the time-out) or for
@@ -143,7 +148,7 @@ fn after_restart(
     how: RestartGate,
     start: Instant,
     progress: &mut dyn FnMut(&str),
-) -> Result<(Option<f64>, Option<crate::warmup::Reading>), EngineError> {
+) -> Result<(Option<f64>, Option<Reading>), GateError> {
     match how {
         RestartGate::Warm { timeout, .. } => {
             let out = gate.wait(Some(name), timeout, progress)?;
@@ -174,7 +179,7 @@ fn after_restart(
     }
 }
 
-fn node_record(id: u32, down_at_s: f64, up_at_s: f64, warm_at_s: Option<f64>, last: Option<&crate::warmup::Reading>, name: &str) -> NodeRestart {
+fn node_record(id: u32, down_at_s: f64, up_at_s: f64, warm_at_s: Option<f64>, last: Option<&Reading>, name: &str) -> NodeRestart {
     let own: Option<&NodeReading> = last.and_then(|r| r.node(name));
     NodeRestart {
         node: id,
@@ -187,31 +192,31 @@ fn node_record(id: u32, down_at_s: f64, up_at_s: f64, warm_at_s: Option<f64>, la
 }
 
 /// Node `id`'s name in the gate's readings.
-fn name_of(cluster: &Cluster, id: u32) -> String {
-    match cluster {
-        Cluster::Node(_) => format!("node {id}"),
-        Cluster::Cassandra(_) => replica_lb_cassandra::config::client_ip(id).to_string(),
+fn name_of(engine: Engine, id: u32) -> String {
+    match engine {
+        Engine::Node => format!("node {id}"),
+        Engine::Cassandra => replica_lb_cassandra::config::client_ip(id).to_string(),
     }
 }
 
 /// The cluster's node ids, in id order (the order the gate's source lists them).
-fn node_ids(cluster: &Cluster) -> Result<Vec<u32>, EngineError> {
-    let ids: Vec<u32> = match cluster {
-        Cluster::Node(d) => replica_lb_launcher::status(d)?.iter().map(|n| n.id).collect(),
-        Cluster::Cassandra(d) => replica_lb_cassandra::status(d).map_err(EngineError::failed)?.iter().map(|n| n.id).collect(),
+fn node_ids(dir: &Path, engine: Engine) -> Result<Vec<u32>, GateError> {
+    let ids: Vec<u32> = match engine {
+        Engine::Node => replica_lb_launcher::status(dir)?.iter().map(|n| n.id).collect(),
+        Engine::Cassandra => replica_lb_cassandra::status(dir).map_err(GateError::failed)?.iter().map(|n| n.id).collect(),
     };
     if ids.len() < 2 {
-        return Err(EngineError::usage(format!(
+        return Err(GateError::usage(format!(
             "a rolling restart needs at least 2 nodes (the gate compares a node with its peers); {} has {}",
-            cluster.dir().display(),
+            dir.display(),
             ids.len()
         )));
     }
     Ok(ids)
 }
 
-fn write_record(dir: &Path, record: &RollingRecord) -> Result<(), EngineError> {
+fn write_record(dir: &Path, record: &RollingRecord) -> Result<(), GateError> {
     let path = dir.join(RECORD_FILE);
-    let text = serde_json::to_string_pretty(record).map_err(|e| EngineError::failed(e.to_string()))?;
-    std::fs::write(&path, text + "\n").map_err(|e| EngineError::failed(format!("cannot write {}: {e}", path.display())))
+    let text = serde_json::to_string_pretty(record).map_err(|e| GateError::failed(e.to_string()))?;
+    std::fs::write(&path, text + "\n").map_err(|e| GateError::failed(format!("cannot write {}: {e}", path.display())))
 }
