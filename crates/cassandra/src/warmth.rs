@@ -78,12 +78,20 @@ impl CacheProbe {
             .map_err(|e| format!("cannot connect to the cluster at {list}: {e}"))?;
         let mut nodes: Vec<Arc<Node>> = session.get_cluster_state().get_nodes_info().to_vec();
         nodes.sort_by_key(|n| SocketAddr::new(n.address.ip(), n.address.port()));
-        Ok(CacheProbe { rt, session, nodes, timeout })
+        Ok(CacheProbe {
+            rt,
+            session,
+            nodes,
+            timeout,
+        })
     }
 
     /// Every node's client address, in address order (the order of [`CacheProbe::sample`]).
     pub fn addresses(&self) -> Vec<SocketAddr> {
-        self.nodes.iter().map(|n| SocketAddr::new(n.address.ip(), n.address.port())).collect()
+        self.nodes
+            .iter()
+            .map(|n| SocketAddr::new(n.address.ip(), n.address.port()))
+            .collect()
     }
 
     /// Every node's counters now (`None` for a node that did not answer).
@@ -105,10 +113,14 @@ impl CacheProbe {
             }),
             // No plug-in: its keyspace does not exist on this node.
             Err(e) if e.contains("replica_lb_hwlb") || e.to_lowercase().contains("keyspace") => {
-                let (hits, requests) =
-                    replica_lb_driver::hit_rates::cache_counters(&self.session, NodeIdentifier::Node(node.clone()), ROW_CACHE, self.timeout)
-                        .await?
-                        .unwrap_or((0, 0));
+                let (hits, requests) = replica_lb_driver::hit_rates::cache_counters(
+                    &self.session,
+                    NodeIdentifier::Node(node.clone()),
+                    ROW_CACHE,
+                    self.timeout,
+                )
+                .await?
+                .unwrap_or((0, 0));
                 Ok(CacheCounters {
                     source: CounterSource::RowCache,
                     tables: BTreeMap::from([(ROW_CACHE.to_string(), (hits, requests))]),

@@ -6,10 +6,10 @@ use crate::error::{CliError, CliResult};
 use clap::{Args, Subcommand};
 use replica_lb_cassandra::plugin::CoordinatorPolicy;
 use replica_lb_cassandra::Engine;
-use replica_lb_experiment::rolling::{self, RestartGate, RollingPlan};
 use replica_lb_engine::{Cluster, NodeFlags, SlowDisk, UpRequest};
-use replica_lb_metrics::warm_gate::WarmRule;
+use replica_lb_experiment::rolling::{self, RestartGate, RollingPlan};
 use replica_lb_launcher::Signal;
+use replica_lb_metrics::warm_gate::WarmRule;
 use std::path::PathBuf;
 use std::time::Duration;
 

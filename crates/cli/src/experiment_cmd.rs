@@ -26,8 +26,8 @@ pub struct ExperimentArgs {
     real: bool,
     /// The real cluster: `node` (the project's storage nodes) or `cassandra` (Apache Cassandra
     /// 5.0 through the scylla driver; policies are client policies or `driver-default`).
-    #[arg(long, value_name = "ENGINE")]
-    engine: Option<String>,
+    #[arg(long, value_name = "ENGINE", value_parser = Engine::parse)]
+    engine: Option<Engine>,
     /// Comma-separated policy items: a policy name (replaces the scenario's policy on its
     /// side) or CLIENT/COORDINATOR. Default: the scenario's own list.
     #[arg(long, value_name = "LIST")]
@@ -59,14 +59,14 @@ impl Drop for TempClusters {
 
 /// Runs `experiment`.
 pub fn run(args: ExperimentArgs) -> CliResult {
-    let engine = match args.engine.as_deref() {
+    let engine = match args.engine {
         None if args.real => Engine::Node,
         None => {
             return Err(CliError::usage(
                 "experiment: give --real or --engine node|cassandra (the simulator alone is `replica-lb sim run SCENARIO`)",
             ))
         }
-        Some(e) => Engine::parse(e).map_err(CliError::usage)?,
+        Some(e) => e,
     };
     let path = args.scenario.display().to_string();
     let scenario = replica_lb_workload::scenario_file::load(&args.scenario, &args.sets).map_err(CliError::usage)?;

@@ -7,7 +7,7 @@ use clap::Args;
 use replica_lb_engine::{ClientTarget as Target, Cluster};
 use replica_lb_loadgen::cql;
 use replica_lb_loadgen::java;
-use replica_lb_loadgen::keys::key_spec;
+use replica_lb_loadgen::keys::{key_spec_of, Distribution};
 use replica_lb_loadgen::{Arrivals, BenchOptions, LoadOptions, MultiMode, MultiOptions};
 use replica_lb_policy::{ConsistencyLevel, ParamTable};
 use std::path::PathBuf;
@@ -26,8 +26,8 @@ pub struct LoadArgs {
     cluster: Option<PathBuf>,
     /// An existing Cassandra or ScyllaDB cluster: HOST:PORT[,HOST:PORT...] (through the scylla
     /// driver; keyspace `replica_lb`, table `kv`).
-    #[arg(long, value_name = "ADDRS")]
-    contact_points: Option<String>,
+    #[arg(long, value_name = "ADDRS", value_parser = cql::ContactPoints::parse)]
+    contact_points: Option<cql::ContactPoints>,
     /// Replication factor of the keyspace `load` creates on a Cassandra or ScyllaDB cluster.
     #[arg(long, default_value_t = 3, value_name = "RF")]
     replication_factor: u32,
@@ -65,8 +65,8 @@ pub struct BenchArgs {
     cluster: Option<PathBuf>,
     /// An existing Cassandra or ScyllaDB cluster: HOST:PORT[,HOST:PORT...] (through the scylla
     /// driver, after `load --contact-points`).
-    #[arg(long, value_name = "ADDRS")]
-    contact_points: Option<String>,
+    #[arg(long, value_name = "ADDRS", value_parser = cql::ContactPoints::parse)]
+    contact_points: Option<cql::ContactPoints>,
     /// Target rate, requests per second.
     #[arg(long, value_name = "R")]
     rate: f64,
@@ -80,8 +80,8 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 10_000, value_name = "N")]
     keys: u64,
     /// Key popularity: uniform, zipfian (theta 0.99) or hotspot.
-    #[arg(long, default_value = "uniform")]
-    distribution: String,
+    #[arg(long, default_value = "uniform", value_parser = Distribution::parse)]
+    distribution: Distribution,
     /// Hotspot: share of keys in the hot set.
     #[arg(long, default_value_t = 0.1)]
     hot_fraction: f64,
@@ -151,9 +151,9 @@ pub struct BenchArgs {
 
 /// Where `load` or `bench` goes: a node cluster over gRPC, or a CQL cluster through the
 /// driver (the engine of the cluster in `--cluster`, [`Cluster::open`]).
-fn target(cluster: Option<&PathBuf>, contact_points: Option<&str>) -> Result<Target, CliError> {
+fn target(cluster: Option<&PathBuf>, contact_points: Option<&cql::ContactPoints>) -> Result<Target, CliError> {
     match (cluster, contact_points) {
-        (_, Some(cp)) => Ok(Target::Cql(cql::parse_contact_points(cp).map_err(CliError::usage)?)),
+        (_, Some(cp)) => Ok(Target::Cql(cp.0.clone())),
         (Some(dir), None) => Ok(Cluster::open(dir)?.client_target()?),
         (None, None) => Err(CliError::usage("give --cluster DIR or --contact-points HOST:PORT")),
     }
@@ -172,7 +172,7 @@ pub fn load(a: LoadArgs) -> CliResult {
         concurrency: a.concurrency,
         timeout_ms: a.timeout_ms,
     };
-    let out = target(a.cluster.as_ref(), a.contact_points.as_deref())?.load(&opts, a.threads, a.replication_factor)?;
+    let out = target(a.cluster.as_ref(), a.contact_points.as_ref())?.load(&opts, a.threads, a.replication_factor)?;
     let secs = out.elapsed.as_secs_f64();
     println!(
         "wrote {} of {} keys at CL {} in {:.1} s ({:.0} writes/s)",
@@ -191,7 +191,7 @@ pub fn load(a: LoadArgs) -> CliResult {
 /// Runs `bench`.
 pub fn bench(a: BenchArgs) -> CliResult {
     let cl = a.cl;
-    let keys = key_spec(&a.distribution, a.keys, a.hot_fraction, a.hot_ops).map_err(CliError::usage)?;
+    let keys = key_spec_of(a.distribution, a.keys, a.hot_fraction, a.hot_ops).map_err(CliError::usage)?;
     let arrivals = a.arrivals;
     let mut params = ParamTable::new();
     parse_params("--client-param", &a.client_params, &mut params)?;
@@ -215,7 +215,7 @@ pub fn bench(a: BenchArgs) -> CliResult {
     }
     let multi = multi_options(a.multi, a.multi_mode, &opts)?;
     let driver = a.driver;
-    let target = target(a.cluster.as_ref(), a.contact_points.as_deref())?;
+    let target = target(a.cluster.as_ref(), a.contact_points.as_ref())?;
     let choice = target.client_choice(driver, a.client_policy.as_deref(), params)?;
     let mut line = |s: &replica_lb_loadgen::report::SecondReport| println!("{}", s.text());
     let run = target.bench(&choice, &opts, multi.as_ref(), a.threads, &mut line)?;

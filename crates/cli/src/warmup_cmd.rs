@@ -5,9 +5,8 @@
 use crate::error::{CliError, CliResult};
 use clap::{Args, Subcommand};
 use replica_lb_experiment::gate::{describe, Gate, Reading, WarmSource};
-use replica_lb_loadgen::cql::parse_contact_points;
+use replica_lb_loadgen::cql::ContactPoints;
 use replica_lb_metrics::warm_gate::{WarmRule, DEFAULT_WINDOW_S};
-use std::net::SocketAddr;
 use std::time::Duration;
 
 /// The `warmup` subcommands.
@@ -28,17 +27,13 @@ pub enum WarmupCommand {
     Wait(WaitArgs),
 }
 
-/// The contact points, parsed.
-#[derive(Clone, Debug)]
-struct Hosts(Vec<SocketAddr>);
-
 /// What both subcommands share: the cluster, the rule and the window.
 #[derive(Args, Debug)]
 pub struct GateArgs {
     /// One or more nodes of the cluster, IP or IP:PORT (CQL's 9042 by default), comma-separated;
     /// every node the driver discovers from them is asked directly.
-    #[arg(long, value_name = "HOSTS", value_parser = |s: &str| parse_contact_points(s).map(Hosts))]
-    contact_points: Hosts,
+    #[arg(long, value_name = "HOSTS", value_parser = ContactPoints::parse)]
+    contact_points: ContactPoints,
     /// Warm: misses per read at most (1 + WITHIN) x the other nodes' median (0..10).
     #[arg(long, value_name = "WITHIN", allow_hyphen_values = true, default_value_t = replica_lb_metrics::warm_gate::DEFAULT_WITHIN, value_parser = parse_within)]
     within: f64,
@@ -72,7 +67,9 @@ pub struct WaitArgs {
 
 /// `--within`: a number the rule accepts.
 pub(crate) fn parse_within(text: &str) -> Result<f64, String> {
-    let v: f64 = text.parse().map_err(|_| format!("'{text}' is not a number (0.2 = 20% above the peers' median)"))?;
+    let v: f64 = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number (0.2 = 20% above the peers' median)"))?;
     WarmRule::new(v).map(|r| r.within())
 }
 
@@ -100,7 +97,10 @@ fn status(a: StatusArgs) -> CliResult {
     }
     let reading = reading.expect("the loop ends with a reading");
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&reading).map_err(|e| CliError::failed(e.to_string()))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&reading).map_err(|e| CliError::failed(e.to_string()))?
+        );
     } else {
         println!("{}", table(&reading));
     }

@@ -16,7 +16,9 @@ fn manifests() -> BTreeMap<String, BTreeSet<String>> {
     let mut out = BTreeMap::new();
     for entry in std::fs::read_dir(root().join("crates")).expect("crates/") {
         let dir = entry.expect("an entry").path();
-        let Ok(text) = std::fs::read_to_string(dir.join("Cargo.toml")) else { continue };
+        let Ok(text) = std::fs::read_to_string(dir.join("Cargo.toml")) else {
+            continue;
+        };
         let name = dir.file_name().expect("a name").to_string_lossy().to_string();
         let mut section = String::new();
         let mut deps = BTreeSet::new();
@@ -25,7 +27,12 @@ fn manifests() -> BTreeMap<String, BTreeSet<String>> {
                 section = line.to_string();
             } else if section == "[dependencies]" {
                 if let Some(dep) = line.strip_prefix("replica-lb-") {
-                    deps.insert(dep.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).next().unwrap_or("").to_string());
+                    deps.insert(
+                        dep.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                            .next()
+                            .unwrap_or("")
+                            .to_string(),
+                    );
                 }
             }
         }
@@ -42,7 +49,11 @@ fn drawn() -> BTreeMap<String, BTreeSet<String>> {
         let cols: Vec<&str> = line.split(" | ").collect();
         assert!(cols.len() >= 4, "a row of four columns: {line}");
         let name = cols[0].trim_start_matches("| `crates/").trim_end_matches('`').to_string();
-        let deps: BTreeSet<String> = cols[2].split(',').map(|d| d.trim().trim_matches('`').to_string()).filter(|d| !d.is_empty() && d != "nothing").collect();
+        let deps: BTreeSet<String> = cols[2]
+            .split(',')
+            .map(|d| d.trim().trim_matches('`').to_string())
+            .filter(|d| !d.is_empty() && d != "nothing")
+            .collect();
         out.insert(name, deps);
     }
     out
@@ -51,9 +62,17 @@ fn drawn() -> BTreeMap<String, BTreeSet<String>> {
 #[test]
 fn the_crate_graph_in_architecture_md_is_the_one_in_the_manifests() {
     let (code, doc) = (manifests(), drawn());
-    assert_eq!(code.keys().collect::<Vec<_>>(), doc.keys().collect::<Vec<_>>(), "every crate has a row, and every row a crate");
+    assert_eq!(
+        code.keys().collect::<Vec<_>>(),
+        doc.keys().collect::<Vec<_>>(),
+        "every crate has a row, and every row a crate"
+    );
     for (name, deps) in &code {
-        assert_eq!(deps, &doc[name], "crates/{name}: Cargo.toml depends on {deps:?}, docs/architecture.md draws {:?}", doc[name]);
+        assert_eq!(
+            deps, &doc[name],
+            "crates/{name}: Cargo.toml depends on {deps:?}, docs/architecture.md draws {:?}",
+            doc[name]
+        );
     }
 }
 

@@ -703,10 +703,28 @@ fn each_table_is_balanced_by_its_own_hit_rates() {
 /// node is read and named with its source; node 2, just restarted cold, is not warm while
 /// nobody reads it, and the wait says so at its time-out (exit 1).
 fn warm_gate_with_the_plugin(d: &str) {
-    let (code, out, err) = common::run(&["warmup", "wait", "--contact-points", "127.0.1.1", "--node", "127.0.1.3", "--window-s", "2", "--timeout-s", "5"]);
+    let (code, out, err) = common::run(&[
+        "warmup",
+        "wait",
+        "--contact-points",
+        "127.0.1.1",
+        "--node",
+        "127.0.1.3",
+        "--window-s",
+        "2",
+        "--timeout-s",
+        "5",
+    ]);
     assert_eq!(code, 1, "{out}{err}");
-    assert!(err.contains("127.0.1.3 not read (not warm)") && err.contains("--timeout-s"), "{err}");
-    let (code, out, err) = common::run_under_load(d, 20000, &["warmup", "status", "--contact-points", "127.0.1.1", "--window-s", "3", "--json"]);
+    assert!(
+        err.contains("127.0.1.3 not read (not warm)") && err.contains("--timeout-s"),
+        "{err}"
+    );
+    let (code, out, err) = common::run_under_load(
+        d,
+        20000,
+        &["warmup", "status", "--contact-points", "127.0.1.1", "--window-s", "3", "--json"],
+    );
     assert_eq!(code, 0, "{out}{err}");
     let status: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     let nodes = status["nodes"].as_array().expect("nodes");
@@ -733,5 +751,8 @@ fn metrics_over_jmx(d: &str) {
     let coordinated = value("org.apache.cassandra.metrics:type=ReplicaLb,name=ReadsCoordinated");
     let first_k = value("org.apache.cassandra.metrics:type=ReplicaLb,scope=127.0.0.3_7000,name=FirstK");
     eprintln!("over JMX: node 0 coordinated {coordinated} reads, node 2 among the first k of {first_k}");
-    assert!(coordinated > 0.0 && first_k > 0.0 && first_k <= coordinated, "{coordinated} {first_k}");
+    assert!(
+        coordinated > 0.0 && first_k > 0.0 && first_k <= coordinated,
+        "{coordinated} {first_k}"
+    );
 }

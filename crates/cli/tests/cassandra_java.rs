@@ -116,7 +116,11 @@ fn bench_through_the_java_driver() {
 /// `system_views.caches`): warm caches under load are warm (exit 0); a node restarted cold and
 /// not read is not, and the wait says so at its time-out (exit 1).
 fn warm_gate_on_cassandra_as_shipped(d: &str) {
-    let (code, out, err) = common::run_under_load(d, 2000, &["warmup", "status", "--contact-points", "127.0.1.1", "--window-s", "3", "--json"]);
+    let (code, out, err) = common::run_under_load(
+        d,
+        2000,
+        &["warmup", "status", "--contact-points", "127.0.1.1", "--window-s", "3", "--json"],
+    );
     assert_eq!(code, 0, "{out}{err}");
     let status: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     let nodes = status["nodes"].as_array().expect("nodes");
@@ -125,11 +129,35 @@ fn warm_gate_on_cassandra_as_shipped(d: &str) {
         assert_eq!(n["source"], "row-cache", "{n}");
         assert!(n["reads"].as_u64().unwrap() > 0, "{n}");
     }
-    let (code, out, err) = common::run_under_load(d, 2000, &["warmup", "wait", "--contact-points", "127.0.1.1", "--window-s", "3", "--timeout-s", "60"]);
+    let (code, out, err) = common::run_under_load(
+        d,
+        2000,
+        &[
+            "warmup",
+            "wait",
+            "--contact-points",
+            "127.0.1.1",
+            "--window-s",
+            "3",
+            "--timeout-s",
+            "60",
+        ],
+    );
     assert_eq!(code, 0, "warm caches under load: {out}{err}");
     assert!(out.contains("every node warm after"), "{out}");
     run(&["cluster", "restart", "--dir", d, "--node", "2", "--down-s", "1"]);
-    let (code, out, err) = common::run(&["warmup", "wait", "--contact-points", "127.0.1.1", "--node", "127.0.1.3", "--window-s", "2", "--timeout-s", "6"]);
+    let (code, out, err) = common::run(&[
+        "warmup",
+        "wait",
+        "--contact-points",
+        "127.0.1.1",
+        "--node",
+        "127.0.1.3",
+        "--window-s",
+        "2",
+        "--timeout-s",
+        "6",
+    ]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(err.contains("127.0.1.3 not read (not warm)"), "{err}");
 }

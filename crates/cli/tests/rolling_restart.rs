@@ -27,7 +27,17 @@ struct Load(Child);
 impl Load {
     fn start(d: &str, seconds: u32) -> Load {
         let child = bin()
-            .args(["bench", "--cluster", d, "--keys", "1000", "--rate", "900", "--duration-s", &seconds.to_string()])
+            .args([
+                "bench",
+                "--cluster",
+                d,
+                "--keys",
+                "1000",
+                "--rate",
+                "900",
+                "--duration-s",
+                &seconds.to_string(),
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -60,7 +70,20 @@ fn the_warm_gate_takes_the_next_node_down_only_once_the_last_is_warm() {
     let _load = Load::start(&d, 120);
     std::thread::sleep(Duration::from_secs(6));
     let mut child = bin()
-        .args(["cluster", "rolling-restart", "--dir", &d, "--gate", "warm", "--window-s", "3", "--timeout-s", "40", "--down-s", "0.5"])
+        .args([
+            "cluster",
+            "rolling-restart",
+            "--dir",
+            &d,
+            "--gate",
+            "warm",
+            "--window-s",
+            "3",
+            "--timeout-s",
+            "40",
+            "--down-s",
+            "0.5",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -80,7 +103,10 @@ fn the_warm_gate_takes_the_next_node_down_only_once_the_last_is_warm() {
         assert!(warm_at >= f(&n["up_at_s"]) + 3.0, "a whole window after it came back: {n}");
         assert_eq!(n["verdict"]["warmth"], "warm", "{n}");
         if let Some(next) = nodes.get(k + 1) {
-            assert!(f(&next["down_at_s"]) >= warm_at, "the next node went down before this one was warm: {r}");
+            assert!(
+                f(&next["down_at_s"]) >= warm_at,
+                "the next node went down before this one was warm: {r}"
+            );
         }
         assert_eq!(n["hit_ratios"].as_object().map(|m| m.len()), Some(3), "{n}");
     }
@@ -93,7 +119,18 @@ fn the_warm_gate_takes_the_next_node_down_only_once_the_last_is_warm() {
 fn a_node_nobody_reads_is_not_warm_and_the_gate_gives_up_at_its_time_out() {
     let _one = one_cluster();
     let (guard, d) = cluster("unread");
-    let (code, out, err) = run(&["cluster", "rolling-restart", "--dir", &d, "--window-s", "1", "--timeout-s", "3", "--down-s", "0"]);
+    let (code, out, err) = run(&[
+        "cluster",
+        "rolling-restart",
+        "--dir",
+        &d,
+        "--window-s",
+        "1",
+        "--timeout-s",
+        "3",
+        "--down-s",
+        "0",
+    ]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(err.contains("not read (not warm)"), "{err}");
     assert!(out.contains("0 seen warm"), "{out}");
@@ -106,19 +143,43 @@ fn a_node_nobody_reads_is_not_warm_and_the_gate_gives_up_at_its_time_out() {
     let (code, out, err) = run(&["cluster", "rolling-restart", "--dir", &d, "--interval-s", "1", "--window-s", "1"]);
     assert_eq!(code, 0, "{out}{err}");
     let r = record(&d);
-    assert_eq!((r["gate"].as_str(), r["interval_s"].as_f64(), r["timeout_s"].is_null()), (Some("interval"), Some(1.0), true));
+    assert_eq!(
+        (r["gate"].as_str(), r["interval_s"].as_f64(), r["timeout_s"].is_null()),
+        (Some("interval"), Some(1.0), true)
+    );
     guard.remove();
 }
 
 #[test]
 fn bad_input_is_refused_with_one_line_and_exit_2() {
     let cases: [(&[&str], &str); 6] = [
-        (&["cluster", "rolling-restart", "--dir", "/nonexistent", "--gate", "warm", "--interval-s", "5"], "cannot be used with"),
-        (&["cluster", "rolling-restart", "--dir", "/nonexistent", "--within", "11"], "from 0 to 10"),
+        (
+            &[
+                "cluster",
+                "rolling-restart",
+                "--dir",
+                "/nonexistent",
+                "--gate",
+                "warm",
+                "--interval-s",
+                "5",
+            ],
+            "cannot be used with",
+        ),
+        (
+            &["cluster", "rolling-restart", "--dir", "/nonexistent", "--within", "11"],
+            "from 0 to 10",
+        ),
         (&["cluster", "rolling-restart", "--dir", "/nonexistent", "--gate", "hot"], "hot"),
-        (&["warmup", "status", "--contact-points", "localhost:9042"], "'localhost:9042' is not IP or IP:PORT"),
+        (
+            &["warmup", "status", "--contact-points", "localhost:9042"],
+            "'localhost:9042' is not IP or IP:PORT",
+        ),
         (&["warmup", "wait", "--contact-points", "127.0.0.1", "--timeout-s", "0"], "0"),
-        (&["warmup", "wait", "--contact-points", "127.0.0.1", "--within", "-1"], "from 0 to 10"),
+        (
+            &["warmup", "wait", "--contact-points", "127.0.0.1", "--within", "-1"],
+            "from 0 to 10",
+        ),
     ];
     for (args, says) in cases {
         let (code, out, err) = run(args);

@@ -11,8 +11,8 @@
 //!
 //! "Collected" divided by the number of requests is the cost of one request in instructions
 //! (crates/driver/PERF.md has them for every policy). The first argument is a replica-lb
-//! policy name, `driver-default` (the driver's token-aware `DefaultPolicy`) or `none` (only the
-//! clock readings and the loop); the second the number of requests measured (after 20,000
+//! policy name, `--default-policy` (the driver's token-aware `DefaultPolicy`) or `--clock-only`
+//! (only the clock readings and the loop); the second the number of requests measured (after 20,000
 //! unmeasured ones that map every node and size every queue). Same cluster and tokens as
 //! `benches/pick.rs`. Without valgrind it prints the wall time per request (noisy on a shared
 //! machine).
@@ -54,7 +54,18 @@ fn main() {
     let session = cluster.session(&rt);
     let state = session.get_cluster_state();
     let infos = fake_cql::spread_routing_infos(TOKENS);
-    if name == "none" {
+    /// What the loop measures: a flag for the two baselines, else a registered policy's name.
+    enum Subject {
+        ClockOnly,
+        DefaultPolicy,
+        ReplicaLb(String),
+    }
+    let subject = match name.as_str() {
+        "--clock-only" => Subject::ClockOnly,
+        "--default-policy" => Subject::DefaultPolicy,
+        _ => Subject::ReplicaLb(name.clone()),
+    };
+    if matches!(subject, Subject::ClockOnly) {
         let t = Instant::now();
         measured_clock_only(n);
         println!(
@@ -63,13 +74,12 @@ fn main() {
         );
         return;
     }
-    let policy: Arc<dyn LoadBalancingPolicy> = if name == "driver-default" {
-        DefaultPolicy::builder().build()
-    } else {
-        ReplicaLbPolicy::builder(&name)
+    let policy: Arc<dyn LoadBalancingPolicy> = match &subject {
+        Subject::ReplicaLb(policy) => ReplicaLbPolicy::builder(policy)
             .seed(1)
             .build()
-            .expect("a policy the driver can serve")
+            .expect("a policy the driver can serve"),
+        _ => DefaultPolicy::builder().build(),
     };
     warm_up(policy.as_ref(), &infos, &state);
     let t = Instant::now();

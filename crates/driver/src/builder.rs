@@ -104,6 +104,14 @@ impl ReplicaLbPolicy {
     pub fn builder(name: &str) -> ReplicaLbPolicyBuilder {
         ReplicaLbPolicyBuilder::new(name)
     }
+
+    /// Starts building from a choice the registry already checked (its name and parameters,
+    /// e.g. a run item of the load generator): nothing is parsed again.
+    pub fn builder_for(choice: &replica_lb_policy::PolicyChoice) -> ReplicaLbPolicyBuilder {
+        let mut b = ReplicaLbPolicyBuilder::new(choice.name());
+        b.params = choice.params().clone();
+        b
+    }
 }
 
 impl ReplicaLbPolicyBuilder {
@@ -248,5 +256,21 @@ impl ReplicaLbPolicyBuilder {
             ));
         }
         Ok(Arc::new(ReplicaLbPolicy::new(cores, self.local_dc, self.permit_dc_failover)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use replica_lb_policy::{ParamValue, PolicyChoice, Side};
+
+    #[test]
+    fn a_checked_choice_builds_with_its_name_and_parameters() {
+        let mut params = ParamTable::new();
+        params.insert("concurrency_weight".into(), ParamValue::Int(5));
+        let choice = PolicyChoice::new("c3", Side::Client, params.clone()).unwrap();
+        let b = ReplicaLbPolicy::builder_for(&choice);
+        assert_eq!((b.name.as_str(), &b.params), ("c3", &params));
+        assert_eq!(b.build().unwrap().policy_name(), "c3");
     }
 }

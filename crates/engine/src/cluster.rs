@@ -5,10 +5,10 @@ use crate::client::ClientTarget;
 use crate::error::{EngineError, EngineResult};
 use crate::status;
 use replica_lb_cassandra::{plugin, CassandraCluster, Engine};
-use replica_lb_launcher::{NodeCommand, Signal};
-use replica_lb_node::proto::FaultsRequest;
 use replica_lb_experiment::gate::GateError;
 use replica_lb_experiment::rolling::{self, RollingPlan, RollingRecord};
+use replica_lb_launcher::{NodeCommand, Signal};
+use replica_lb_node::proto::FaultsRequest;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -122,7 +122,12 @@ impl Cluster {
 
     /// Restarts every node one after another, cold, as `plan`'s gate says; the record is also
     /// written to `DIR/rolling-restart.json`.
-    pub fn rolling_restart(&self, plan: RollingPlan, up_timeout: Duration, progress: &mut dyn FnMut(&str)) -> Result<RollingRecord, EngineError> {
+    pub fn rolling_restart(
+        &self,
+        plan: RollingPlan,
+        up_timeout: Duration,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<RollingRecord, EngineError> {
         replica_lb_launcher::check_fault_s("--down-s", plan.down_s)?;
         let mut restart = |id: u32| {
             self.restart(id, plan.down_s, up_timeout).map(|_| ()).map_err(|e| GateError {

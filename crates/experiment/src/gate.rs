@@ -82,7 +82,9 @@ impl WarmSource {
         if contact_points.is_empty() {
             return Err(GateError::usage("--contact-points: give at least one HOST[:PORT]"));
         }
-        CacheProbe::connect(contact_points, QUERY_TIMEOUT).map(WarmSource::Cassandra).map_err(GateError::usage)
+        CacheProbe::connect(contact_points, QUERY_TIMEOUT)
+            .map(WarmSource::Cassandra)
+            .map_err(GateError::usage)
     }
 
     /// The local cluster in `dir` (either engine), its nodes in id order.
@@ -220,11 +222,18 @@ impl Gate {
     }
 
     fn read(&self, span: Duration, earlier: &[Option<Counters>], later: &[Option<Counters>]) -> Reading {
-        let windows: Vec<Option<TableWindows>> = earlier.iter().zip(later).map(|(a, b)| windows_between(a.as_ref(), b.as_ref())).collect();
+        let windows: Vec<Option<TableWindows>> = earlier
+            .iter()
+            .zip(later)
+            .map(|(a, b)| windows_between(a.as_ref(), b.as_ref()))
+            .collect();
         let verdicts = self.rule.judge_tables(&windows);
         let nodes = (0..self.names.len())
             .map(|i| {
-                let total = windows[i].iter().flat_map(|t| t.values()).fold(CacheWindow::default(), |a, w| a.plus(*w));
+                let total = windows[i]
+                    .iter()
+                    .flat_map(|t| t.values())
+                    .fold(CacheWindow::default(), |a, w| a.plus(*w));
                 NodeReading {
                     node: self.names[i].clone(),
                     source: later.get(i).and_then(|c| c.as_ref()).map(|c| c.source),
@@ -293,7 +302,10 @@ impl Gate {
     pub fn wait(&mut self, target: Option<&str>, timeout: Duration, progress: &mut dyn FnMut(&str)) -> Result<WaitOutcome, GateError> {
         if let Some(t) = target {
             if !self.names.iter().any(|n| n == t) {
-                return Err(GateError::usage(format!("--node {t}: not a node of the cluster; its nodes are {}", self.names.join(", "))));
+                return Err(GateError::usage(format!(
+                    "--node {t}: not a node of the cluster; its nodes are {}",
+                    self.names.join(", ")
+                )));
             }
         }
         let every = (self.window / 10).clamp(Duration::from_millis(500), Duration::from_secs(2));
@@ -308,7 +320,11 @@ impl Gate {
                 };
                 last = Some(r);
                 if warm {
-                    return Ok(WaitOutcome { warm, waited_s: start.elapsed().as_secs_f64(), last });
+                    return Ok(WaitOutcome {
+                        warm,
+                        waited_s: start.elapsed().as_secs_f64(),
+                        last,
+                    });
                 }
             }
             if last_progress.is_none_or(|p| p.elapsed() >= Duration::from_secs(10)) {
@@ -316,7 +332,11 @@ impl Gate {
                 self.report(last.as_ref(), start.elapsed(), progress);
             }
             if start.elapsed() >= timeout {
-                return Ok(WaitOutcome { warm: false, waited_s: start.elapsed().as_secs_f64(), last });
+                return Ok(WaitOutcome {
+                    warm: false,
+                    waited_s: start.elapsed().as_secs_f64(),
+                    last,
+                });
             }
             std::thread::sleep(every.min(timeout.saturating_sub(start.elapsed())).max(Duration::from_millis(10)));
         }

@@ -112,7 +112,9 @@ pub fn rolling_restart(
         let up_at_s = start.elapsed().as_secs_f64();
         let name = name_of(engine, id);
         let (warm_at_s, last) = after_restart(&mut gate, &name, plan.gate, start, progress)?;
-        record.nodes.push(node_record(id, down_at_s, up_at_s, warm_at_s, last.as_ref(), &name));
+        record
+            .nodes
+            .push(node_record(id, down_at_s, up_at_s, warm_at_s, last.as_ref(), &name));
         record.total_s = start.elapsed().as_secs_f64();
         write_record(dir, &record)?;
     }
@@ -154,7 +156,11 @@ fn after_restart(
             let out = gate.wait(Some(name), timeout, progress)?;
             let warm_at = out.warm.then(|| start.elapsed().as_secs_f64());
             if !out.warm {
-                progress(&format!("rolling restart: {name} not warm after {:.0} s: {}", out.waited_s, out.cold_nodes(gate.names())));
+                progress(&format!(
+                    "rolling restart: {name} not warm after {:.0} s: {}",
+                    out.waited_s,
+                    out.cold_nodes(gate.names())
+                ));
             }
             Ok((warm_at, out.last))
         }
@@ -187,7 +193,9 @@ fn node_record(id: u32, down_at_s: f64, up_at_s: f64, warm_at_s: Option<f64>, la
         up_at_s,
         warm_at_s,
         verdict: own.map(|n| n.verdict),
-        hit_ratios: last.map(|r| r.nodes.iter().map(|n| (n.node.clone(), n.hit_ratio)).collect()).unwrap_or_default(),
+        hit_ratios: last
+            .map(|r| r.nodes.iter().map(|n| (n.node.clone(), n.hit_ratio)).collect())
+            .unwrap_or_default(),
     }
 }
 
@@ -203,7 +211,11 @@ fn name_of(engine: Engine, id: u32) -> String {
 fn node_ids(dir: &Path, engine: Engine) -> Result<Vec<u32>, GateError> {
     let ids: Vec<u32> = match engine {
         Engine::Node => replica_lb_launcher::status(dir)?.iter().map(|n| n.id).collect(),
-        Engine::Cassandra => replica_lb_cassandra::status(dir).map_err(GateError::failed)?.iter().map(|n| n.id).collect(),
+        Engine::Cassandra => replica_lb_cassandra::status(dir)
+            .map_err(GateError::failed)?
+            .iter()
+            .map(|n| n.id)
+            .collect(),
     };
     if ids.len() < 2 {
         return Err(GateError::usage(format!(

@@ -40,8 +40,8 @@ use std::time::{Duration, Instant};
 pub use crate::cql_load::load;
 use crate::cql_session::prepare;
 pub use crate::cql_session::{
-    connect, parse_contact_points, AdapterCounters, CqlBenchReport, CqlCompletion, CqlHooks, CqlSession, CqlTarget, HitRatePollCounters,
-    RunStart, CONNECT_TIMEOUT, KEYSPACE, TABLE,
+    connect, parse_contact_points, AdapterCounters, ContactPoints, CqlBenchReport, CqlCompletion, CqlHooks, CqlSession, CqlTarget,
+    HitRatePollCounters, RunStart, CONNECT_TIMEOUT, KEYSPACE, TABLE,
 };
 
 /// Runs the open-loop benchmark through the driver on `rt` (call from outside the runtime).

@@ -9,7 +9,7 @@ use crate::open_loop::Ended;
 use crate::report::BenchReport;
 use replica_lb_driver::hit_rates::{HitRatePoller, HitRatePolling};
 use replica_lb_driver::{AdapterStats, ReplicaLbPolicy};
-use replica_lb_policy::{ConsistencyLevel, ParamValue};
+use replica_lb_policy::ConsistencyLevel;
 use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
@@ -86,16 +86,10 @@ pub async fn connect(target: &CqlTarget, cl: ConsistencyLevel, timeout: Duration
             (ExecutionProfile::builder().load_balancing_policy(p), None, false)
         }
         ClientChoice::Policy(choice) => {
-            let mut b = ReplicaLbPolicy::builder(choice.name()).seed(target.seed);
-            for (name, value) in choice.params() {
-                b = match value {
-                    ParamValue::Int(v) => b.param(name, *v),
-                    ParamValue::Float(v) => b.param(name, *v),
-                    ParamValue::Bool(v) => b.param(name, *v),
-                    ParamValue::Text(v) => b.param(name, v.as_str()),
-                };
-            }
-            let p = b.build().map_err(|e| e.to_string())?;
+            let p = ReplicaLbPolicy::builder_for(choice)
+                .seed(target.seed)
+                .build()
+                .map_err(|e| e.to_string())?;
             (
                 ExecutionProfile::builder().load_balancing_policy(p.clone()),
                 Some(p),
@@ -140,6 +134,18 @@ fn list(addrs: &[SocketAddr]) -> String {
     addrs.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",")
 }
 
+/// `--contact-points` parsed: one or more CQL addresses (a type of its own so a flag holds the
+/// whole list).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContactPoints(pub Vec<SocketAddr>);
+
+impl ContactPoints {
+    /// Parses `HOST[:PORT][,HOST[:PORT]...]` ([`parse_contact_points`]).
+    pub fn parse(text: &str) -> Result<ContactPoints, String> {
+        parse_contact_points(text).map(ContactPoints)
+    }
+}
+
 /// The CQL port a contact point without one gets.
 pub const DEFAULT_CQL_PORT: u16 = 9042;
 
@@ -150,7 +156,11 @@ pub fn parse_contact_points(text: &str) -> Result<Vec<SocketAddr>, String> {
         let addr = match (item.parse::<SocketAddr>(), item.parse::<std::net::IpAddr>()) {
             (Ok(a), _) => a,
             (_, Ok(ip)) => SocketAddr::new(ip, DEFAULT_CQL_PORT),
-            _ => return Err(format!("--contact-points: '{item}' is not IP or IP:PORT (for example 127.0.0.1 or 127.0.0.1:9042)")),
+            _ => {
+                return Err(format!(
+                    "--contact-points: '{item}' is not IP or IP:PORT (for example 127.0.0.1 or 127.0.0.1:9042)"
+                ))
+            }
         };
         out.push(addr);
     }
@@ -318,7 +328,11 @@ mod tests {
             parse_contact_points("127.0.0.1:9042, 127.0.0.2:9042").unwrap(),
             vec!["127.0.0.1:9042".parse().unwrap(), "127.0.0.2:9042".parse().unwrap()]
         );
-        assert_eq!(parse_contact_points("127.0.0.3").unwrap(), vec!["127.0.0.3:9042".parse().unwrap()], "CQL's port by default");
+        assert_eq!(
+            parse_contact_points("127.0.0.3").unwrap(),
+            vec!["127.0.0.3:9042".parse().unwrap()],
+            "CQL's port by default"
+        );
         let e = parse_contact_points("localhost:9042").unwrap_err();
         assert!(e.contains("'localhost:9042' is not IP or IP:PORT"), "{e}");
         assert!(parse_contact_points("").is_err());

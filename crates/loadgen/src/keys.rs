@@ -31,18 +31,44 @@ pub fn value_for(i: u64, len: usize) -> Bytes {
     Bytes::from(v)
 }
 
+/// `bench --distribution`: which keys are popular.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Distribution {
+    /// Every key alike.
+    Uniform,
+    /// Zipfian, exponent 0.99 (YCSB's skew; key 0 most popular).
+    Zipfian,
+    /// The first `hot_fraction` of the keys receive `hot_ops` of the requests.
+    Hotspot,
+}
+
+impl Distribution {
+    /// Parses `uniform`, `zipfian` or `hotspot`; the error names the value and the choices.
+    pub fn parse(name: &str) -> Result<Distribution, String> {
+        match name {
+            "uniform" => Ok(Distribution::Uniform),
+            "zipfian" => Ok(Distribution::Zipfian),
+            "hotspot" => Ok(Distribution::Hotspot),
+            other => Err(format!("--distribution '{other}' is not one of: uniform, zipfian, hotspot")),
+        }
+    }
+}
+
 /// The key-popularity model of `bench --distribution NAME` over `n` keys (n >= 1), in the
-/// shared workload model (the simulator's clients choose keys with the same code):
-/// `uniform`; `zipfian` (exponent 0.99, YCSB's skew; key 0 most popular); `hotspot` (the first
-/// `hot_fraction` of the keys receive `hot_ops` of the requests).
+/// shared workload model (the simulator's clients choose keys with the same code).
 pub fn key_spec(name: &str, n: u64, hot_fraction: f64, hot_ops: f64) -> Result<KeySpec, String> {
+    key_spec_of(Distribution::parse(name)?, n, hot_fraction, hot_ops)
+}
+
+/// [`key_spec`] for a parsed distribution.
+pub fn key_spec_of(distribution: Distribution, n: u64, hot_fraction: f64, hot_ops: f64) -> Result<KeySpec, String> {
     if n == 0 {
         return Err("--keys must be at least 1".into());
     }
-    let pattern = match name {
-        "uniform" => KeyPattern::Uniform,
-        "zipfian" => KeyPattern::Zipfian { exponent: 0.99 },
-        "hotspot" => {
+    let pattern = match distribution {
+        Distribution::Uniform => KeyPattern::Uniform,
+        Distribution::Zipfian => KeyPattern::Zipfian { exponent: 0.99 },
+        Distribution::Hotspot => {
             if !(0.0..=1.0).contains(&hot_fraction) || !(0.0..=1.0).contains(&hot_ops) {
                 return Err(format!("hotspot fractions must be in [0, 1] (got {hot_fraction} and {hot_ops})"));
             }
@@ -57,7 +83,6 @@ pub fn key_spec(name: &str, n: u64, hot_fraction: f64, hot_ops: f64) -> Result<K
                 }
             }
         }
-        other => return Err(format!("--distribution '{other}' is not one of: uniform, zipfian, hotspot")),
     };
     Ok(KeySpec { pattern, count: n })
 }

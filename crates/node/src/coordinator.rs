@@ -67,6 +67,12 @@ pub struct WriteOutcome {
 /// The key's replicas `view` sees live, or `Unavailable` when fewer than `k` (what `cl` needs
 /// of the replication factor `rf`) are: reads and writes refuse before sending anything.
 fn live_replicas(view: &View, replicas: &ReplicaSet, cl: ConsistencyLevel, k: usize, rf: u32) -> Result<ReplicaSet, CoordError> {
+    assert!(k >= 1 && k <= rf as usize, "CL {} asks {k} of {rf} replicas", cl.as_str());
+    assert!(
+        replicas.len() <= rf as usize,
+        "{} replicas for a replication factor of {rf}",
+        replicas.len()
+    );
     let mut live = ReplicaSet::new();
     for &r in replicas.as_slice() {
         if view.is_live(r) {

@@ -103,6 +103,11 @@ impl PolicyHandle {
     /// fallbacks. The targets count as sent: report each one's end. Waits while rate control
     /// holds the request back (the caller bounds the wait with its deadline).
     pub async fn plan(&self, candidates: &ReplicaSet, replicas: &ReplicaSet, count: usize, group: u64) -> Result<Dispatch, NoPlan> {
+        assert!(count >= 1, "a read asks at least one replica");
+        assert!(
+            candidates.as_slice().iter().all(|c| replicas.as_slice().contains(c)),
+            "the candidates are live replicas of the key: {candidates:?} not within {replicas:?}"
+        );
         let req = Request {
             candidates: candidates.as_slice(),
             replicas: Some(replicas.as_slice()),
@@ -138,6 +143,7 @@ impl PolicyHandle {
 
     /// Sends to every one of `targets` (a write), counted in the policy's in-flight numbers.
     pub fn dispatch_all(&self, targets: &[NodeId]) -> DispatchId {
+        assert!(!targets.is_empty(), "a write goes to at least one replica");
         let now = self.now();
         self.lock().dispatch_fixed(targets, now)
     }

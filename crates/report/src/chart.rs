@@ -246,6 +246,18 @@ impl Chart {
 
     /// The chart as an `<svg>` element.
     pub fn svg(&self) -> String {
+        assert!(
+            self.size.0 > LEFT + RIGHT && self.size.1 > TOP + BOTTOM,
+            "a chart of {:?} has no room to plot",
+            self.size
+        );
+        assert!(
+            self.y.max.is_finite() && self.y.min.is_finite() && (!self.y.log || self.y.min > 0.0),
+            "the y axis {}..{} (log {}) cannot place a value",
+            self.y.min,
+            self.y.max,
+            self.y.log
+        );
         let w = self.size.0;
         let h = self.height();
         let bottom = self.plot_bottom();

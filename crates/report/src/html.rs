@@ -14,6 +14,17 @@ fn fmt_opt(v: Option<f64>) -> String {
 
 /// The whole page.
 pub fn render(input: &ReportInput<'_>) -> String {
+    assert!(!input.runs.is_empty(), "a report of no run");
+    assert!(
+        input.timeout_ms.is_finite() && input.timeout_ms > 0.0,
+        "read time-out {} ms",
+        input.timeout_ms
+    );
+    let nodes = input.runs[0].series.nodes;
+    assert!(
+        input.runs.iter().all(|r| r.series.nodes == nodes),
+        "the runs of one report share one cluster ({nodes} nodes in the first)"
+    );
     let mut h = String::new();
     let _ = write!(
         h,

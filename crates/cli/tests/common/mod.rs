@@ -136,7 +136,17 @@ impl ClusterGuard {
 /// reads/s over `keys` keys, started 3 s before and stopped after): exit code, stdout, stderr.
 pub fn run_under_load(dir: &str, keys: u32, args: &[&str]) -> (i32, String, String) {
     let mut load = Command::new(BIN)
-        .args(["bench", "--cluster", dir, "--keys", &keys.to_string(), "--rate", "300", "--duration-s", "120"])
+        .args([
+            "bench",
+            "--cluster",
+            dir,
+            "--keys",
+            &keys.to_string(),
+            "--rate",
+            "300",
+            "--duration-s",
+            "120",
+        ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
