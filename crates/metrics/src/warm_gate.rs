@@ -41,7 +41,10 @@ pub struct CacheWindow {
 impl CacheWindow {
     /// A window of `reads` lookups and `hits` hits; `hits` is capped at `reads`.
     pub fn new(reads: u64, hits: u64) -> CacheWindow {
-        CacheWindow { reads, hits: hits.min(reads) }
+        CacheWindow {
+            reads,
+            hits: hits.min(reads),
+        }
     }
 
     /// The window between two samples of cumulative `(hits, reads)` counters; `None` when the
@@ -133,7 +136,9 @@ impl WarmRule {
     /// median); refuses a value that is not a finite number in [0, [`MAX_WITHIN`]].
     pub fn new(within: f64) -> Result<WarmRule, String> {
         if !within.is_finite() || !(0.0..=MAX_WITHIN).contains(&within) {
-            return Err(format!("within {within}: must be a number from 0 to {MAX_WITHIN} (0.2 = 20% above the peers' median)"));
+            return Err(format!(
+                "within {within}: must be a number from 0 to {MAX_WITHIN} (0.2 = 20% above the peers' median)"
+            ));
         }
         Ok(WarmRule { within })
     }
@@ -182,7 +187,11 @@ fn median(mut values: Vec<f64>) -> Option<f64> {
     }
     values.sort_by(f64::total_cmp);
     let mid = values.len() / 2;
-    Some(if values.len() % 2 == 1 { values[mid] } else { (values[mid - 1] + values[mid]) / 2.0 })
+    Some(if values.len() % 2 == 1 {
+        values[mid]
+    } else {
+        (values[mid - 1] + values[mid]) / 2.0
+    })
 }
 
 #[cfg(test)]
@@ -203,7 +212,11 @@ mod tests {
         assert!((v.peers_median.unwrap() - 0.12).abs() < 1e-12);
         assert!((v.limit.unwrap() - 0.149).abs() < 1e-12);
         assert_eq!(rule.judge(w(1000, 151), &peers).warmth, Warmth::Cold);
-        assert_eq!(rule.judge(w(1000, 0), &peers).warmth, Warmth::Warm, "fewer misses than its peers is warm");
+        assert_eq!(
+            rule.judge(w(1000, 0), &peers).warmth,
+            Warmth::Warm,
+            "fewer misses than its peers is warm"
+        );
     }
 
     #[test]
@@ -237,7 +250,10 @@ mod tests {
 
     #[test]
     fn windows_come_from_cumulative_counters_and_a_restart_voids_them() {
-        assert_eq!(CacheWindow::between((10, 100), (60, 200)), Some(CacheWindow { reads: 100, hits: 50 }));
+        assert_eq!(
+            CacheWindow::between((10, 100), (60, 200)),
+            Some(CacheWindow { reads: 100, hits: 50 })
+        );
         assert_eq!(CacheWindow::between((10, 100), (5, 20)), None, "the counters went back");
         assert_eq!(CacheWindow::new(5, 9).hits, 5, "hits are capped at reads");
         assert_eq!(w(4, 1).plus(w(6, 3)), w(10, 4));
