@@ -227,6 +227,11 @@ fn print_table(results: &[RunResult], timeout_ns: u64) {
             s.warmup_s.map_or("-".into(), |w| format!("{w:.0}"))
         );
     }
+    for r in results {
+        for roll in &r.metrics.summary.rolling_restarts {
+            println!("{:<28} rolling restart, {}", r.metrics.summary.policy, roll.line());
+        }
+    }
 }
 
 /// The demo's table: each phase's mean and p99 over every request (a failed one at the read

@@ -10,6 +10,7 @@
 //!   seconds);
 //! - [`warmup`]: how long a restarted node takes to reach its peers' hit ratio;
 //! - [`warm_gate`]: the rolling restart's gate (is the node that came back warm enough?);
+//! - [`rolling`]: what a rolling restart did, node by node (summary.json's `rolling_restarts`);
 //! - [`format`]: numbers as reports write them.
 //!
 //! It depends on nothing of ours, so the simulator and the real cluster both feed it and one
@@ -21,6 +22,7 @@ pub mod csv;
 pub mod format;
 pub mod latency;
 pub mod recorder;
+pub mod rolling;
 pub mod series;
 pub mod summary;
 pub mod tally;
@@ -29,6 +31,7 @@ pub mod warmup;
 
 pub use latency::{LatencyHistogram, LatencyStats, TailStats};
 pub use recorder::{CacheOutcome, ReadKind, Recorder, RecorderConfig, RunMetrics};
+pub use rolling::{NodeRestart, RollingRestart};
 pub use series::{ClusterSecond, Marker, NodeSecond, PhaseSpec, Series};
 pub use summary::{Asked, MultiSummary, NetworkSummary, NodeTotals, PhaseSummary, RealStats, RunStats, RunSummary, SimStats, Summary};
 pub use tally::{Outcome, Tally};

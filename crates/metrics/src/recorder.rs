@@ -10,6 +10,7 @@
 use crate::latency::{exact_or_top, recorded_us, round_us, LatencyHistogram};
 use crate::series::{ClusterSecond, Marker, NodeSecond, PhaseSpec, Series};
 use crate::summary::{MultiSummary, NetworkSummary, NodeTotals, PhaseSummary, RunStats, RunSummary, SimStats};
+use crate::warm_gate::CacheWindow;
 use crate::warmup::warmup_seconds;
 
 /// The most nodes a recorder tracks.
@@ -261,6 +262,19 @@ impl Recorder {
         }
     }
 
+    /// `node`'s cache lookups over measured seconds `[from_s, to_s)` (those recorded so far;
+    /// seconds past the run count nothing): what the warm gate judges.
+    pub fn cache_window(&self, node: usize, from_s: u32, to_s: u32) -> CacheWindow {
+        let to_s = to_s.min(self.duration_s);
+        let (mut reads, mut hits) = (0u64, 0u64);
+        for s in from_s..to_s {
+            let r = &self.node_rows[s as usize * self.nodes + node];
+            reads += u64::from(r.cache_hits) + u64::from(r.cache_misses);
+            hits += u64::from(r.cache_hits);
+        }
+        CacheWindow::new(reads, hits)
+    }
+
     /// `node`, as coordinator, sent a read to another replica.
     #[inline]
     pub fn remote_read(&mut self, t_ns: u64, node: usize) {
@@ -477,6 +491,7 @@ impl Recorder {
                 latency_all_ms: m.latency.with_failures(m.failed, timeout_ns).stats(),
             }),
             network: self.network.map(|nic| network_summary(&series, nic)),
+            rolling_restarts: Vec::new(),
             run: RunStats::Sim(SimStats { events, wall_s }),
         };
         RunMetrics { summary, series }

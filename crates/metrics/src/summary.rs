@@ -66,6 +66,10 @@ pub struct RunSummary {
     /// Bytes on the network: the simulator's model, or what the real nodes counted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkSummary>,
+    /// The scenario's rolling restarts with a `gate` (one per such fault, in file order):
+    /// when each node went down, came back and was warm; absent without one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rolling_restarts: Vec<crate::rolling::RollingRestart>,
     /// The run itself, as a computation: `"sim": {events, wall_s}` for a simulation,
     /// `"real": {wall_s}` for a run on a real cluster.
     #[serde(flatten)]

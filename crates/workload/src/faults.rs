@@ -1,7 +1,7 @@
 //! The fault timeline, expanded into primitive actions (down, up, pause, resume, set delay,
 //! set slow-down) at absolute times, plus the fluctuation processes.
 
-use crate::scenario::{FaultKind, Scenario, StageSel, MAX_FAULT_ACTIONS};
+use crate::scenario::{FaultKind, Gate, GateMode, Scenario, StageSel, MAX_FAULT_ACTIONS};
 
 /// A primitive change to one node.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -53,6 +53,21 @@ pub struct Fluctuation {
     pub nodes: Vec<u16>,
 }
 
+/// A rolling restart with a gate: what the engine needs to pace it (`gate = "warm"`) or to
+/// watch it (`gate = "watch"`). Only its first node's restart is among the plan's actions
+/// when it waits for warmth: the next ones depend on the run, and the engine schedules them.
+#[derive(Clone, Debug)]
+pub struct Roll {
+    /// The nodes, in restart order.
+    pub nodes: Vec<u16>,
+    /// The gate.
+    pub gate: Gate,
+    /// How long each node stays down, ns.
+    pub down_ns: u64,
+    /// No node goes down at or after this absolute time, ns.
+    pub until_ns: u64,
+}
+
 /// Every fault of a run.
 #[derive(Clone, Debug, Default)]
 pub struct FaultPlan {
@@ -60,6 +75,8 @@ pub struct FaultPlan {
     pub actions: Vec<Timed>,
     /// Fluctuation processes.
     pub fluctuations: Vec<Fluctuation>,
+    /// Gated rolling restarts, in file order.
+    pub rolls: Vec<Roll>,
 }
 
 impl FaultPlan {
@@ -99,12 +116,29 @@ impl FaultPlan {
                 }
                 FaultKind::Fluctuate { .. } => unreachable!("handled above"),
             };
+            // A warm gate's later restarts wait for the run: only the first is planned.
+            let planned = match f.gate {
+                Some(gate) => {
+                    plan.rolls.push(Roll {
+                        nodes: f.nodes.clone(),
+                        gate,
+                        down_ns: f.duration_ns.unwrap_or(0),
+                        until_ns: until,
+                    });
+                    if gate.mode == GateMode::Warm {
+                        1
+                    } else {
+                        f.nodes.len()
+                    }
+                }
+                None => f.nodes.len(),
+            };
             let mut start = abs(f.at_ns);
             loop {
                 if start >= until || plan.actions.len() >= MAX_FAULT_ACTIONS {
                     break;
                 }
-                for (k, &node) in f.nodes.iter().enumerate() {
+                for (k, &node) in f.nodes[..planned].iter().enumerate() {
                     let at = start + k as u64 * f.stagger_ns;
                     if at >= until {
                         break;

@@ -62,6 +62,9 @@ impl Sim<'_> {
             }
             self.read_latency.decay(1.0);
         }
+        if !self.rolls.is_empty() {
+            self.check_rolls();
+        }
         self.q.push(now + SECOND_NS, Event::Tick);
     }
 
@@ -99,8 +102,14 @@ impl Sim<'_> {
         let a = self.faults.actions[i];
         let n = a.node as usize;
         match a.action {
-            Action::Down => self.crash(n),
-            Action::Up => self.restart_node(n),
+            Action::Down => {
+                self.roll_down(n);
+                self.crash(n);
+            }
+            Action::Up => {
+                self.restart_node(n);
+                self.roll_up(n);
+            }
             Action::Pause => {
                 if self.nodes[n].up && !self.nodes[n].paused {
                     let node = &mut self.nodes[n];

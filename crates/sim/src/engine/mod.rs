@@ -21,6 +21,7 @@ mod records;
 pub(crate) use records::{OP_BYTES, REQUEST_BYTES};
 mod replicas;
 mod requesters;
+mod roll;
 mod slab;
 mod topology;
 
@@ -247,6 +248,8 @@ pub struct Sim<'s> {
     /// `shadow_rng`).
     multi_rng: Rng,
     faults: FaultPlan,
+    /// The gated rolling restarts, as they go ([`roll`]).
+    rolls: Vec<roll::RollState>,
     events: u64,
     restart: Option<(usize, f64)>,
     /// Reads' latencies at their coordinators, for a percentile speculative retry.
@@ -333,6 +336,7 @@ impl<'s> Sim<'s> {
         } else {
             FaultPlan::new(sc, measure_ns, end_ns)
         };
+        let rolls = faults.rolls.iter().cloned().map(roll::RollState::new).collect();
         let rec = recorder(sc, n_nodes, ideal)?;
         let prefetch = requesters.len() + n_nodes > PREFETCH_FROM;
         let gossip_listeners = (0..requesters.len() as u32)
@@ -362,6 +366,7 @@ impl<'s> Sim<'s> {
             shadow_rng,
             multi_rng,
             faults,
+            rolls,
             events: 0,
             restart: None,
             read_latency: Default::default(),
@@ -415,7 +420,9 @@ impl<'s> Sim<'s> {
         for r in &self.requesters {
             total += r.rt.stats();
         }
-        let metrics = self.rec.finish(label, self.restart, self.events, wall_s);
+        let rolling_restarts = self.roll_report();
+        let mut metrics = self.rec.finish(label, self.restart, self.events, wall_s);
+        metrics.summary.rolling_restarts = rolling_restarts;
         Outcome {
             metrics,
             simulated_requests: issued,

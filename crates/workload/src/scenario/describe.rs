@@ -119,6 +119,16 @@ fn fault_words(f: &super::Fault) -> String {
     if let Some(every) = f.every_ns {
         let _ = write!(w, ", every {} s", trim(every as f64 / 1e9));
     }
+    if let Some(g) = f.gate {
+        let _ = write!(
+            w,
+            ", gate {} (within {}, window {} s, time-out {} s)",
+            g.mode.name(),
+            trim(g.rule.within()),
+            g.window_s,
+            trim(g.timeout_ns as f64 / 1e9)
+        );
+    }
     w
 }
 

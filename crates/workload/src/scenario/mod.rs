@@ -447,9 +447,53 @@ pub struct Fault {
     pub stagger_ns: u64,
     /// No repetition starts at or after this time.
     pub until_ns: Option<i64>,
+    /// A rolling restart's gate (`gate = "warm" | "watch"`): `None` for every other fault.
+    pub gate: Option<Gate>,
     /// Line in the file, for messages.
     pub line: usize,
 }
+
+/// How a gated rolling restart paces its nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GateMode {
+    /// `gate = "warm"`: the next node goes down once the last one is back up and warm by the
+    /// rule, or at the time-out after it came back.
+    Warm,
+    /// `gate = "watch"`: the nodes go down `stagger_s` apart as without a gate; the rule is
+    /// only watched and recorded, for a comparison with `warm`.
+    Watch,
+}
+
+impl GateMode {
+    /// The name as written in a scenario file.
+    pub fn name(self) -> &'static str {
+        match self {
+            GateMode::Warm => "warm",
+            GateMode::Watch => "watch",
+        }
+    }
+}
+
+/// A rolling restart's warm gate: a restart fault's `gate`, `gate_within`, `gate_window_s`
+/// and `gate_timeout_s`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Gate {
+    /// Wait for warmth, or only watch it.
+    pub mode: GateMode,
+    /// The rule (`gate_within`, default [`replica_lb_metrics::warm_gate::DEFAULT_WITHIN`]).
+    pub rule: replica_lb_metrics::warm_gate::WarmRule,
+    /// The trailing window of per-node cache lookups the rule judges, whole seconds
+    /// (`gate_window_s`, default [`replica_lb_metrics::warm_gate::DEFAULT_WINDOW_S`]).
+    pub window_s: u32,
+    /// How long after a node came back the gate waits at most, ns (`gate_timeout_s`,
+    /// default [`DEFAULT_GATE_TIMEOUT_S`]).
+    pub timeout_ns: u64,
+}
+
+/// A gate's ceiling when the file gives no `gate_timeout_s`, seconds.
+pub const DEFAULT_GATE_TIMEOUT_S: f64 = 300.0;
+/// The longest `gate_window_s`, seconds.
+pub const MAX_GATE_WINDOW_S: i64 = 3600;
 
 /// A checked scenario.
 #[derive(Clone, Debug)]

@@ -243,4 +243,8 @@ pub struct RawFault {
     pub stage: Option<String>,
     pub interval_ms: Option<f64>,
     pub probability: Option<f64>,
+    pub gate: Option<String>,
+    pub gate_within: Option<f64>,
+    pub gate_window_s: Option<i64>,
+    pub gate_timeout_s: Option<f64>,
 }

@@ -306,4 +306,92 @@ coordinator = "naive"
         let e = err_of(&text.replace("zone = \"b\"", "zone = \"b\"\nnode = 1"));
         assert!(e.message.contains("one of node, nodes or zone"), "{e}");
     }
+
+    /// A restart's gate: `warm` plans only its first node (the engine paces the rest),
+    /// `watch` the fixed interval; each gate field is checked, its message naming the value.
+    #[test]
+    fn a_rolling_restart_gate_is_checked() {
+        use crate::faults::{Action, FaultPlan};
+        let base = MINIMAL.replace("nodes = 3\n", "nodes = 6\nzones = [\"a\", \"b\"]\n");
+        let with = |body: &str| format!("{base}[[fault]]\nkind = \"restart\"\nzone = \"b\"\nat_s = 1\nduration_s = 0.5\n{body}");
+        let downs = |s: &Scenario| -> Vec<(u64, u16)> {
+            let plan = FaultPlan::new(s, 0, 10_000_000_000);
+            let d = plan.actions.iter().filter(|a| a.action == Action::Down);
+            d.map(|a| (a.t_ns / 1_000_000, a.node)).collect()
+        };
+        let s = parse(&with("gate = \"warm\"\n"), "x").unwrap();
+        let g = s.faults[0].gate.unwrap();
+        assert_eq!(
+            (g.mode, g.rule.within(), g.window_s, g.timeout_ns),
+            (GateMode::Warm, 0.2, 30, 300_000_000_000)
+        );
+        assert_eq!(downs(&s), [(1_000, 1)], "the warm gate plans the first restart only");
+        let plan = FaultPlan::new(&s, 0, 10_000_000_000);
+        assert_eq!(
+            (plan.rolls.len(), plan.rolls[0].nodes.clone(), plan.rolls[0].down_ns),
+            (1, vec![1, 3, 5], 500_000_000)
+        );
+        let s = parse(
+            &with("gate = \"watch\"\nstagger_s = 2\ngate_within = 0.5\ngate_window_s = 5\ngate_timeout_s = 20\n"),
+            "x",
+        )
+        .unwrap();
+        let g = s.faults[0].gate.unwrap();
+        assert_eq!(
+            (g.mode, g.rule.within(), g.window_s, g.timeout_ns),
+            (GateMode::Watch, 0.5, 5, 20_000_000_000)
+        );
+        assert_eq!(downs(&s), [(1_000, 1), (3_000, 3), (5_000, 5)], "watched: the fixed interval");
+        assert!(parse(MINIMAL, "x").unwrap().faults.is_empty());
+        for (body, says) in [
+            ("gate = \"cold\"\n", "fault restart: gate = \"cold\" is not one of: warm, watch"),
+            (
+                "gate_within = 0.3\n",
+                "fault restart: gate_within needs gate = \"warm\" or \"watch\"",
+            ),
+            ("gate_timeout_s = 9\nstagger_s = 1\n", "fault restart: gate_timeout_s needs gate"),
+            (
+                "gate = \"warm\"\ngate_within = 11\n",
+                "fault restart: gate_within 11: must be a number from 0 to 10",
+            ),
+            (
+                "gate = \"warm\"\ngate_within = -0.1\n",
+                "gate_within -0.1: must be a number from 0 to 10",
+            ),
+            (
+                "gate = \"warm\"\ngate_window_s = 0\n",
+                "gate_window_s = 0 must be a whole number of seconds from 1 to 3600",
+            ),
+            (
+                "gate = \"warm\"\ngate_timeout_s = -1\n",
+                "gate_timeout_s = -1 must be a number of seconds above 0",
+            ),
+            ("gate = \"warm\"\nstagger_s = 3\n", "paces the restarts itself: drop stagger_s = 3"),
+            ("gate = \"watch\"\n", "gate = \"watch\" needs stagger_s"),
+            ("gate = \"warm\"\nevery_s = 5\n", "gate = \"warm\" cannot repeat: drop every_s = 5"),
+        ] {
+            let e = err_of(&with(body));
+            assert!(e.message.contains(says) && e.line.is_some(), "{body}: {e}");
+            assert!(!e.message.contains('\n'), "one line: {e}");
+        }
+        let e = err_of(&with("gate = \"warm\"\n").replace("kind = \"restart\"", "kind = \"pause\""));
+        assert!(
+            e.message
+                .contains("fault pause: gate = \"warm\" is for a rolling restart (kind = \"restart\") only"),
+            "{e}"
+        );
+        let e = err_of(&with("gate = \"warm\"\n").replace("zone = \"b\"", "node = 1"));
+        assert!(
+            e.message.contains("needs 2 nodes or more to restart one after another, got 1"),
+            "{e}"
+        );
+        let early = with("gate = \"warm\"\n")
+            .replace("duration_s = 5\n", "duration_s = 5\nwarmup_s = 5\n")
+            .replace("at_s = 1\n", "at_s = -1\n");
+        let e = err_of(&early);
+        assert!(
+            e.message.contains("gate = \"warm\" needs at_s >= 0") && e.message.contains("got -1"),
+            "{e}"
+        );
+    }
 }

@@ -1,6 +1,7 @@
 //! The phases and the fault timeline of a scenario.
 
 use super::*;
+use replica_lb_metrics::warm_gate::{WarmRule, DEFAULT_WINDOW_S, DEFAULT_WITHIN};
 
 pub(super) fn phases(cx: &Ctx, raw: &RawScenario, duration_s: u32) -> Res<Vec<PhaseSpec>> {
     let mut out: Vec<PhaseSpec> = Vec::new();
@@ -66,6 +67,7 @@ fn fault(cx: &Ctx, f: &Spanned<RawFault>, cluster: &Cluster, run: &RunModel) -> 
     }
     let nodes = fault_nodes(r, cluster, line)?;
     let kind = fault_kind(cx, r, duration_s, line)?;
+    let gate = gate(r, nodes.len(), at_s, (stagger_s, every_s), line)?;
     if let (Some(every), Some(dur)) = (every_s, duration_s) {
         if dur >= every {
             return Err(bad(
@@ -91,6 +93,7 @@ fn fault(cx: &Ctx, f: &Spanned<RawFault>, cluster: &Cluster, run: &RunModel) -> 
         every_ns: every_s.map(|d| (d * S) as u64),
         stagger_ns: stagger_s.map_or(0, |d| (d * S) as u64),
         until_ns: r.until_s.map(|u| (u * S) as i64),
+        gate,
         line,
     })
 }
@@ -135,6 +138,75 @@ fn fault_nodes(r: &RawFault, cluster: &Cluster, line: usize) -> Res<Vec<u16>> {
         }
     })
     .collect()
+}
+
+/// A restart fault's gate (`gate`, `gate_within`, `gate_window_s`, `gate_timeout_s`),
+/// checked against its `nodes` count, `at_s` and `(stagger_s, every_s)`; `None` without one.
+fn gate(r: &RawFault, nodes: usize, at_s: f64, (stagger_s, every_s): (Option<f64>, Option<f64>), line: usize) -> Res<Option<Gate>> {
+    let kind_name = r.kind.get_ref().as_str();
+    let err = |m: String| bad(line, format!("fault {kind_name}: {m}"));
+    let Some(name) = r.gate.as_deref() else {
+        let given = [
+            ("gate_within", r.gate_within.is_some()),
+            ("gate_window_s", r.gate_window_s.is_some()),
+            ("gate_timeout_s", r.gate_timeout_s.is_some()),
+        ];
+        return match given.iter().find(|(_, set)| *set) {
+            Some((field, _)) => Err(err(format!("{field} needs gate = \"warm\" or \"watch\""))),
+            None => Ok(None),
+        };
+    };
+    let mode = match name {
+        "warm" => GateMode::Warm,
+        "watch" => GateMode::Watch,
+        other => return Err(err(format!("gate = \"{other}\" is not one of: warm, watch"))),
+    };
+    if kind_name != "restart" {
+        return Err(err(format!("gate = \"{name}\" is for a rolling restart (kind = \"restart\") only")));
+    }
+    if nodes < 2 {
+        return Err(err(format!(
+            "gate = \"{name}\" needs 2 nodes or more to restart one after another, got {nodes}"
+        )));
+    }
+    match (mode, stagger_s) {
+        (GateMode::Warm, Some(s)) => {
+            return Err(err(format!(
+                "gate = \"warm\" paces the restarts itself: drop stagger_s = {s} (or gate = \"watch\" to keep the fixed interval and record the warmth)"
+            )))
+        }
+        (GateMode::Watch, None) => return Err(err("gate = \"watch\" needs stagger_s (the fixed interval it watches)".into())),
+        _ => {}
+    }
+    if let Some(e) = every_s {
+        return Err(err(format!("gate = \"{name}\" cannot repeat: drop every_s = {e}")));
+    }
+    if at_s < 0.0 {
+        return Err(err(format!(
+            "gate = \"{name}\" needs at_s >= 0 (it judges the measured cache counters), got {at_s}"
+        )));
+    }
+    let within = r.gate_within.unwrap_or(DEFAULT_WITHIN);
+    let rule = WarmRule::new(within).map_err(|e| err(format!("gate_{e}")))?;
+    let window_s = r.gate_window_s.unwrap_or(DEFAULT_WINDOW_S as i64);
+    if !(1..=MAX_GATE_WINDOW_S).contains(&window_s) {
+        return Err(err(format!(
+            "gate_window_s = {window_s} must be a whole number of seconds from 1 to {MAX_GATE_WINDOW_S}"
+        )));
+    }
+    let timeout_s = r.gate_timeout_s.unwrap_or(DEFAULT_GATE_TIMEOUT_S);
+    if !(timeout_s.is_finite() && timeout_s > 0.0 && timeout_s <= MAX_GATE_WINDOW_S as f64 * 10.0) {
+        return Err(err(format!(
+            "gate_timeout_s = {timeout_s} must be a number of seconds above 0, at most {}",
+            MAX_GATE_WINDOW_S * 10
+        )));
+    }
+    Ok(Some(Gate {
+        mode,
+        rule,
+        window_s: window_s as u32,
+        timeout_ns: (timeout_s * S) as u64,
+    }))
 }
 
 /// What a fault does, with the settings its kind needs.
