@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 use replica_lb_cassandra::plugin::CoordinatorPolicy;
 use replica_lb_cassandra::Engine;
 use replica_lb_engine::{Cluster, NodeFlags, SlowDisk, UpRequest};
-use replica_lb_experiment::rolling::{self, RestartGate, RollingPlan};
+use replica_lb_experiment::rolling::{self, Pace, RollingPlan};
 use replica_lb_launcher::Signal;
 use replica_lb_metrics::warm_gate::WarmRule;
 use std::path::PathBuf;
@@ -307,28 +307,30 @@ fn up(a: UpArgs) -> CliResult {
 
 fn rolling_restart(a: RollingRestartArgs) -> CliResult {
     let rule = WarmRule::new(a.within).map_err(CliError::usage)?;
-    let window = Duration::from_secs(a.window_s as u64);
-    let gate = match a.interval_s {
-        Some(s) => RestartGate::Interval {
+    let pace = match a.interval_s {
+        Some(s) => Pace::AfterUp {
             interval: Duration::from_secs(s),
-            rule,
-            window,
         },
-        None => RestartGate::Warm {
-            rule,
-            window,
+        None => Pace::Warm {
             timeout: Duration::from_secs(a.timeout_s),
         },
     };
-    let plan = RollingPlan { gate, down_s: a.down_s };
+    let plan = RollingPlan {
+        pace,
+        rule,
+        window: Duration::from_secs(a.window_s as u64),
+        down_s: a.down_s,
+    };
     let up_timeout = Duration::from_secs(a.up_timeout_s);
     let record = Cluster::at(&a.dir)?.rolling_restart(plan, up_timeout, &mut |line| eprintln!("{line}"))?;
     let warm = record.nodes.iter().filter(|n| n.warm_at_s.is_some()).count();
     println!(
-        "restarted {} node(s) in {:.0} s ({} gate); {warm} seen warm; record in {}",
+        "restarted {} node(s) ({} gate), {warm} seen warm, {}; record in {}",
         record.nodes.len(),
-        record.total_s,
         record.gate,
+        record
+            .duration_s
+            .map_or("duration not known".to_string(), |d| format!("{d:.0} s from the first kill")),
         a.dir.join(rolling::RECORD_FILE).display()
     );
     Ok(())

@@ -6,11 +6,12 @@ use crate::error::{EngineError, EngineResult};
 use crate::status;
 use replica_lb_cassandra::{plugin, CassandraCluster, Engine};
 use replica_lb_experiment::gate::GateError;
-use replica_lb_experiment::rolling::{self, RollingPlan, RollingRecord};
+use replica_lb_experiment::rolling::{self, RollingPlan};
 use replica_lb_launcher::{NodeCommand, Signal};
+use replica_lb_metrics::rolling::RollingRestart;
 use replica_lb_node::proto::FaultsRequest;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How `cluster slow-disk` changes a node's disk.
 #[derive(Clone, Copy, Debug, Default)]
@@ -120,22 +121,32 @@ impl Cluster {
         }
     }
 
-    /// Restarts every node one after another, cold, as `plan`'s gate says; the record is also
-    /// written to `DIR/rolling-restart.json`.
+    /// Restarts every node in id order, cold, at `plan`'s pace; the record is also written to
+    /// `DIR/rolling-restart.json` after each node.
     pub fn rolling_restart(
         &self,
         plan: RollingPlan,
         up_timeout: Duration,
         progress: &mut dyn FnMut(&str),
-    ) -> Result<RollingRecord, EngineError> {
+    ) -> Result<RollingRestart, EngineError> {
         replica_lb_launcher::check_fault_s("--down-s", plan.down_s)?;
+        let ids = rolling::node_ids(self.dir())?;
         let mut restart = |id: u32| {
             self.restart(id, plan.down_s, up_timeout).map(|_| ()).map_err(|e| GateError {
                 usage: e.usage,
                 message: e.message,
             })
         };
-        Ok(rolling::rolling_restart(self.dir(), plan, &mut restart, progress)?)
+        let mut save = |r: &RollingRestart| rolling::write_record(self.dir(), r);
+        Ok(rolling::rolling_restart(
+            self.dir(),
+            &ids,
+            plan,
+            Instant::now(),
+            &mut restart,
+            &mut save,
+            progress,
+        )?)
     }
 
     /// Stops node `id` for `for_s` seconds and resumes it.

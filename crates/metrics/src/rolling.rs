@@ -4,6 +4,7 @@
 
 use crate::warm_gate::{Verdict, Warmth};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// One rolling restart (one `[[fault]]` with a `gate`) of one run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -18,6 +19,10 @@ pub struct RollingRestart {
     /// The gate's ceiling: how long after a node came back the next one goes down (or, when
     /// watched, its warmth is given up on), seconds (`gate_timeout_s`).
     pub timeout_s: f64,
+    /// A real cluster's fixed interval after each node came back (`cluster rolling-restart
+    /// --interval-s`), seconds; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval_s: Option<f64>,
     /// Nodes the fault lists.
     pub planned: usize,
     /// Nodes that went down during the run.
@@ -51,9 +56,28 @@ pub struct NodeRestart {
     pub misses_per_read: Option<f64>,
     /// The other nodes' median misses per read in that verdict.
     pub peers_median: Option<f64>,
+    /// Every node's hit ratio in that reading, by name (a real cluster's gate; absent in the
+    /// simulator, whose per-second series has them).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub hit_ratios: BTreeMap<String, Option<f64>>,
 }
 
 impl NodeRestart {
+    /// Node `node`, down at `down_at_s`; the rest filled as the restart goes.
+    pub fn down(node: usize, down_at_s: f64) -> NodeRestart {
+        NodeRestart {
+            node,
+            down_at_s,
+            up_at_s: None,
+            warm_at_s: None,
+            timed_out: false,
+            warmth: None,
+            misses_per_read: None,
+            peers_median: None,
+            hit_ratios: BTreeMap::new(),
+        }
+    }
+
     /// Keeps `v` as the verdict of this node.
     pub fn set_verdict(&mut self, v: &Verdict) {
         self.warmth = Some(v.warmth);
@@ -72,6 +96,23 @@ impl NodeRestart {
 }
 
 impl RollingRestart {
+    /// A rolling restart of `planned` nodes under `gate` (`warm` or `watch`) with the rule's
+    /// tolerance, window and ceiling; no node restarted yet.
+    pub fn new(gate: &str, within: f64, window_s: u32, timeout_s: f64, planned: usize) -> RollingRestart {
+        RollingRestart {
+            gate: gate.to_string(),
+            within,
+            window_s,
+            timeout_s,
+            interval_s: None,
+            planned,
+            restarted: 0,
+            timeouts: 0,
+            duration_s: None,
+            nodes: Vec::new(),
+        }
+    }
+
     /// Fills `restarted`, `timeouts` and `duration_s` from `nodes`.
     pub fn tally(&mut self) {
         self.restarted = self.nodes.len();
@@ -105,30 +146,17 @@ mod tests {
 
     fn node(down: f64, up: f64, warm: Option<f64>) -> NodeRestart {
         NodeRestart {
-            node: 0,
-            down_at_s: down,
             up_at_s: Some(up),
             warm_at_s: warm,
             timed_out: warm.is_none(),
-            warmth: None,
-            misses_per_read: None,
-            peers_median: None,
+            ..NodeRestart::down(0, down)
         }
     }
 
     #[test]
     fn the_duration_runs_from_the_first_down_to_the_last_done() {
-        let mut r = RollingRestart {
-            gate: "warm".into(),
-            within: 0.2,
-            window_s: 10,
-            timeout_s: 60.0,
-            planned: 2,
-            restarted: 0,
-            timeouts: 0,
-            duration_s: None,
-            nodes: vec![node(10.0, 12.0, Some(30.0)), node(30.0, 32.0, None)],
-        };
+        let mut r = RollingRestart::new("warm", 0.2, 10, 60.0, 2);
+        r.nodes = vec![node(10.0, 12.0, Some(30.0)), node(30.0, 32.0, None)];
         r.tally();
         assert_eq!((r.restarted, r.timeouts, r.duration_s), (2, 1, Some(22.0)));
         assert_eq!(r.line(), "gate warm (within 0.2, window 10 s): 2/2 nodes in 22 s, 1 time-out");

@@ -169,14 +169,10 @@ impl Sim<'_> {
                     .iter()
                     .map(|s| {
                         let mut n = NodeRestart {
-                            node: s.node as usize,
-                            down_at_s: measured_s(s.down_ns),
                             up_at_s: s.up_ns.map(measured_s),
                             warm_at_s: s.warm_ns.map(measured_s),
                             timed_out: s.timed_out,
-                            warmth: None,
-                            misses_per_read: None,
-                            peers_median: None,
+                            ..NodeRestart::down(s.node as usize, measured_s(s.down_ns))
                         };
                         if let Some(v) = &s.verdict {
                             n.set_verdict(v);
@@ -184,17 +180,14 @@ impl Sim<'_> {
                         n
                     })
                     .collect();
-                let mut out = RollingRestart {
-                    gate: gate.mode.name().to_string(),
-                    within: gate.rule.within(),
-                    window_s: gate.window_s,
-                    timeout_s: gate.timeout_ns as f64 / 1e9,
-                    planned: roll.roll.nodes.len(),
-                    restarted: 0,
-                    timeouts: 0,
-                    duration_s: None,
-                    nodes,
-                };
+                let mut out = RollingRestart::new(
+                    gate.mode.name(),
+                    gate.rule.within(),
+                    gate.window_s,
+                    gate.timeout_ns as f64 / 1e9,
+                    roll.roll.nodes.len(),
+                );
+                out.nodes = nodes;
                 out.tally();
                 out
             })
