@@ -198,3 +198,92 @@ fn a_cluster_that_does_not_answer_is_exit_2() {
     assert!(err.contains("127.0.0.1:1"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+/// A scenario whose restart fault has a warm gate, for `experiment --real`: 3 nodes, each
+/// restarted once the last is warm (3 s window, 15 s time-out).
+const GATED: &str = r#"name = "gated-short"
+seed = 5
+[cluster]
+nodes = 3
+replication_factor = 3
+[node]
+cpu_concurrency = 2
+cpu_service = { dist = "exponential", mean_us = 150 }
+disk_concurrency = 3
+disk_service = { dist = "exponential", mean_us = 2000 }
+cache_rows = 3000
+[clients]
+count = 1
+arrival = "poisson"
+rate_per_s = 600
+keys = { pattern = "uniform", count = 2000 }
+[requests]
+consistency = "quorum"
+warmup_consistency = "all"
+read_timeout_ms = 5000
+[run]
+warmup_s = 5
+duration_s = 80
+[feedback]
+hit_rate_tick_s = 1
+hit_rate_window_s = 6
+gossip = true
+[policy]
+client = "random"
+coordinator = "hwlb"
+[[phase]]
+name = "rolling"
+start_s = 5
+end_s = 80
+[[fault]]
+kind = "restart"
+nodes = [0, 1, 2]
+at_s = 5
+duration_s = 1
+gate = "warm"
+gate_window_s = 3
+gate_timeout_s = 15
+"#;
+
+#[test]
+#[ignore = "an experiment on a real 3-node cluster (about 100 s)"]
+fn a_scenarios_gated_restart_runs_on_the_real_cluster_at_the_gates_pace() {
+    let _one = one_cluster();
+    let dir = fresh_dir("rolling", "experiment");
+    let scenario = dir.join("gated.toml");
+    std::fs::write(&scenario, GATED).expect("writable");
+    let (out, clusters) = (dir.join("out"), dir.join("clusters"));
+    let _guard = ClusterGuard(clusters.join("hwlb"));
+    let (code, stdout, stderr) = run(&[
+        "experiment",
+        scenario.to_str().expect("UTF-8"),
+        "--real",
+        "--policy",
+        "hwlb",
+        "--out",
+        out.to_str().expect("UTF-8"),
+        "--cluster-dir",
+        clusters.to_str().expect("UTF-8"),
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let text = std::fs::read_to_string(out.join("summary.json")).expect("summary.json");
+    let summary: Value = serde_json::from_str(&text).expect("JSON");
+    let roll = &summary["runs"][0]["rolling_restarts"][0];
+    assert_eq!(
+        (roll["gate"].as_str(), roll["planned"].as_u64(), roll["restarted"].as_u64()),
+        (Some("warm"), Some(3), Some(3)),
+        "{roll}"
+    );
+    let nodes = roll["nodes"].as_array().expect("nodes");
+    for (k, n) in nodes.iter().enumerate() {
+        assert_eq!(n["node"], k as u64, "{n}");
+        let up = f(&n["up_at_s"]);
+        assert!(up >= f(&n["down_at_s"]) + 1.0, "down 1 s: {n}");
+        // The next node waits for this one: warm, or its time-out.
+        let released = n["warm_at_s"].as_f64().unwrap_or(up + 15.0);
+        if let Some(next) = nodes.get(k + 1) {
+            assert!(f(&next["down_at_s"]) + 0.5 >= released, "{roll}");
+        }
+    }
+    eprintln!("gated restart on the real cluster: {}", roll);
+}

@@ -138,15 +138,12 @@ impl Cluster {
             })
         };
         let mut save = |r: &RollingRestart| rolling::write_record(self.dir(), r);
-        Ok(rolling::rolling_restart(
-            self.dir(),
-            &ids,
-            plan,
-            Instant::now(),
-            &mut restart,
-            &mut save,
-            progress,
-        )?)
+        let hooks = rolling::Hooks {
+            restart: &mut restart,
+            on_node: &mut save,
+            stop: &|| false,
+        };
+        Ok(rolling::rolling_restart(self.dir(), &ids, plan, Instant::now(), hooks, progress)?)
     }
 
     /// Stops node `id` for `for_s` seconds and resumes it.

@@ -19,7 +19,9 @@
 //! second ([`replica_lb_cassandra::observe`]): cache hits and misses, local, remote and replica
 //! reads, as the node cluster's experiments record them.
 
+use crate::gate::GateError;
 use crate::plan::{warmup_seed, FaultAction, RealPlan};
+use crate::rolling;
 use crate::series::{self, Cumulative, Samples};
 use replica_lb_cassandra::observe::{NodeCounters, Observer, Source};
 use replica_lb_cassandra::plugin::{self, CoordinatorPolicy, PluginSettings};
@@ -28,6 +30,7 @@ use replica_lb_driver::hit_rates::HitRatePolling;
 use replica_lb_launcher::{send_signal, Signal};
 use replica_lb_loadgen::cql::{self, CqlBenchReport, CqlCompletion, CqlHooks, CqlTarget, RunStart, KEYSPACE};
 use replica_lb_loadgen::{BenchOptions, LoadOptions, Outcome};
+use replica_lb_metrics::rolling::RollingRestart;
 use replica_lb_metrics::{CacheOutcome, NodeSecond, ReadKind, RealStats, Recorder, RecorderConfig, RunMetrics, RunStats};
 use replica_lb_policy::{ParamTable, Side};
 use replica_lb_workload::run_item::{PolicyName, RunItem};
@@ -382,10 +385,12 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
         plan.rate_per_s,
         plan.cl.as_str().to_uppercase()
     ));
-    let (report, faults, samples) = measure(&cx, source, &mut rec);
+    let (report, faults, samples, rolls) = measure(&cx, source, &mut rec);
     release_faults(dir);
     let report = report?;
-    let restarted = faults??;
+    let rolls = rolls?;
+    let (roll_marks, roll_back) = rolling::markers(&rolls);
+    let restarted = faults??.or(roll_back);
     if let Some(samples) = samples {
         for (t, node, second) in series::per_second(&samples??, plan.nodes as usize) {
             series::feed_second(&mut rec, t, node, &second);
@@ -394,7 +399,11 @@ pub fn run_policy(plan: &RealPlan, dir: &Path, run: &CassandraRun, progress: &mu
     for step in &plan.faults {
         rec.marker(step.at_s, step.marker_label());
     }
+    for (at_s, label) in roll_marks {
+        rec.marker(at_s, label);
+    }
     let mut m = rec.finish(run.label.clone(), restarted, 0, 0.0);
+    m.summary.rolling_restarts = rolls;
     m.summary.run = RunStats::Real(RealStats {
         wall_s: wall.elapsed().as_secs_f64(),
     });
@@ -500,6 +509,7 @@ type Measured = (
     Result<CqlBenchReport, String>,
     Result<Result<Option<(usize, f64)>, String>, String>,
     Option<Result<Result<Samples<NodeCounters>, String>, String>>,
+    Result<Vec<RollingRestart>, String>,
 );
 
 /// The measured run: the open-loop load through the driver while a thread injects the faults
@@ -526,6 +536,17 @@ fn measure(cx: &RunCtx<'_>, source: Option<Source>, rec: &mut Recorder) -> Measu
         let injector = scope.spawn(move || match start.wait(stop) {
             Some(t0) => run_faults(plan, dir, t0, &mut |l| eprintln!("{label}: {l}")),
             None => Ok(None),
+        });
+        let roller = scope.spawn(move || match start.wait(stop) {
+            Some(t0) => {
+                let mut restart = |id: u32, down_s: f64| {
+                    replica_lb_cassandra::restart(dir, id, Duration::from_secs_f64(down_s), Duration::from_secs(180))
+                        .map(|_| ())
+                        .map_err(GateError::failed)
+                };
+                rolling::run_rolls(&plan.rolls, dir, t0, stop, &mut restart, &mut |l| eprintln!("{label}: {l}")).map_err(|e| e.message)
+            }
+            None => Ok(Vec::new()),
         });
         let sampler = source.map(|source| {
             scope.spawn(move || match start.wait(stop) {
@@ -561,11 +582,15 @@ fn measure(cx: &RunCtx<'_>, source: Option<Source>, rec: &mut Recorder) -> Measu
         );
         stop.store(true, Ordering::Relaxed);
         let faults = injector.join().map_err(|_| "the fault thread panicked".to_string());
+        let rolls = roller
+            .join()
+            .map_err(|_| "the rolling restart's thread panicked".to_string())
+            .and_then(|r| r);
         let samples = sampler.map(|h| h.join().map_err(|_| "the sampler panicked".to_string()));
         if let Some(k) = keeper {
             let _ = k.join();
         }
-        (report, faults, samples)
+        (report, faults, samples, rolls)
     })
 }
 

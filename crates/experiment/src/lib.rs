@@ -33,4 +33,4 @@ pub mod tables;
 
 pub use interrupt::{defer_to_interrupt, forget_cassandra_dir, watch_cassandra_dir};
 pub use node_run::{run_real, RunOptions};
-pub use plan::{warmup_seed, FaultAction, FaultStep, PolicyRun, RealPlan};
+pub use plan::{warmup_seed, FaultAction, FaultStep, PolicyRun, RealPlan, RealRoll};

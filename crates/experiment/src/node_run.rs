@@ -79,6 +79,57 @@ struct Timeline {
     markers: Vec<(f64, String)>,
     restart: Option<(usize, f64)>,
     error: Option<String>,
+    /// The gated rolling restarts' records.
+    rolls: Vec<replica_lb_metrics::rolling::RollingRestart>,
+}
+
+impl Timeline {
+    /// Adds the rolling restarts' outcome: their records, markers and first node back.
+    fn with_rolls(mut self, rolls: Result<Vec<replica_lb_metrics::rolling::RollingRestart>, String>) -> Timeline {
+        match rolls {
+            Ok(rolls) => {
+                let (marks, first_back) = crate::rolling::markers(&rolls);
+                self.markers.extend(marks);
+                self.restart = self.restart.or(first_back);
+                self.rolls = rolls;
+            }
+            Err(e) => {
+                self.error.get_or_insert(format!("rolling restart: {e}"));
+            }
+        }
+        self
+    }
+}
+
+/// Starts node `id` again from its recorded config (an empty cache), keeps its process in
+/// `nodes`, and waits until it sees the cluster's `members` nodes.
+fn start_again(dir: &Path, id: u32, command: &NodeCommand, nodes: &Nodes, members: usize) -> Result<(), String> {
+    let mut child = replica_lb_launcher::restart_node(dir, id, command).map_err(|e| e.to_string())?;
+    let file = ClusterFile::load(dir).map_err(|e| e.to_string())?;
+    let entry = file.node(id).map_err(|e| e.to_string())?.clone();
+    let up = replica_lb_launcher::wait_node_up(&entry, members, Some(&mut child), Duration::from_secs(30));
+    nodes.push(child);
+    up.map_err(|e| e.to_string())
+}
+
+/// A gated rolling restart's restart of node `id`: killed (the load generator told), down
+/// `down_s`, started again.
+fn restart_for_roll(
+    dir: &Path,
+    id: u32,
+    down_s: f64,
+    command: &NodeCommand,
+    nodes: &Nodes,
+    members: usize,
+    down_mask: &AtomicU64,
+) -> Result<(), String> {
+    let bit = 1u64 << (id.min(63));
+    down_mask.fetch_or(bit, Ordering::Relaxed);
+    replica_lb_launcher::kill_node(dir, id).map_err(|e| e.to_string())?;
+    std::thread::sleep(Duration::from_secs_f64(down_s.max(0.0)));
+    start_again(dir, id, command, nodes, members)?;
+    down_mask.fetch_and(!bit, Ordering::Relaxed);
+    Ok(())
 }
 
 fn sleep_until(t: Instant) {
@@ -121,18 +172,9 @@ fn run_timeline(
                 if tl.restart.is_none() {
                     tl.restart = Some((id as usize, t));
                 }
-                replica_lb_launcher::restart_node(dir, id, command)
-                    .map_err(|e| e.to_string())
-                    .and_then(|mut child| {
-                        let file = ClusterFile::load(dir).map_err(|e| e.to_string())?;
-                        let entry = file.node(id).map_err(|e| e.to_string())?.clone();
-                        let up = replica_lb_launcher::wait_node_up(&entry, plan.nodes as usize, Some(&mut child), Duration::from_secs(30));
-                        nodes.push(child);
-                        up.map_err(|e| e.to_string())
-                    })
-                    .map(|()| {
-                        down_mask.fetch_and(!bit, Ordering::Relaxed);
-                    })
+                start_again(dir, id, command, nodes, plan.nodes as usize).map(|()| {
+                    down_mask.fetch_and(!bit, Ordering::Relaxed);
+                })
             }
             FaultAction::Stop => replica_lb_launcher::signal_node(dir, id, replica_lb_launcher::Signal::Stop).map_err(|e| e.to_string()),
             FaultAction::Cont => replica_lb_launcher::signal_node(dir, id, replica_lb_launcher::Signal::Cont).map_err(|e| e.to_string()),
@@ -236,6 +278,7 @@ pub fn run_real(plan: &RealPlan, run: &PolicyRun, opts: &mut RunOptions<'_>) -> 
         }
     }
     let mut metrics = recorder.finish(run.label.clone(), timeline.restart, 0, 0.0);
+    metrics.summary.rolling_restarts = timeline.rolls;
     metrics.summary.run = replica_lb_metrics::RunStats::Real(replica_lb_metrics::RealStats {
         wall_s: wall.elapsed().as_secs_f64(),
     });
@@ -414,6 +457,14 @@ fn measured_load(
     let label = run.label.clone();
     let (timeline, samples, bench) = std::thread::scope(|s| {
         let faults = s.spawn(|| run_timeline(plan, dir, &opts.command, nodes, &down_mask, t0, &stop));
+        let roller = s.spawn(|| {
+            let mut restart = |id: u32, down_s: f64| {
+                restart_for_roll(dir, id, down_s, &opts.command, nodes, plan.nodes as usize, &down_mask)
+                    .map_err(crate::gate::GateError::failed)
+            };
+            let label = run.label.clone();
+            crate::rolling::run_rolls(&plan.rolls, dir, t0, &stop, &mut restart, &mut |l| eprintln!("{label}: {l}")).map_err(|e| e.message)
+        });
         let sampler = s.spawn(|| sampler::sample(&addrs, t0, plan.duration_s, &stop));
         let mut on_done = |c: &Completion| completions.push(*c);
         let mut last_print = 0usize;
@@ -438,7 +489,8 @@ fn measured_load(
             },
         );
         stop.store(true, Ordering::Relaxed);
-        let timeline = faults.join().unwrap_or_default();
+        let rolls = roller.join().map_err(|_| "its thread panicked".to_string()).and_then(|r| r);
+        let timeline = faults.join().unwrap_or_default().with_rolls(rolls);
         let samples = sampler.join().unwrap_or_default();
         (timeline, samples, bench)
     });

@@ -89,8 +89,10 @@ pub struct RealPlan {
     pub duration_s: u32,
     /// Named phases.
     pub phases: Vec<PhaseSpec>,
-    /// The fault timeline, sorted by time.
+    /// The fault timeline, sorted by time (gated rolling restarts apart).
     pub faults: Vec<FaultStep>,
+    /// The gated rolling restarts (a restart fault with a `gate`), paced by the run itself.
+    pub rolls: Vec<RealRoll>,
     /// Per-request time-out, ms.
     pub timeout_ms: u32,
     /// Seed of the load generator.
@@ -98,6 +100,49 @@ pub struct RealPlan {
     /// Each node's NIC speed, bits per second in each direction (`network.nic_gbps`), for the
     /// busiest second's utilisation; `None`: not given (utilisation is then 0).
     pub nic_bits_per_s: Option<f64>,
+}
+
+/// A gated rolling restart on the real cluster: its nodes restarted one after another from
+/// `at_s`, at the gate's pace ([`crate::rolling`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RealRoll {
+    /// The nodes, in restart order.
+    pub nodes: Vec<u32>,
+    /// When the first goes down, seconds since the start of measurement.
+    pub at_s: f64,
+    /// The pace, the rule and the window.
+    pub plan: crate::rolling::RollingPlan,
+}
+
+/// The scenario's gated rolling restarts as real ones: `warm` waits for warmth (the time-out
+/// a ceiling), `watch` keeps the fixed stagger between kills and only records warmth.
+fn rolls(sc: &Scenario) -> Vec<RealRoll> {
+    use crate::rolling::{Pace, RollingPlan};
+    use replica_lb_workload::scenario::GateMode;
+    sc.faults
+        .iter()
+        .filter_map(|f| {
+            let gate = f.gate?;
+            let pace = match gate.mode {
+                GateMode::Warm => Pace::Warm {
+                    timeout: std::time::Duration::from_nanos(gate.timeout_ns),
+                },
+                GateMode::Watch => Pace::Stagger {
+                    every: std::time::Duration::from_nanos(f.stagger_ns),
+                },
+            };
+            Some(RealRoll {
+                nodes: f.nodes.iter().map(|&n| u32::from(n)).collect(),
+                at_s: f.at_ns as f64 / 1e9,
+                plan: RollingPlan {
+                    pace,
+                    rule: gate.rule,
+                    window: std::time::Duration::from_secs(u64::from(gate.window_s)),
+                    down_s: f.duration_ns.unwrap_or(0) as f64 / 1e9,
+                },
+            })
+        })
+        .collect()
 }
 
 /// The seed of a run's unmeasured warm-up: not the measured run's, whose keys would otherwise
@@ -150,6 +195,7 @@ pub fn real_plan(sc: &Scenario, notes: &mut Vec<String>) -> Result<RealPlan, Str
         duration_s: sc.run.duration_s,
         phases: sc.phases.clone(),
         faults,
+        rolls: rolls(sc),
         timeout_ms,
         seed: sc.seed,
         nic_bits_per_s: sc.network.nic_bits_per_s,
@@ -295,7 +341,10 @@ fn check_faults(sc: &Scenario) -> Result<(), String> {
 /// steps within the run.
 fn fault_steps(sc: &Scenario) -> Vec<FaultStep> {
     let end_ns = sc.run.duration_s as u64 * 1_000_000_000;
-    FaultPlan::new(sc, 0, end_ns)
+    // A gated rolling restart is paced by the run (`rolls`), not laid out in advance.
+    let mut ungated = sc.clone();
+    ungated.faults.retain(|f| f.gate.is_none());
+    FaultPlan::new(&ungated, 0, end_ns)
         .actions
         .iter()
         .filter(|a| a.t_ns < end_ns)

@@ -41,7 +41,7 @@ pub enum Pace {
 }
 
 /// A rolling restart's plan.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RollingPlan {
     /// The pace.
     pub pace: Pace,
@@ -74,25 +74,38 @@ impl RollingPlan {
     }
 }
 
-/// Restarts `nodes` of the local cluster in `dir` in that order under `plan`, each with
-/// `restart` (kill, down `plan.down_s`, start, wait until it answers). Times are seconds since
-/// `origin`. After each node `on_node` gets the record so far (to save it: a run that stops
-/// half-way keeps what it did).
+/// What a rolling restart is given to do its work.
+pub struct Hooks<'a> {
+    /// Restarts a node: kill, down `plan.down_s`, start, wait until it answers.
+    pub restart: &'a mut dyn FnMut(u32) -> Result<(), GateError>,
+    /// Gets the record after each node (to save it: a run that stops half-way keeps what it
+    /// did).
+    pub on_node: &'a mut dyn FnMut(&RollingRestart) -> Result<(), GateError>,
+    /// True once the restart must stop where it is (an experiment's run ended).
+    pub stop: &'a dyn Fn() -> bool,
+}
+
+/// Restarts `nodes` of the local cluster in `dir` in that order under `plan` with `hooks`;
+/// times are seconds since `origin`. Ends early, with the record so far, when `hooks.stop`
+/// says so.
 pub fn rolling_restart(
     dir: &Path,
     nodes: &[u32],
     plan: RollingPlan,
     origin: Instant,
-    restart: &mut dyn FnMut(u32) -> Result<(), GateError>,
-    on_node: &mut dyn FnMut(&RollingRestart) -> Result<(), GateError>,
+    hooks: Hooks<'_>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RollingRestart, GateError> {
+    let Hooks { restart, on_node, stop } = hooks;
     assert!(!plan.window.is_zero(), "a gate needs a window");
     let engine = replica_lb_cassandra::engine_of(dir).map_err(GateError::failed)?;
     let mut gate = Gate::new(WarmSource::of_dir(dir)?, plan.rule, plan.window)?;
     let mut record = plan.record(nodes.len());
     let at = |t: Instant| t.duration_since(origin).as_secs_f64();
     for (k, &id) in nodes.iter().enumerate() {
+        if stop() {
+            break;
+        }
         progress(&format!("rolling restart: node {id} ({} of {}) goes down", k + 1, nodes.len()));
         let down = Instant::now();
         restart(id)?;
@@ -105,7 +118,7 @@ pub fn rolling_restart(
         };
         let name = name_of(engine, id);
         let wait_for_warm = matches!(plan.pace, Pace::Warm { .. });
-        let (warm_at, last) = watch(&mut gate, &name, until, wait_for_warm, progress)?;
+        let (warm_at, last) = watch(&mut gate, &name, until, wait_for_warm, stop, progress)?;
         node.warm_at_s = warm_at.map(at);
         node.timed_out = warm_at.is_none();
         if let Some(r) = &last {
@@ -129,6 +142,7 @@ fn watch(
     name: &str,
     until: Instant,
     wait_for_warm: bool,
+    stop: &dyn Fn() -> bool,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Option<Instant>, Option<Reading>), GateError> {
     let every = (gate.window() / 10).clamp(Duration::from_millis(500), Duration::from_secs(2));
@@ -142,7 +156,7 @@ fn watch(
             }
             last = Some(r);
         }
-        if warm_at.is_some() && wait_for_warm || Instant::now() >= until {
+        if warm_at.is_some() && wait_for_warm || Instant::now() >= until || stop() {
             return Ok((warm_at, last));
         }
         if said.elapsed() >= Duration::from_secs(10) {
@@ -194,4 +208,52 @@ pub fn write_record(dir: &Path, record: &RollingRestart) -> Result<(), GateError
     let path = dir.join(RECORD_FILE);
     let text = serde_json::to_string_pretty(record).map_err(|e| GateError::failed(e.to_string()))?;
     std::fs::write(&path, text + "\n").map_err(|e| GateError::failed(format!("cannot write {}: {e}", path.display())))
+}
+
+/// Runs a real plan's gated rolling restarts one after another, each from its `at_s` after
+/// `t0` (the start of measurement), with `restart(node, down_s)`; stops where it is once `stop`
+/// is set (the measured run ended). The records, in the plan's order.
+pub(crate) fn run_rolls(
+    rolls: &[crate::plan::RealRoll],
+    dir: &Path,
+    t0: Instant,
+    stop: &std::sync::atomic::AtomicBool,
+    restart: &mut dyn FnMut(u32, f64) -> Result<(), GateError>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<RollingRestart>, GateError> {
+    use std::sync::atomic::Ordering;
+    let stopped = || stop.load(Ordering::Relaxed);
+    let mut out = Vec::with_capacity(rolls.len());
+    for roll in rolls {
+        let at = t0 + Duration::from_secs_f64(roll.at_s.max(0.0));
+        while Instant::now() < at && !stopped() {
+            std::thread::sleep(at.saturating_duration_since(Instant::now()).min(Duration::from_millis(100)));
+        }
+        if stopped() {
+            break;
+        }
+        let down_s = roll.plan.down_s;
+        let hooks = Hooks {
+            restart: &mut |id| restart(id, down_s),
+            on_node: &mut |_| Ok(()),
+            stop: &stopped,
+        };
+        out.push(rolling_restart(dir, &roll.nodes, roll.plan, t0, hooks, progress)?);
+    }
+    Ok(out)
+}
+
+/// The chart markers of rolling restarts' nodes (`node 2 down`, `node 2 up`), and the first
+/// node back (its id and time), as the fault timeline gives them.
+pub(crate) fn markers(records: &[RollingRestart]) -> (Vec<(f64, String)>, Option<(usize, f64)>) {
+    let mut marks = Vec::new();
+    let mut first_back = None;
+    for n in records.iter().flat_map(|r| &r.nodes) {
+        marks.push((n.down_at_s, format!("node {} down", n.node)));
+        if let Some(up) = n.up_at_s {
+            marks.push((up, format!("node {} up", n.node)));
+            first_back.get_or_insert((n.node, up));
+        }
+    }
+    (marks, first_back)
 }

@@ -340,6 +340,7 @@ fn an_experiments_series_and_summary_carry_the_nodes_bytes() {
         duration_s: 4,
         phases: vec![],
         faults: vec![],
+        rolls: vec![],
         timeout_ms: 2000,
         seed: 3,
         nic_bits_per_s: Some(1e9),
