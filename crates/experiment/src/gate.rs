@@ -70,7 +70,7 @@ struct Counters {
 /// Where the gate reads each node's cache counters.
 pub enum WarmSource {
     /// A Cassandra cluster, each node asked over CQL.
-    Cassandra(CacheProbe),
+    Cassandra(Box<CacheProbe>),
     /// The node cluster in this directory, each node asked over gRPC.
     Nodes(PathBuf),
 }
@@ -83,7 +83,7 @@ impl WarmSource {
             return Err(GateError::usage("--contact-points: give at least one HOST[:PORT]"));
         }
         CacheProbe::connect(contact_points, QUERY_TIMEOUT)
-            .map(WarmSource::Cassandra)
+            .map(|p| WarmSource::Cassandra(Box::new(p)))
             .map_err(GateError::usage)
     }
 

@@ -243,9 +243,12 @@ pub(crate) fn run_rolls(
     Ok(out)
 }
 
+/// Chart markers: (seconds, label).
+pub(crate) type Markers = Vec<(f64, String)>;
+
 /// The chart markers of rolling restarts' nodes (`node 2 down`, `node 2 up`), and the first
 /// node back (its id and time), as the fault timeline gives them.
-pub(crate) fn markers(records: &[RollingRestart]) -> (Vec<(f64, String)>, Option<(usize, f64)>) {
+pub(crate) fn markers(records: &[RollingRestart]) -> (Markers, Option<(usize, f64)>) {
     let mut marks = Vec::new();
     let mut first_back = None;
     for n in records.iter().flat_map(|r| &r.nodes) {
