@@ -116,19 +116,7 @@ fn bench_through_the_java_driver() {
 /// `system_views.caches`): warm caches under load are warm (exit 0); a node restarted cold and
 /// not read is not, and the wait says so at its time-out (exit 1).
 fn warm_gate_on_cassandra_as_shipped(d: &str) {
-    let (code, out, err) = common::run_under_load(
-        d,
-        2000,
-        &["warmup", "status", "--contact-points", "127.0.1.1", "--window-s", "3", "--json"],
-    );
-    assert_eq!(code, 0, "{out}{err}");
-    let status: serde_json::Value = serde_json::from_str(&out).expect("JSON");
-    let nodes = status["nodes"].as_array().expect("nodes");
-    assert_eq!(nodes.len(), 3, "{status}");
-    for n in nodes {
-        assert_eq!(n["source"], "row-cache", "{n}");
-        assert!(n["reads"].as_u64().unwrap() > 0, "{n}");
-    }
+    common::warmup_status_under_load(d, 2000, "row-cache");
     let (code, out, err) = common::run_under_load(
         d,
         2000,

@@ -157,3 +157,24 @@ pub fn run_under_load(dir: &str, keys: u32, args: &[&str]) -> (i32, String, Stri
     let _ = load.wait();
     out
 }
+
+/// `warmup status --json` on the local Cassandra cluster in `dir` under a read load over `keys`
+/// keys: every one of its 3 nodes answers from `source` (`plugin` or `row-cache`) with reads in
+/// the window. The status, for more checks.
+pub fn warmup_status_under_load(dir: &str, keys: u32, source: &str) -> serde_json::Value {
+    let (code, out, err) = run_under_load(
+        dir,
+        keys,
+        &["warmup", "status", "--contact-points", "127.0.1.1", "--window-s", "3", "--json"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let status: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let nodes = status["nodes"].as_array().expect("nodes");
+    assert_eq!(nodes.len(), 3, "{status}");
+    for n in nodes {
+        assert_eq!(n["source"], source, "{n}");
+        assert!(n["reads"].as_u64().is_some_and(|r| r > 0), "{n}");
+        assert!(n["misses_per_read"].is_number(), "{n}");
+    }
+    status
+}
