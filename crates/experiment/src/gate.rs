@@ -300,6 +300,17 @@ impl Gate {
     /// Polls until `target` (a node's name; `None`: every node) is warm or `timeout` passes,
     /// calling `progress` with one line per node at least every 10 s.
     pub fn wait(&mut self, target: Option<&str>, timeout: Duration, progress: &mut dyn FnMut(&str)) -> Result<WaitOutcome, GateError> {
+        self.wait_until(target, Instant::now() + timeout, &|| false, progress)
+    }
+
+    /// [`Gate::wait`] to a `deadline`, ending early (not warm) once `stop` says so.
+    pub fn wait_until(
+        &mut self,
+        target: Option<&str>,
+        deadline: Instant,
+        stop: &dyn Fn() -> bool,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<WaitOutcome, GateError> {
         if let Some(t) = target {
             if !self.names.iter().any(|n| n == t) {
                 return Err(GateError::usage(format!(
@@ -308,7 +319,6 @@ impl Gate {
                 )));
             }
         }
-        let every = (self.window / 10).clamp(Duration::from_millis(500), Duration::from_secs(2));
         let start = Instant::now();
         let mut last_progress: Option<Instant> = None;
         let mut last: Option<Reading> = None;
@@ -331,15 +341,25 @@ impl Gate {
                 last_progress = Some(Instant::now());
                 self.report(last.as_ref(), start.elapsed(), progress);
             }
-            if start.elapsed() >= timeout {
+            if Instant::now() >= deadline || stop() {
                 return Ok(WaitOutcome {
                     warm: false,
                     waited_s: start.elapsed().as_secs_f64(),
                     last,
                 });
             }
-            std::thread::sleep(every.min(timeout.saturating_sub(start.elapsed())).max(Duration::from_millis(10)));
+            self.pause_until(deadline);
         }
+    }
+
+    /// Sleeps one polling interval (a tenth of the window, 0.5 to 2 s), never past `deadline`.
+    pub fn pause_until(&self, deadline: Instant) {
+        let every = (self.window / 10).clamp(Duration::from_millis(500), Duration::from_secs(2));
+        std::thread::sleep(
+            every
+                .min(deadline.saturating_duration_since(Instant::now()))
+                .max(Duration::from_millis(10)),
+        );
     }
 
     fn report(&self, last: Option<&Reading>, waited: Duration, progress: &mut dyn FnMut(&str)) {

@@ -135,8 +135,9 @@ pub fn rolling_restart(
     Ok(record)
 }
 
-/// Polls the gate until `until`, or (`wait_for_warm`) until node `name` is warm: when it was
-/// first seen warm, and the last reading.
+/// Watches node `name` until `until`: under the warm pace only until it is warm, otherwise to
+/// `until` whatever happens (the last reading is then the one when the next node goes down).
+/// When it was first seen warm, and the last reading.
 fn watch(
     gate: &mut Gate,
     name: &str,
@@ -145,33 +146,16 @@ fn watch(
     stop: &dyn Fn() -> bool,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Option<Instant>, Option<Reading>), GateError> {
-    let every = (gate.window() / 10).clamp(Duration::from_millis(500), Duration::from_secs(2));
-    let mut warm_at = None;
-    let mut last: Option<Reading> = None;
-    let mut said = Instant::now();
-    loop {
+    let out = gate.wait_until(Some(name), until, stop, progress)?;
+    let warm_at = out.warm.then(Instant::now);
+    let mut last = out.last;
+    while !wait_for_warm && Instant::now() < until && !stop() {
+        gate.pause_until(until);
         if let Some(r) = gate.poll()? {
-            if warm_at.is_none() && r.node(name).is_some_and(|n| n.warm) {
-                warm_at = Some(Instant::now());
-            }
             last = Some(r);
         }
-        if warm_at.is_some() && wait_for_warm || Instant::now() >= until || stop() {
-            return Ok((warm_at, last));
-        }
-        if said.elapsed() >= Duration::from_secs(10) {
-            said = Instant::now();
-            match last.as_ref().and_then(|r| r.node(name)) {
-                Some(n) => progress(&format!("rolling restart: {}", describe(n))),
-                None => progress(&format!("rolling restart: {name}: measuring the first window")),
-            }
-        }
-        std::thread::sleep(
-            every
-                .min(until.saturating_duration_since(Instant::now()))
-                .max(Duration::from_millis(10)),
-        );
     }
+    Ok((warm_at, last))
 }
 
 /// Node `id`'s name in the gate's readings.
