@@ -102,17 +102,7 @@ pub struct RealPlan {
     pub nic_bits_per_s: Option<f64>,
 }
 
-/// A gated rolling restart on the real cluster: its nodes restarted one after another from
-/// `at_s`, at the gate's pace ([`crate::rolling`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct RealRoll {
-    /// The nodes, in restart order.
-    pub nodes: Vec<u32>,
-    /// When the first goes down, seconds since the start of measurement.
-    pub at_s: f64,
-    /// The pace, the rule and the window.
-    pub plan: crate::rolling::RollingPlan,
-}
+pub use crate::rolling::RealRoll;
 
 /// The scenario's gated rolling restarts as real ones: `warm` waits for warmth (the time-out
 /// a ceiling), `watch` keeps the fixed stagger between kills and only records warmth.

@@ -53,6 +53,18 @@ pub struct RollingPlan {
     pub down_s: f64,
 }
 
+/// A gated rolling restart on the real cluster: its nodes restarted one after another from
+/// `at_s`, at the gate's pace ([`rolling_restart`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RealRoll {
+    /// The nodes, in restart order.
+    pub nodes: Vec<u32>,
+    /// When the first goes down, seconds since the start of measurement.
+    pub at_s: f64,
+    /// The pace, the rule and the window.
+    pub plan: RollingPlan,
+}
+
 impl RollingPlan {
     /// An empty record of the plan for `planned` nodes: gate `warm`, or `watch` (the rule only
     /// watched) under a fixed pace; the ceiling is the time-out or the interval.
@@ -198,7 +210,7 @@ pub fn write_record(dir: &Path, record: &RollingRestart) -> Result<(), GateError
 /// `t0` (the start of measurement), with `restart(node, down_s)`; stops where it is once `stop`
 /// is set (the measured run ended). The records, in the plan's order.
 pub(crate) fn run_rolls(
-    rolls: &[crate::plan::RealRoll],
+    rolls: &[RealRoll],
     dir: &Path,
     t0: Instant,
     stop: &std::sync::atomic::AtomicBool,
