@@ -133,7 +133,8 @@ impl ClusterGuard {
 }
 
 /// Runs `replica-lb ARGS` while a read load runs on the cluster in `dir` (`bench` at 300
-/// reads/s over `keys` keys, started 3 s before and stopped after): exit code, stdout, stderr.
+/// reads/s over `keys` keys, started 3 s before and stopped after, at most 10 minutes): exit
+/// code, stdout, stderr.
 pub fn run_under_load(dir: &str, keys: u32, args: &[&str]) -> (i32, String, String) {
     let mut load = Command::new(BIN)
         .args([
@@ -145,7 +146,7 @@ pub fn run_under_load(dir: &str, keys: u32, args: &[&str]) -> (i32, String, Stri
             "--rate",
             "300",
             "--duration-s",
-            "120",
+            "600",
         ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
