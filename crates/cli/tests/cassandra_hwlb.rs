@@ -703,23 +703,7 @@ fn each_table_is_balanced_by_its_own_hit_rates() {
 /// node is read and named with its source; node 2, just restarted cold, is not warm while
 /// nobody reads it, and the wait says so at its time-out (exit 1).
 fn warm_gate_with_the_plugin(d: &str) {
-    let (code, out, err) = common::run(&[
-        "warmup",
-        "wait",
-        "--contact-points",
-        "127.0.1.1",
-        "--node",
-        "127.0.1.3",
-        "--window-s",
-        "2",
-        "--timeout-s",
-        "5",
-    ]);
-    assert_eq!(code, 1, "{out}{err}");
-    assert!(
-        err.contains("127.0.1.3 not read (not warm)") && err.contains("--timeout-s"),
-        "{err}"
-    );
+    common::warmup_wait_times_out_on_unread_node_2();
     let status = common::warmup_status_under_load(d, 20000, "plugin");
     eprintln!("warmup status with the plug-in after node 2's restart: {status}");
 }

@@ -108,17 +108,6 @@ pub struct Verdict {
     pub limit: Option<f64>,
 }
 
-impl Verdict {
-    /// The node's misses over its peers' median (`None` when either is missing or the median
-    /// is zero): the "x1.12 of its peers" figure of the reports.
-    pub fn miss_ratio_to_peers(&self) -> Option<f64> {
-        match (self.misses_per_read, self.peers_median) {
-            (Some(own), Some(median)) if median > 0.0 => Some(own / median),
-            _ => None,
-        }
-    }
-}
-
 /// The gate's rule with its tolerance.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WarmRule {
@@ -166,17 +155,6 @@ impl WarmRule {
             peers_median,
             limit,
         }
-    }
-
-    /// The verdict on every node of a cluster whose windows are `windows` (index = node), each
-    /// judged against all the others.
-    pub fn judge_all(&self, windows: &[CacheWindow]) -> Vec<Verdict> {
-        (0..windows.len())
-            .map(|i| {
-                let peers: Vec<CacheWindow> = windows.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, w)| *w).collect();
-                self.judge(windows[i], &peers)
-            })
-            .collect()
     }
 }
 
@@ -283,11 +261,12 @@ mod tests {
     }
 
     #[test]
-    fn judge_all_judges_each_node_against_the_others() {
-        let v = WarmRule::default().judge_all(&[w(1000, 500), w(1000, 100), w(1000, 100), w(0, 0)]);
+    fn each_node_is_judged_against_the_others() {
+        let one = |w: CacheWindow| Some(TableWindows::from([("rows".to_string(), w)]));
+        let v = WarmRule::default().judge_tables(&[one(w(1000, 500)), one(w(1000, 100)), one(w(1000, 100)), one(w(0, 0))]);
         let warmth: Vec<Warmth> = v.iter().map(|v| v.warmth).collect();
         assert_eq!(warmth, [Warmth::Cold, Warmth::Warm, Warmth::Warm, Warmth::Unread]);
-        assert!((v[0].miss_ratio_to_peers().unwrap() - 5.0).abs() < 1e-12);
+        assert_eq!((v[0].misses_per_read, v[0].peers_median), (Some(0.5), Some(0.1)));
     }
 
     #[test]

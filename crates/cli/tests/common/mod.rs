@@ -179,3 +179,26 @@ pub fn warmup_status_under_load(dir: &str, keys: u32, source: &str) -> serde_jso
     }
     status
 }
+
+/// `warmup wait --node 127.0.1.3` on the local Cassandra cluster (127.0.1.1..3) while nobody reads:
+/// node 2 is not warm, and the wait says so at its 6 s time-out, naming it (exit 1).
+pub fn warmup_wait_times_out_on_unread_node_2() {
+    let args = [
+        "warmup",
+        "wait",
+        "--contact-points",
+        "127.0.1.1",
+        "--node",
+        "127.0.1.3",
+        "--window-s",
+        "2",
+        "--timeout-s",
+        "6",
+    ];
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("127.0.1.3 not read (not warm)") && err.contains("--timeout-s"),
+        "{err}"
+    );
+}
