@@ -3,7 +3,7 @@
 //! state, stop them, and the faults (pause, restart, delay).
 
 use super::cgroup::{DiskLimits, NodeCgroup};
-use super::config::{self, client_addr, node_cql_addr, node_dir, NodeSettings};
+use super::config::{self, client_addr, node_cql_addr, node_dir, NodeSettings, SavedCaches};
 use super::coordinator::CoordinatorPolicy;
 use super::cql::answers_cql;
 use super::{dist, proxy};
@@ -107,6 +107,9 @@ pub struct CassandraCluster {
     /// Each node's disk limits (a cgroup per node), if any.
     #[serde(default)]
     pub disk: Option<DiskLimits>,
+    /// Whether the nodes save their row cache and load it at start.
+    #[serde(default)]
+    pub saved_caches: SavedCaches,
     /// The coordinator policy the replica-lb plug-in runs, if installed (`None`: Cassandra as
     /// shipped, no plug-in).
     #[serde(default)]
@@ -168,6 +171,7 @@ impl CassandraCluster {
             row_cache_mb: self.row_cache_mb,
             chunk_cache_mb: self.chunk_cache_mb,
             disk: self.disk,
+            saved_caches: self.saved_caches,
         }
     }
 
@@ -415,6 +419,7 @@ pub fn up(opts: &CassandraUp, progress: &mut dyn FnMut(&str)) -> Result<Cassandr
         row_cache_mb: opts.settings.row_cache_mb,
         chunk_cache_mb: opts.settings.chunk_cache_mb,
         disk: opts.settings.disk,
+        saved_caches: opts.settings.saved_caches,
         coordinator_policy: opts.coordinator_policy,
         lib: lib.clone(),
     };

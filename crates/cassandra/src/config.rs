@@ -89,6 +89,69 @@ pub struct NodeSettings {
     /// What a read from the data files costs ([`DiskLimits`]: a cgroup per node), or nothing
     /// (this machine's page cache and disk).
     pub disk: Option<DiskLimits>,
+    /// Whether the row cache is saved to disk and loaded at start (off, as shipped).
+    pub saved_caches: SavedCaches,
+}
+
+/// Cassandra's own remedy for a cold restart: the row cache's keys saved to
+/// `saved_caches_directory` every `row_cache_save_period_s`, and read back at start, the node
+/// answering CQL only once the load is done or `cache_load_timeout_s` has passed (Cassandra's
+/// `CassandraDaemon.setup` waits on `loadRowAndKeyCacheAsync`). Loading reads each saved row
+/// from the data files again, so on a slow disk a short time-out loads part of the cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SavedCaches {
+    /// Seconds between saves of the row cache (`row_cache_save_period`; 0 = never, the default).
+    pub row_cache_save_period_s: u32,
+    /// The longest a starting node spends loading saved caches (`cache_load_timeout`; 30 s as
+    /// shipped).
+    pub cache_load_timeout_s: u32,
+}
+
+impl Default for SavedCaches {
+    /// As Cassandra ships: the row cache never saved, 30 s to load what was.
+    fn default() -> Self {
+        SavedCaches {
+            row_cache_save_period_s: 0,
+            cache_load_timeout_s: 30,
+        }
+    }
+}
+
+/// The longest save period accepted, seconds (a day).
+pub const MAX_SAVE_PERIOD_S: u32 = 86_400;
+/// The longest cache load time-out accepted, seconds (an hour).
+pub const MAX_CACHE_LOAD_TIMEOUT_S: u32 = 3_600;
+
+impl SavedCaches {
+    /// Whether a node saves its row cache, so that it loads one when it starts again.
+    pub fn saves(&self) -> bool {
+        self.row_cache_save_period_s > 0
+    }
+
+    /// How much longer than usual a node may take to start: the load of its saved caches.
+    pub fn start_allowance(&self) -> std::time::Duration {
+        match self.saves() {
+            true => std::time::Duration::from_secs(u64::from(self.cache_load_timeout_s)),
+            false => std::time::Duration::ZERO,
+        }
+    }
+
+    /// Checks the values, naming a bad one and what is allowed.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.row_cache_save_period_s > MAX_SAVE_PERIOD_S {
+            return Err(format!(
+                "row cache save period {} s: must be in [0, {MAX_SAVE_PERIOD_S}] (0 = never)",
+                self.row_cache_save_period_s
+            ));
+        }
+        if !(1..=MAX_CACHE_LOAD_TIMEOUT_S).contains(&self.cache_load_timeout_s) {
+            return Err(format!(
+                "cache load time-out {} s: must be in [1, {MAX_CACHE_LOAD_TIMEOUT_S}]",
+                self.cache_load_timeout_s
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Default for NodeSettings {
@@ -102,6 +165,7 @@ impl Default for NodeSettings {
             row_cache_mb: 0,
             chunk_cache_mb: 64,
             disk: None,
+            saved_caches: SavedCaches::default(),
         }
     }
 }
@@ -127,7 +191,7 @@ impl NodeSettings {
         if let Some(d) = &self.disk {
             d.validate()?;
         }
-        Ok(())
+        self.saved_caches.validate()
     }
 }
 
@@ -181,7 +245,8 @@ memtable_offheap_space: 64MiB\n\
 key_cache_size: 16MiB\n\
 key_cache_save_period: 0s\n\
 row_cache_size: {row_cache}MiB\n\
-row_cache_save_period: 0s\n\
+row_cache_save_period: {save_period}s\n\
+cache_load_timeout: {load_timeout}s\n\
 {chunk_cache}\
 {disk_access_mode}\
 read_request_timeout: 5000ms\n\
@@ -194,6 +259,8 @@ start_native_transport: true\n",
         snitch = settings.snitch,
         dynamic_snitch = settings.dynamic_snitch,
         row_cache = settings.row_cache_mb,
+        save_period = settings.saved_caches.row_cache_save_period_s,
+        load_timeout = settings.saved_caches.cache_load_timeout_s,
         tokens = tokens.join(","),
     );
     write(&conf.join("cassandra.yaml"), &yaml)?;
@@ -293,6 +360,8 @@ mod tests {
             "endpoint_snitch: GossipingPropertyFileSnitch",
             "dynamic_snitch: true",
             "num_tokens: 16",
+            "row_cache_save_period: 0s",
+            "cache_load_timeout: 30s",
         ] {
             assert!(
                 yaml.lines().any(|l| l.trim() == line || l.trim().ends_with(line)),
@@ -314,6 +383,45 @@ mod tests {
         assert!(args.contains(&"-Dcassandra.jmx.local.port=7201".to_string()));
         assert_eq!(args.last().unwrap(), "org.apache.cassandra.service.CassandraDaemon");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_saved_row_cache_is_written_checked_and_lengthens_the_start() {
+        let dir = std::env::temp_dir().join(format!("rlb-cass-saved-{}", std::process::id()));
+        let saved = SavedCaches {
+            row_cache_save_period_s: 30,
+            cache_load_timeout_s: 600,
+        };
+        let settings = NodeSettings {
+            saved_caches: saved,
+            ..NodeSettings::default()
+        };
+        write_node_config(&dir, 0, 3, &settings).unwrap();
+        let yaml = std::fs::read_to_string(dir.join("conf/cassandra.yaml")).unwrap();
+        assert!(yaml.contains("\nrow_cache_save_period: 30s\ncache_load_timeout: 600s\n"), "{yaml}");
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(saved.start_allowance(), std::time::Duration::from_secs(600));
+        assert_eq!(
+            SavedCaches::default().start_allowance(),
+            std::time::Duration::ZERO,
+            "nothing saved, nothing loaded"
+        );
+        let bad = SavedCaches {
+            cache_load_timeout_s: 0,
+            ..saved
+        };
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .contains("cache load time-out 0 s: must be in [1, 3600]"));
+        let bad = NodeSettings {
+            saved_caches: SavedCaches {
+                row_cache_save_period_s: 100_000,
+                ..saved
+            },
+            ..NodeSettings::default()
+        };
+        assert!(bad.validate().unwrap_err().contains("row cache save period 100000 s"));
     }
 
     #[test]

@@ -22,9 +22,11 @@ pub fn pause(dir: &Path, id: u32, pause: Duration) -> Result<(), String> {
 }
 
 /// Kills node `id` (kill -9), keeps it down for `down_for`, starts it again on the same data
-/// and waits until it answers CQL and every node sees every other up. Returns the new pid.
+/// and waits until it answers CQL and every node sees every other up (`timeout`, plus the
+/// load of its saved caches where it saves them). Returns the new pid.
 pub fn restart(dir: &Path, id: u32, down_for: Duration, timeout: Duration) -> Result<u32, String> {
     let mut c = CassandraCluster::load(dir)?;
+    let timeout = timeout + c.saved_caches.start_allowance();
     let old = c.node(id)?.pid;
     if alive(old) {
         let _ = send_signal(old, Signal::Cont);

@@ -46,6 +46,14 @@ pub struct CassandraUpArgs {
     /// cgroup; needs --page-cache-mb too, and root).
     #[arg(long, value_name = "N")]
     pub(crate) disk_read_iops: Option<u32>,
+    /// Cassandra: save each node's row cache to disk every this many seconds and load it at
+    /// start, Cassandra's own remedy for a cold restart (0 = never, as shipped).
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub(crate) row_cache_save_period_s: u32,
+    /// Cassandra: the longest a starting node spends loading its saved caches before it
+    /// answers, seconds (as shipped: 30).
+    #[arg(long, value_name = "S", default_value_t = 30)]
+    pub(crate) cache_load_timeout_s: u32,
 }
 
 impl CassandraUpArgs {
@@ -62,6 +70,8 @@ impl CassandraUpArgs {
             chunk_cache_mb: self.chunk_cache_mb,
             page_cache_mb: self.page_cache_mb,
             disk_read_iops: self.disk_read_iops,
+            row_cache_save_period_s: self.row_cache_save_period_s,
+            cache_load_timeout_s: self.cache_load_timeout_s,
         }
     }
 }

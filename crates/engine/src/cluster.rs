@@ -114,8 +114,12 @@ impl Cluster {
             Cluster::Cassandra(d) => {
                 let timeout = up_timeout.max(Duration::from_secs(60));
                 let pid = replica_lb_cassandra::restart(d, id, down, timeout).map_err(EngineError::failed)?;
+                let caches = match replica_lb_cassandra::CassandraCluster::load(d).map(|c| c.saved_caches.saves()) {
+                    Ok(true) => "its row cache loaded from the last save",
+                    _ => "empty caches",
+                };
                 Ok(format!(
-                    "node {id} restarted after {down_s:.1} s down (same data, empty caches), pid {pid}"
+                    "node {id} restarted after {down_s:.1} s down (same data, {caches}), pid {pid}"
                 ))
             }
         }

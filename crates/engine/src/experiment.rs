@@ -13,7 +13,7 @@ use replica_lb_cassandra::config::NodeSettings;
 use replica_lb_cassandra::plugin::PluginSettings;
 use replica_lb_cassandra::Engine;
 use replica_lb_experiment::cassandra::{self as cass_exp, CassandraRun};
-use replica_lb_experiment::plan::{policy_run, real_plan};
+use replica_lb_experiment::plan::{policy_run, real_plan, refuse_kept_caches};
 pub use replica_lb_experiment::tables::Tables;
 use replica_lb_experiment::{PolicyRun, RealPlan, RunOptions};
 use replica_lb_launcher::{NodeCommand, CLUSTER_FILE};
@@ -75,6 +75,7 @@ impl Experiment {
     fn node(scenario: &Scenario, items: Option<&str>, notes: &mut Vec<String>) -> Result<Experiment, SetupError> {
         let specs = replica_lb_workload::parse_list(items, scenario).map_err(SetupError::Policy)?;
         let plan = real_plan(scenario, notes).map_err(SetupError::Scenario)?;
+        refuse_kept_caches(scenario).map_err(SetupError::Scenario)?;
         let policies = specs.iter().map(policy_run).collect::<Result<_, _>>().map_err(SetupError::Policy)?;
         let runs = specs
             .into_iter()
@@ -104,6 +105,7 @@ impl Experiment {
         plannable.requests.speculative = Speculative::None;
         let plan = real_plan(&plannable, notes).map_err(SetupError::Scenario)?;
         cass_exp::check_faults(&plan, &scenario.cassandra).map_err(SetupError::Scenario)?;
+        cass_exp::check_restart_caches(scenario).map_err(SetupError::Scenario)?;
         let plugin = match cass_exp::needs_plugin(&policies) {
             true => {
                 let hwlb = scenario.policy.params_of(replica_lb_policy::hwlb::policy::NAME);

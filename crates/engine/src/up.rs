@@ -4,7 +4,10 @@
 use crate::error::{EngineError, EngineResult};
 use replica_lb_cassandra::cgroup::DiskLimits;
 use replica_lb_cassandra::plugin::{self, CoordinatorPolicy, PluginSettings};
-use replica_lb_cassandra::{config::NodeSettings, CassandraUp, Engine};
+use replica_lb_cassandra::{
+    config::{NodeSettings, SavedCaches},
+    CassandraUp, Engine,
+};
 use replica_lb_launcher::{NodeCommand, UpOptions, ZoneLayout};
 use replica_lb_node::NodeConfig;
 use replica_lb_policy::{ParamTable, ParamValue};
@@ -65,6 +68,10 @@ pub struct CassandraFlags {
     pub page_cache_mb: Option<u32>,
     /// Each node's disk reads per second (with `page_cache_mb`).
     pub disk_read_iops: Option<u32>,
+    /// Seconds between saves of each node's row cache, loaded again at start (0 = never).
+    pub row_cache_save_period_s: u32,
+    /// The longest a starting node spends loading its saved caches, seconds (default 30).
+    pub cache_load_timeout_s: u32,
 }
 
 impl CassandraFlags {
@@ -79,6 +86,8 @@ impl CassandraFlags {
             (self.chunk_cache_mb != 64, "--chunk-cache-mb"),
             (self.page_cache_mb.is_some(), "--page-cache-mb"),
             (self.disk_read_iops.is_some(), "--disk-read-iops"),
+            (self.row_cache_save_period_s != 0, "--row-cache-save-period-s"),
+            (self.cache_load_timeout_s != 30, "--cache-load-timeout-s"),
         ]
         .into_iter()
         .find_map(|(given, flag)| given.then_some(flag))
@@ -161,6 +170,10 @@ fn node_settings(a: &CassandraFlags) -> Result<NodeSettings, EngineError> {
         row_cache_mb: a.row_cache_mb,
         chunk_cache_mb: a.chunk_cache_mb,
         disk,
+        saved_caches: SavedCaches {
+            row_cache_save_period_s: a.row_cache_save_period_s,
+            cache_load_timeout_s: a.cache_load_timeout_s,
+        },
         ..NodeSettings::default()
     };
     settings.validate().map_err(EngineError::usage)?;

@@ -25,7 +25,11 @@ use crate::rolling;
 use crate::series::{self, Cumulative, Samples};
 use replica_lb_cassandra::observe::{NodeCounters, Observer, Source};
 use replica_lb_cassandra::plugin::{self, CoordinatorPolicy, PluginSettings};
-use replica_lb_cassandra::{cgroup::DiskLimits, config::NodeSettings, CassandraCluster, CassandraUp};
+use replica_lb_cassandra::{
+    cgroup::DiskLimits,
+    config::{NodeSettings, SavedCaches},
+    CassandraCluster, CassandraUp,
+};
 use replica_lb_driver::hit_rates::HitRatePolling;
 use replica_lb_launcher::{send_signal, Signal};
 use replica_lb_loadgen::cql::{self, CqlBenchReport, CqlCompletion, CqlHooks, CqlTarget, RunStart, KEYSPACE};
@@ -34,8 +38,9 @@ use replica_lb_metrics::rolling::RollingRestart;
 use replica_lb_metrics::{CacheOutcome, NodeSecond, ReadKind, RealStats, Recorder, RecorderConfig, RunMetrics, RunStats};
 use replica_lb_policy::{ParamTable, Side};
 use replica_lb_workload::run_item::{PolicyName, RunItem};
-use replica_lb_workload::scenario::CassandraModel;
+use replica_lb_workload::scenario::{CassandraModel, FaultKind, RestartCache};
 use replica_lb_workload::RunSpec;
+use replica_lb_workload::Scenario;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -139,6 +144,10 @@ pub fn node_settings(model: &CassandraModel) -> NodeSettings {
         row_cache_mb: model.row_cache_mb,
         chunk_cache_mb: model.chunk_cache_mb,
         disk: model.disk.map(|(page_cache_mb, read_iops)| DiskLimits { page_cache_mb, read_iops }),
+        saved_caches: SavedCaches {
+            row_cache_save_period_s: model.row_cache_save_period_s,
+            cache_load_timeout_s: model.cache_load_timeout_s,
+        },
         ..NodeSettings::default()
     }
 }
@@ -153,6 +162,34 @@ pub fn check_faults(plan: &RealPlan, model: &CassandraModel) -> Result<(), Strin
         )),
         _ => Ok(()),
     }
+}
+
+/// Refuses a scenario whose restarts and `[cassandra]` section disagree on the cache a
+/// restarted node comes back with, so that the simulator's side models what the real one
+/// does: `cache = "kept"` needs the row cache saved (`row_cache_save_period_s`), and nodes that
+/// save it load it at every restart (`cache = "kept"`).
+pub fn check_restart_caches(scenario: &Scenario) -> Result<(), String> {
+    let saves = scenario.cassandra.row_cache_save_period_s > 0;
+    for f in &scenario.faults {
+        match f.kind {
+            FaultKind::Restart { cache: RestartCache::Kept } if !saves => {
+                return Err(format!(
+                    "fault at line {}: cache = \"kept\" on Cassandra needs the row cache saved and loaded at start: set [cassandra] row_cache_save_period_s (and a cache_load_timeout_s long enough to load it)",
+                    f.line
+                ));
+            }
+            FaultKind::Restart {
+                cache: RestartCache::Empty,
+            } if saves => {
+                return Err(format!(
+                    "fault at line {}: [cassandra] row_cache_save_period_s = {} makes a restarted node load its saved row cache: say cache = \"kept\" in the restart (what the simulator then models)",
+                    f.line, scenario.cassandra.row_cache_save_period_s
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// The plug-in settings for a plan whose runs include coordinator policies: the scenario's
@@ -762,8 +799,12 @@ mod tests {
             row_cache_mb: 12,
             chunk_cache_mb: 0,
             disk: Some((8, 220)),
+            row_cache_save_period_s: 30,
+            cache_load_timeout_s: 600,
         };
         let s = node_settings(&m);
+        assert_eq!(s.saved_caches.row_cache_save_period_s, 30);
+        assert_eq!(s.saved_caches.cache_load_timeout_s, 600);
         assert_eq!((s.heap_mb, s.row_cache_mb, s.chunk_cache_mb), (1024, 12, 0));
         assert_eq!(
             s.disk,
@@ -794,5 +835,29 @@ mod tests {
         };
         let e = check_faults(&plan, &bare).unwrap_err();
         assert!(e.contains("slow disk of node 1 at 20.0 s") && e.contains("disk_read_iops"), "{e}");
+    }
+
+    /// A restart with a kept cache needs the row cache saved, and a saved row cache needs the
+    /// restarts to say so, each refused naming the fault's line and the key to set.
+    #[test]
+    fn a_kept_cache_and_a_saved_row_cache_go_together() {
+        let text = include_str!("../../../scenarios/rolling-restart-gated-cassandra.toml");
+        let parse = |edits: &[&str]| {
+            let edits: Vec<String> = edits.iter().map(|e| e.to_string()).collect();
+            let text = replica_lb_workload::apply_overrides(text, &edits).unwrap();
+            replica_lb_workload::parse(&text, "rolling-restart-gated-cassandra").unwrap()
+        };
+        check_restart_caches(&parse(&[])).unwrap();
+        check_restart_caches(&parse(&["cassandra.row_cache_save_period_s=30", "fault.0.cache=kept"])).unwrap();
+        let e = check_restart_caches(&parse(&["fault.0.cache=kept"])).unwrap_err();
+        assert!(
+            e.contains("cache = \"kept\" on Cassandra needs") && e.contains("row_cache_save_period_s"),
+            "{e}"
+        );
+        let e = check_restart_caches(&parse(&["cassandra.row_cache_save_period_s=30"])).unwrap_err();
+        assert!(
+            e.contains("row_cache_save_period_s = 30") && e.contains("say cache = \"kept\""),
+            "{e}"
+        );
     }
 }

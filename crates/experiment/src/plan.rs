@@ -8,7 +8,7 @@ use replica_lb_metrics::PhaseSpec;
 use replica_lb_node::NodeConfig;
 use replica_lb_policy::{ConsistencyLevel, PolicyChoice};
 use replica_lb_workload::faults::{Action, FaultPlan};
-use replica_lb_workload::scenario::{Arrival, FaultKind, Routing, Speculative, StageSel};
+use replica_lb_workload::scenario::{Arrival, FaultKind, RestartCache, Routing, Speculative, StageSel};
 use replica_lb_workload::{RunSpec, Scenario};
 
 /// What a fault step does to one node.
@@ -298,6 +298,18 @@ fn arrivals(sc: &Scenario) -> Result<(f64, Arrivals), String> {
     })
 }
 
+/// Refuses a restart with a kept cache (`cache = "kept"`) on the node cluster, whose nodes
+/// keep their cache in memory only and come back empty.
+pub fn refuse_kept_caches(sc: &Scenario) -> Result<(), String> {
+    match sc.faults.iter().find(|f| matches!(f.kind, FaultKind::Restart { cache: RestartCache::Kept })) {
+        Some(f) => Err(format!(
+            "fault at line {}: cache = \"kept\" cannot run on the node cluster (its nodes come back with an empty cache); on Cassandra it is [cassandra] row_cache_save_period_s",
+            f.line
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Refuses a fault real processes cannot apply, naming its line.
 fn check_faults(sc: &Scenario) -> Result<(), String> {
     for f in &sc.faults {
@@ -342,7 +354,7 @@ fn fault_steps(sc: &Scenario) -> Vec<FaultStep> {
             at_s: a.t_ns as f64 / 1e9,
             node: a.node as u32,
             action: match a.action {
-                Action::Down => FaultAction::Kill,
+                Action::Down { .. } => FaultAction::Kill,
                 Action::Up => FaultAction::Start,
                 Action::Pause => FaultAction::Stop,
                 Action::Resume => FaultAction::Cont,

@@ -95,7 +95,7 @@ fn restart_windows(scenario: &Scenario) -> Vec<(String, usize)> {
         let node = scenario
             .faults
             .iter()
-            .filter(|f| f.kind == FaultKind::Restart && f.at_ns < start_ns)
+            .filter(|f| matches!(f.kind, FaultKind::Restart { .. }) && f.at_ns < start_ns)
             .max_by_key(|f| f.at_ns)
             .and_then(|f| f.nodes.first());
         if let Some(&node) = node {

@@ -85,6 +85,15 @@ impl NodeRestart {
         self.peers_median = v.peers_median;
     }
 
+    /// Its misses per read over its peers' median in the last verdict (2.0: twice as many);
+    /// `None` when unread, or when the peers never miss (no ratio says anything there).
+    pub fn misses_vs_peers(&self) -> Option<f64> {
+        match (self.misses_per_read, self.peers_median) {
+            (Some(own), Some(peers)) if peers > 0.0 => Some(own / peers),
+            _ => None,
+        }
+    }
+
     /// When the node was done: warm, or back up when it timed out; `None` while undecided.
     pub fn done_at_s(&self) -> Option<f64> {
         match (self.warm_at_s, self.timed_out) {

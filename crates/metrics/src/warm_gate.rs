@@ -4,7 +4,7 @@
 //! The rule (ScyllaDB's request for `nodetool waitforcachewarmup`, scylladb/scylladb#14927,
 //! made one-sided): over a trailing window, a node is **warm** when it was read and its cache
 //! misses per read are at most `(1 + within)` times the median of the other nodes' misses per
-//! read, plus [`MISS_SLACK`]. Fewer misses than its peers is warm too: the gate asks whether the
+//! read, or at most [`MISS_SLACK`] above that median where that is more. Fewer misses than its peers is warm too: the gate asks whether the
 //! node would hurt the cluster if the next one went down, not whether it looks like the others.
 //!
 //! - A node **not read** in the window is not warm, whatever its ratio: a node a load balancer
@@ -13,7 +13,8 @@
 //!   **no reference** and the node is not warm either (nothing says what warm is).
 //! - The slack keeps the rule meaningful where the peers almost never miss: 0.2 x a median of
 //!   0.001 misses per read would ask a just-restarted node for a precision no window of a few
-//!   thousand reads can show.
+//!   thousand reads can show. It is a floor, not an addition: with the default `within` it only
+//!   matters below a median of 0.025, so "within 20%" means 1.2x wherever misses are common.
 //!
 //! One rule for every engine: the simulator's gated rolling restart, `replica-lb warmup
 //! status|wait` and `cluster rolling-restart` all call [`WarmRule::judge`].
@@ -26,7 +27,8 @@ pub const DEFAULT_WITHIN: f64 = 0.2;
 pub const MAX_WITHIN: f64 = 10.0;
 /// The trailing window an operator gets by default, seconds.
 pub const DEFAULT_WINDOW_S: u32 = 30;
-/// Misses per read always tolerated above the limit (half a percentage point of miss ratio).
+/// Misses per read always tolerated above the peers' median (half a percentage point of miss
+/// ratio): the limit is never below `median + MISS_SLACK`.
 pub const MISS_SLACK: f64 = 0.005;
 
 /// One node's (or one node's table's) cache lookups over a window.
@@ -93,6 +95,16 @@ impl Warmth {
     pub fn is_warm(self) -> bool {
         self == Warmth::Warm
     }
+
+    /// Its name, as in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Warmth::Warm => "warm",
+            Warmth::Cold => "cold",
+            Warmth::Unread => "unread",
+            Warmth::NoReference => "no-reference",
+        }
+    }
 }
 
 /// The gate's verdict on one node, with the figures behind it.
@@ -141,7 +153,7 @@ impl WarmRule {
     /// (`peers`, in any order, the node itself left out).
     pub fn judge(&self, node: CacheWindow, peers: &[CacheWindow]) -> Verdict {
         let peers_median = median(peers.iter().filter_map(CacheWindow::misses_per_read).collect());
-        let limit = peers_median.map(|m| m * (1.0 + self.within) + MISS_SLACK);
+        let limit = peers_median.map(|m| (m * (1.0 + self.within)).max(m + MISS_SLACK));
         let misses_per_read = node.misses_per_read();
         let warmth = match (misses_per_read, limit) {
             (None, _) => Warmth::Unread,
@@ -226,12 +238,12 @@ mod tests {
     fn a_node_within_the_tolerance_of_its_peers_median_is_warm_and_one_above_is_cold() {
         let rule = WarmRule::default();
         let peers = [w(1000, 100), w(1000, 120), w(1000, 500)];
-        // Median 0.12; limit 0.12 x 1.2 + 0.005 = 0.149.
-        let v = rule.judge(w(1000, 149), &peers);
+        // Median 0.12; limit 0.12 x 1.2 = 0.144 (the slack's floor, 0.125, is below it).
+        let v = rule.judge(w(1000, 144), &peers);
         assert_eq!(v.warmth, Warmth::Warm, "{v:?}");
         assert!((v.peers_median.unwrap() - 0.12).abs() < 1e-12);
-        assert!((v.limit.unwrap() - 0.149).abs() < 1e-12);
-        assert_eq!(rule.judge(w(1000, 151), &peers).warmth, Warmth::Cold);
+        assert!((v.limit.unwrap() - 0.144).abs() < 1e-12);
+        assert_eq!(rule.judge(w(1000, 145), &peers).warmth, Warmth::Cold, "1.21x is cold");
         assert_eq!(
             rule.judge(w(1000, 0), &peers).warmth,
             Warmth::Warm,
@@ -258,6 +270,11 @@ mod tests {
         let rule = WarmRule::new(0.0).unwrap();
         assert_eq!(rule.judge(w(10_000, 40), &[w(10_000, 0)]).warmth, Warmth::Warm);
         assert_eq!(rule.judge(w(10_000, 60), &[w(10_000, 0)]).warmth, Warmth::Cold);
+        // A floor, not an addition: median 0.01 -> limit 0.015 (1.2x would be 0.012).
+        let v = WarmRule::default().judge(w(10_000, 150), &[w(10_000, 100)]);
+        assert_eq!(v.warmth, Warmth::Warm, "{v:?}");
+        assert!((v.limit.unwrap() - 0.015).abs() < 1e-12, "{v:?}");
+        assert_eq!(WarmRule::default().judge(w(10_000, 151), &[w(10_000, 100)]).warmth, Warmth::Cold);
     }
 
     #[test]

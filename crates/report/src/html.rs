@@ -43,6 +43,7 @@ pub fn render(input: &ReportInput<'_>) -> String {
     summary_table(&mut h, input);
     network_table(&mut h, input);
     phase_table(&mut h, input);
+    rolling_table(&mut h, input);
     crate::panels::compared(&mut h, input);
     crate::panels::per_node(&mut h, input);
     h.push_str("</body></html>\n");
@@ -209,6 +210,52 @@ fn phase_table(h: &mut String, input: &ReportInput<'_>) {
     h.push_str("</table>\n");
 }
 
+/// Each gated rolling restart (summary's `rolling_restarts`): per policy a line with the
+/// gate, the duration and the gate's time-outs, then per node when it went down, came back and
+/// was warm, and its misses per read against its peers' when the next went down. A restart of
+/// more than [`ROLLING_ROWS_OPEN`] nodes is folded (a 300-node cluster restarts 100).
+fn rolling_table(h: &mut String, input: &ReportInput<'_>) {
+    if input.runs.iter().all(|r| r.summary.rolling_restarts.is_empty()) {
+        return;
+    }
+    h.push_str("<h2>Rolling restarts</h2>\n<p class=\"note\">Each node of a rolling restart: when it went down, came back and was first warm by the gate's rule (misses per read at most (1 + within) x the other nodes' median over the window), and its misses per read against its peers' median when the next node went down (the last node: when it was judged). docs/rolling-restart.md explains the rule.</p>\n");
+    for run in input.runs {
+        for roll in &run.summary.rolling_restarts {
+            let _ = writeln!(h, "<h3>{}: {}</h3>", esc(&run.summary.policy), esc(&roll.line()));
+            let folded = roll.nodes.len() > ROLLING_ROWS_OPEN;
+            if folded {
+                let _ = writeln!(h, "<details><summary>{} nodes</summary>", roll.nodes.len());
+            }
+            h.push_str("<table><tr><th class=\"name\">node</th><th>down at s</th><th>up at s</th><th>warm at s</th><th>verdict when the next went down</th><th>misses per read</th><th>peers' median</th><th>x peers'</th></tr>\n");
+            for n in &roll.nodes {
+                let warm_at = match (n.warm_at_s, n.timed_out) {
+                    (Some(w), _) => format!("{w:.0}"),
+                    (None, true) => "time-out".to_string(),
+                    (None, false) => "-".to_string(),
+                };
+                let _ = writeln!(
+                    h,
+                    "<tr><td>{}</td><td>{:.0}</td><td>{}</td><td>{warm_at}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    n.node,
+                    n.down_at_s,
+                    fmt_opt(n.up_at_s),
+                    n.warmth.map_or("-", |w| w.as_str()),
+                    n.misses_per_read.map_or("-".to_string(), |v| format!("{v:.3}")),
+                    n.peers_median.map_or("-".to_string(), |v| format!("{v:.3}")),
+                    n.misses_vs_peers().map_or("-".to_string(), |v| format!("x{v:.2}")),
+                );
+            }
+            h.push_str("</table>\n");
+            if folded {
+                h.push_str("</details>\n");
+            }
+        }
+    }
+}
+
+/// The most nodes of a rolling restart shown unfolded.
+const ROLLING_ROWS_OPEN: usize = 12;
+
 /// The page's style, then the charts' ([`crate::chart::CHART_CSS`]).
 const PAGE_CSS: &str = "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}h1{margin-bottom:0.2em}.desc{max-width:70em;color:#444;margin:0.3em 0}\
 .desc.edited{color:#8a4b00;font-weight:600}.record{color:#555;font-size:13px}.note{max-width:70em;color:#444;font-size:13px}\
@@ -290,6 +337,53 @@ mod tests {
         assert_eq!(unique.len(), names.len());
         let hit_ratio = &files.iter().find(|(n, _)| n == "cache-hit-ratio-naive.svg").unwrap().1;
         assert!(hit_ratio.contains(">cache hit ratio: naive</text>"), "{hit_ratio}");
+    }
+
+    /// A rolling restart is a table per policy: each node's times, verdict and misses against
+    /// its peers'; a page without one has no such section.
+    #[test]
+    fn a_rolling_restart_is_tabled_per_node() {
+        use replica_lb_metrics::rolling::{NodeRestart, RollingRestart};
+        use replica_lb_metrics::warm_gate::Warmth;
+        let mut r = recorder(3, 3);
+        r.read(0, 0, ReadKind::Local, CacheOutcome::Hit);
+        r.completed(10, 1_000_000);
+        let mut m = r.finish("unified".into(), None, 0, 0.0);
+        let a = asked();
+        assert!(!render(&input("d", &a, &[&m])).contains("Rolling restarts"));
+        let mut roll = RollingRestart::new("warm", 0.2, 20, 150.0, 2);
+        let warm = NodeRestart {
+            up_at_s: Some(40.0),
+            warm_at_s: Some(125.0),
+            warmth: Some(Warmth::Warm),
+            misses_per_read: Some(0.24),
+            peers_median: Some(0.2),
+            ..NodeRestart::down(0, 2.0)
+        };
+        let cold = NodeRestart {
+            up_at_s: Some(160.0),
+            timed_out: true,
+            warmth: Some(Warmth::Unread),
+            ..NodeRestart::down(1, 125.0)
+        };
+        roll.nodes = vec![warm, cold];
+        roll.tally();
+        m.summary.rolling_restarts.push(roll);
+        let page = render(&input("d", &a, &[&m]));
+        assert!(page.contains("<h2>Rolling restarts</h2>"), "{page}");
+        assert!(
+            page.contains("unified: gate warm (within 0.2, window 20 s): 2/2 nodes in 158 s, 1 time-out"),
+            "{page}"
+        );
+        assert!(
+            page.contains("<tr><td>0</td><td>2</td><td>40</td><td>125</td><td>warm</td><td>0.240</td><td>0.200</td><td>x1.20</td></tr>"),
+            "{page}"
+        );
+        assert!(
+            page.contains("<tr><td>1</td><td>125</td><td>160</td><td>time-out</td><td>unread</td><td>-</td><td>-</td><td>-</td></tr>"),
+            "{page}"
+        );
+        assert!(!page.contains("<details>"), "two nodes are not folded");
     }
 
     /// Failures draw their panel, and a second whose p99 is the time-out is drawn on the top

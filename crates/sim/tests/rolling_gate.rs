@@ -66,11 +66,11 @@ fn the_warm_gate_waits_for_the_node_that_came_back() {
         let n = &r.nodes[k];
         let (up, warm) = (n.up_at_s.unwrap(), n.warm_at_s.expect("warm within the time-out"));
         assert_eq!(n.up_at_s, Some(n.down_at_s + 1.0));
-        // Back cold: not warm in its first whole second.
-        assert!(warm >= up + 2.0 && warm == warm.round(), "{n:?}");
+        // Judged on a whole window (3 s) since it came back, at a whole second.
+        assert!(warm >= up + 3.0 && warm == warm.round(), "{n:?}");
         assert_eq!(n.warmth, Some(Warmth::Warm), "{n:?}");
         let (own, median) = (n.misses_per_read.unwrap(), n.peers_median.unwrap());
-        assert!(own <= median * 1.2 + 0.005, "{n:?}");
+        assert!(own <= (median * 1.2).max(median + 0.005), "{n:?}");
         if k + 1 < 3 {
             assert_eq!(r.nodes[k + 1].down_at_s, warm, "the next goes down the second it is warm");
         }
@@ -116,4 +116,24 @@ fn a_node_never_read_times_out() {
 #[test]
 fn a_gated_run_is_the_same_every_time() {
     assert_eq!(roll(&[]), roll(&[]));
+}
+
+/// A restart that keeps its cache (`cache = "kept"`, Cassandra's saved row cache loaded
+/// whole) comes back warm: the gate finds each node warm within two whole windows (never
+/// before the first ends) and the restart is over sooner than the cold one, whose nodes need the reads
+/// to fill their caches.
+#[test]
+fn a_kept_cache_comes_back_warm() {
+    let cold = roll(&[]);
+    let kept = roll(&["fault.0.cache=\"kept\""]);
+    assert_eq!((kept.restarted, kept.timeouts), (3, 0), "{kept:?}");
+    for n in &kept.nodes {
+        let (up, warm) = (n.up_at_s.unwrap(), n.warm_at_s.unwrap());
+        assert!(
+            warm >= up + 3.0 && warm <= up + 6.0,
+            "warm once back a whole window, within two: {n:?}"
+        );
+        assert!(n.misses_vs_peers().unwrap() < 1.2, "{n:?}");
+    }
+    assert!(kept.duration_s.unwrap() < cold.duration_s.unwrap(), "{kept:?} against {cold:?}");
 }

@@ -1,14 +1,17 @@
 //! The fault timeline, expanded into primitive actions (down, up, pause, resume, set delay,
 //! set slow-down) at absolute times, plus the fluctuation processes.
 
-use crate::scenario::{FaultKind, Gate, GateMode, Scenario, StageSel, MAX_FAULT_ACTIONS};
+use crate::scenario::{FaultKind, Gate, GateMode, RestartCache, Scenario, StageSel, MAX_FAULT_ACTIONS};
 
 /// A primitive change to one node.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Action {
-    /// Crash (cache lost).
-    Down,
-    /// Start again, empty cache.
+    /// Crash: the cache lost, or kept for the start (`cache`).
+    Down {
+        /// What the cache holds when the node starts again.
+        cache: RestartCache,
+    },
+    /// Start again.
     Up,
     /// Freeze.
     Pause,
@@ -64,6 +67,8 @@ pub struct Roll {
     pub gate: Gate,
     /// How long each node stays down, ns.
     pub down_ns: u64,
+    /// What each node's cache holds when it comes back.
+    pub cache: RestartCache,
     /// No node goes down at or after this absolute time, ns.
     pub until_ns: u64,
 }
@@ -103,7 +108,7 @@ impl FaultPlan {
                 continue;
             }
             let (on, off) = match f.kind {
-                FaultKind::Restart => (Action::Down, Action::Up),
+                FaultKind::Restart { cache } => (Action::Down { cache }, Action::Up),
                 FaultKind::Pause => (Action::Pause, Action::Resume),
                 FaultKind::Delay { added_ns } => (Action::SetDelay(added_ns), Action::SetDelay(0)),
                 FaultKind::Slow { factor, stage } => {
@@ -123,6 +128,10 @@ impl FaultPlan {
                         nodes: f.nodes.clone(),
                         gate,
                         down_ns: f.duration_ns.unwrap_or(0),
+                        cache: match f.kind {
+                            FaultKind::Restart { cache } => cache,
+                            _ => RestartCache::Empty,
+                        },
                         until_ns: until,
                     });
                     if gate.mode == GateMode::Warm {

@@ -102,9 +102,9 @@ impl Sim<'_> {
         let a = self.faults.actions[i];
         let n = a.node as usize;
         match a.action {
-            Action::Down => {
+            Action::Down { cache } => {
                 self.roll_down(n);
-                self.crash(n);
+                self.crash(n, cache);
             }
             Action::Up => {
                 self.restart_node(n);
@@ -147,7 +147,9 @@ impl Sim<'_> {
         }
     }
 
-    pub(super) fn crash(&mut self, n: usize) {
+    /// Node `n` goes down: what it was doing is lost, its cache too unless `cache` keeps it
+    /// for the start (Cassandra's saved row cache, loaded whole).
+    pub(super) fn crash(&mut self, n: usize, cache: RestartCache) {
         if !self.nodes[n].up {
             return;
         }
@@ -163,7 +165,7 @@ impl Sim<'_> {
             lost.extend(d.queue.drain(..));
             d.busy = 0;
         }
-        if let Some(c) = node.cache.as_deref_mut() {
+        if let (Some(c), RestartCache::Empty) = (node.cache.as_deref_mut(), cache) {
             c.clear();
         }
         let deferred = std::mem::take(&mut node.deferred);

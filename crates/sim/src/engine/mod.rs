@@ -30,7 +30,7 @@ use crate::keys::KeyGen;
 use crate::lru::Lru;
 use crate::queue::{Audience, Event, Queue, Ref, StageKind};
 use crate::runs::RunSpec;
-use crate::scenario::{Arrival, Routing, Scenario, Speculative};
+use crate::scenario::{Arrival, RestartCache, Routing, Scenario, Speculative};
 use multi::{Multi, NO_PARENT};
 use network::{End, Nics};
 use node::{Node, Stage};

@@ -4,9 +4,12 @@
 //!
 //! The rule judges a node's cache lookups over the trailing `gate_window_s` whole measured
 //! seconds, cut to the seconds since it came back (its counters started again at the
-//! restart, as a real node's do), against every other node's over the same seconds. The
-//! check runs on the engine's tick, on every whole measured second; a node the gate lets go
-//! goes down at that tick. A node's `down`/`up` are recorded when its fault action runs, so a
+//! restart, as a real node's do), against every other node's over the same seconds. A node is
+//! found warm only once a whole window has passed since it came back, as `warmup wait` and a
+//! real cluster's gate judge it (a node back with its cache kept is not let go on its first
+//! second's reads); the verdict recorded when the next node goes down may be over fewer
+//! seconds. The check runs on the engine's tick, on every whole measured second; a node the
+//! gate lets go goes down at that tick. A node's `down`/`up` are recorded when its fault action runs, so a
 //! watched fixed-interval restart (its actions planned in advance) is recorded the same way.
 //!
 //! [`WarmRule::judge`]: replica_lb_metrics::warm_gate::WarmRule::judge
@@ -51,9 +54,15 @@ impl RollState {
 }
 
 impl Sim<'_> {
-    /// The verdict on `node`, back since `up_ns`, at the current time; `None` before it has
-    /// been back a whole measured second.
-    fn judge_back(&self, rule: &replica_lb_metrics::warm_gate::WarmRule, window_s: u32, node: usize, up_ns: u64) -> Option<Verdict> {
+    /// The verdict on `node`, back since `up_ns`, at the current time, and whether it covers
+    /// a whole window; `None` before it has been back a whole measured second.
+    fn judge_back(
+        &self,
+        rule: &replica_lb_metrics::warm_gate::WarmRule,
+        window_s: u32,
+        node: usize,
+        up_ns: u64,
+    ) -> Option<(Verdict, bool)> {
         let to_s = (self.measured_t()? / SECOND_NS) as u32;
         let back_s = up_ns.checked_sub(self.measure_ns)?.div_ceil(SECOND_NS) as u32;
         let from_s = back_s.max(to_s.saturating_sub(window_s));
@@ -65,7 +74,7 @@ impl Sim<'_> {
             .filter(|&p| p != node)
             .map(|p| self.rec.cache_window(p, from_s, to_s))
             .collect();
-        Some(rule.judge(own, &peers))
+        Some((rule.judge(own, &peers), to_s - from_s >= window_s))
     }
 
     /// Node `n` is going down by a fault: when it is the next node of a rolling restart, the
@@ -79,7 +88,7 @@ impl Sim<'_> {
             if let Some(prev) = roll.steps.last().copied() {
                 let (rule, window_s) = (roll.roll.gate.rule, roll.roll.gate.window_s);
                 let v = prev.up_ns.and_then(|up| self.judge_back(&rule, window_s, prev.node as usize, up));
-                if let (Some(v), Some(last)) = (v, self.rolls[r].steps.last_mut()) {
+                if let (Some((v, _)), Some(last)) = (v, self.rolls[r].steps.last_mut()) {
                     last.verdict = Some(v);
                 }
             }
@@ -120,8 +129,9 @@ impl Sim<'_> {
                 let Some(up_ns) = step.up_ns.filter(|_| !step.decided()) else {
                     continue;
                 };
-                let v = self.judge_back(&rule, window_s, step.node as usize, up_ns);
-                let warm = v.is_some_and(|v| v.warmth.is_warm());
+                let judged = self.judge_back(&rule, window_s, step.node as usize, up_ns);
+                let warm = judged.is_some_and(|(v, whole)| whole && v.warmth.is_warm());
+                let v = judged.map(|(v, _)| v);
                 let timed_out = !warm && self.now >= up_ns + timeout_ns;
                 let last = k + 1 == self.rolls[r].steps.len();
                 let s = &mut self.rolls[r].steps[k];
@@ -150,7 +160,8 @@ impl Sim<'_> {
         }
         let node = roll.roll.nodes[next];
         let (down, up) = (self.now, self.now + roll.roll.down_ns);
-        for (t_ns, action) in [(down, Action::Down), (up, Action::Up)] {
+        let cache = roll.roll.cache;
+        for (t_ns, action) in [(down, Action::Down { cache }), (up, Action::Up)] {
             let i = self.faults.actions.len() as u32;
             self.faults.actions.push(Timed { t_ns, node, action });
             self.q.push(t_ns, Event::Fault { action: i });

@@ -2,7 +2,7 @@
 //! `--set` overrides changed the scenario, so that the page never describes the file's values
 //! after the run used others.
 
-use super::{Arrival, FaultKind, Placement, Scenario, StageSel};
+use super::{Arrival, FaultKind, Placement, RestartCache, Scenario, StageSel};
 use replica_lb_metrics::format::{thousands, trimmed as trim};
 use std::fmt::Write as _;
 
@@ -92,7 +92,10 @@ impl Scenario {
 /// A fault in a few words: `restart of 100 nodes from 30 s, 3 s apart`.
 fn fault_words(f: &super::Fault) -> String {
     let what = match f.kind {
-        FaultKind::Restart => "restart".to_string(),
+        FaultKind::Restart {
+            cache: RestartCache::Empty,
+        } => "restart".to_string(),
+        FaultKind::Restart { cache: RestartCache::Kept } => "restart (cache kept)".to_string(),
         FaultKind::Pause => "pause".to_string(),
         FaultKind::Delay { added_ns } => format!("+{} delay", ms(added_ns as f64)),
         FaultKind::Slow { factor, stage } => {

@@ -386,6 +386,28 @@ fn choose(given: &BTreeMap<String, PolicyChoice>, name: &str, side: Option<Side>
     }
 }
 
+/// What a restarted node's cache holds when it comes back (a restart fault's `cache`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum RestartCache {
+    /// `cache = "empty"` (the default): a cold restart.
+    #[default]
+    Empty,
+    /// `cache = "kept"`: the rows it held when it went down, as Cassandra's saved row cache
+    /// loaded whole at start (`row_cache_save_period`): the control that separates the
+    /// cache's effect from the rest of a restart.
+    Kept,
+}
+
+impl RestartCache {
+    /// The name as written in a scenario file.
+    pub fn name(self) -> &'static str {
+        match self {
+            RestartCache::Empty => "empty",
+            RestartCache::Kept => "kept",
+        }
+    }
+}
+
 /// A service stage a slow-down applies to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StageSel {
@@ -400,8 +422,12 @@ pub enum StageSel {
 /// What a fault does.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FaultKind {
-    /// The node crashes, stays down `duration`, comes back with an empty cache.
-    Restart,
+    /// The node crashes, stays down `duration`, comes back with an empty cache or the one it
+    /// had (`cache`).
+    Restart {
+        /// What its cache holds when it comes back.
+        cache: RestartCache,
+    },
     /// The node freezes (stop/continue) for `duration`.
     Pause,
     /// Messages the node sends take this much longer.
@@ -545,6 +571,11 @@ pub struct CassandraModel {
     /// Disk limits: the page cache once warm (MiB) and reads per second from the disk; both
     /// or neither.
     pub disk: Option<(u32, u32)>,
+    /// Seconds between saves of the row cache to disk, loaded again at start (0 = never, as
+    /// shipped): Cassandra's own remedy for a cold restart.
+    pub row_cache_save_period_s: u32,
+    /// The longest a starting node spends loading its saved caches, seconds (30 as shipped).
+    pub cache_load_timeout_s: u32,
 }
 
 impl Default for CassandraModel {
@@ -555,6 +586,8 @@ impl Default for CassandraModel {
             row_cache_mb: 0,
             chunk_cache_mb: 64,
             disk: None,
+            row_cache_save_period_s: 0,
+            cache_load_timeout_s: 30,
         }
     }
 }

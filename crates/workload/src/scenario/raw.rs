@@ -42,6 +42,8 @@ pub struct RawCassandra {
     pub chunk_cache_mb: Option<Spanned<i64>>,
     pub page_cache_mb: Option<Spanned<i64>>,
     pub disk_read_iops: Option<Spanned<i64>>,
+    pub row_cache_save_period_s: Option<Spanned<i64>>,
+    pub cache_load_timeout_s: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -247,4 +249,5 @@ pub struct RawFault {
     pub gate_within: Option<f64>,
     pub gate_window_s: Option<i64>,
     pub gate_timeout_s: Option<f64>,
+    pub cache: Option<String>,
 }

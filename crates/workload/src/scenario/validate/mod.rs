@@ -230,7 +230,7 @@ coordinator = "naive"
         assert_eq!(s.cassandra, CassandraModel::default());
         let with = |body: &str| format!("{MINIMAL}[cassandra]\n{body}");
         let s = parse(
-            &with("row_cache_mb = 24\nchunk_cache_mb = 0\npage_cache_mb = 16\ndisk_read_iops = 300\n"),
+            &with("row_cache_mb = 24\nchunk_cache_mb = 0\npage_cache_mb = 16\ndisk_read_iops = 300\nrow_cache_save_period_s = 10\ncache_load_timeout_s = 600\n"),
             "x",
         )
         .unwrap();
@@ -241,11 +241,15 @@ coordinator = "naive"
                 row_cache_mb: 24,
                 chunk_cache_mb: 0,
                 disk: Some((16, 300)),
+                row_cache_save_period_s: 10,
+                cache_load_timeout_s: 600,
             }
         );
         let e = err_of(&with("page_cache_mb = 16\n"));
         assert!(e.message.contains("needs cassandra.disk_read_iops"), "{e}");
         assert_eq!(e.line, Some(19), "{e}");
+        let e = err_of(&with("cache_load_timeout_s = 0\n"));
+        assert!(e.message.contains("cassandra.cache_load_timeout_s = 0"), "{e}");
         let e = err_of(&with("heap_mb = 100\n"));
         assert!(e.message.contains("cassandra.heap_mb = 100"), "{e}");
         let e = err_of(&with("row_cache = 1\n"));
@@ -297,7 +301,7 @@ coordinator = "naive"
         let downs: Vec<(u64, u16)> = plan
             .actions
             .iter()
-            .filter(|a| a.action == crate::faults::Action::Down)
+            .filter(|a| matches!(a.action, crate::faults::Action::Down { .. }))
             .map(|a| (a.t_ns / 1_000_000, a.node))
             .collect();
         assert_eq!(downs, [(1_000, 1), (2_000, 3), (3_000, 5)]);
@@ -305,6 +309,29 @@ coordinator = "naive"
         assert!(e.message.contains("zone 'q'") && e.message.contains("a, b"), "{e}");
         let e = err_of(&text.replace("zone = \"b\"", "zone = \"b\"\nnode = 1"));
         assert!(e.message.contains("one of node, nodes or zone"), "{e}");
+    }
+
+    /// A restart's `cache`: `empty` by default, `kept` carried to its crash action; anything
+    /// else, or on another kind of fault, refused naming the value.
+    #[test]
+    fn a_restarts_cache_is_checked() {
+        use crate::faults::{Action, FaultPlan};
+        let with = |body: &str| format!("{MINIMAL}[[fault]]\nkind = \"restart\"\nnode = 1\nat_s = 1\nduration_s = 1\n{body}");
+        let crash = |s: &Scenario| {
+            let plan = FaultPlan::new(s, 0, 10_000_000_000);
+            plan.actions.iter().find_map(|a| match a.action {
+                Action::Down { cache } => Some(cache),
+                _ => None,
+            })
+        };
+        assert_eq!(crash(&parse(&with(""), "x").unwrap()), Some(RestartCache::Empty));
+        let kept = parse(&with("cache = \"kept\"\n"), "x").unwrap();
+        assert_eq!(kept.faults[0].kind, FaultKind::Restart { cache: RestartCache::Kept });
+        assert_eq!(crash(&kept), Some(RestartCache::Kept));
+        let e = err_of(&with("cache = \"warm\"\n"));
+        assert!(e.message.contains("cache = \"warm\" is not one of: empty, kept"), "{e}");
+        let e = err_of(&with("cache = \"kept\"\n").replace("\"restart\"", "\"pause\""));
+        assert!(e.message.contains("fault pause: cache is a restart's"), "{e}");
     }
 
     /// A restart's gate: `warm` plans only its first node (the engine paces the rest),
@@ -316,7 +343,7 @@ coordinator = "naive"
         let with = |body: &str| format!("{base}[[fault]]\nkind = \"restart\"\nzone = \"b\"\nat_s = 1\nduration_s = 0.5\n{body}");
         let downs = |s: &Scenario| -> Vec<(u64, u16)> {
             let plan = FaultPlan::new(s, 0, 10_000_000_000);
-            let d = plan.actions.iter().filter(|a| a.action == Action::Down);
+            let d = plan.actions.iter().filter(|a| matches!(a.action, Action::Down { .. }));
             d.map(|a| (a.t_ns / 1_000_000, a.node)).collect()
         };
         let s = parse(&with("gate = \"warm\"\n"), "x").unwrap();

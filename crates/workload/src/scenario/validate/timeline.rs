@@ -212,6 +212,12 @@ fn gate(r: &RawFault, nodes: usize, at_s: f64, (stagger_s, every_s): (Option<f64
 /// What a fault does, with the settings its kind needs.
 fn fault_kind(cx: &Ctx, r: &RawFault, duration_s: Option<f64>, line: usize) -> Res<FaultKind> {
     let kind_name = r.kind.get_ref().as_str();
+    if r.cache.is_some() && kind_name != "restart" {
+        return Err(bad(
+            line,
+            format!("fault {kind_name}: cache is a restart's (what the node comes back with)"),
+        ));
+    }
     Ok(match kind_name {
         "restart" | "pause" => {
             if duration_s.is_none() {
@@ -221,7 +227,12 @@ fn fault_kind(cx: &Ctx, r: &RawFault, duration_s: Option<f64>, line: usize) -> R
                 ));
             }
             if kind_name == "restart" {
-                FaultKind::Restart
+                let cache = match r.cache.as_deref() {
+                    None | Some("empty") => RestartCache::Empty,
+                    Some("kept") => RestartCache::Kept,
+                    Some(o) => return Err(bad(line, format!("fault restart: cache = \"{o}\" is not one of: empty, kept"))),
+                };
+                FaultKind::Restart { cache }
             } else {
                 FaultKind::Pause
             }

@@ -233,5 +233,19 @@ pub(super) fn cassandra(cx: &Ctx, raw: &RawScenario) -> Res<CassandraModel> {
         row_cache_mb: opt(&c.row_cache_mb, "cassandra.row_cache_mb", 0, 8_192, d.row_cache_mb)?,
         chunk_cache_mb: opt(&c.chunk_cache_mb, "cassandra.chunk_cache_mb", 0, 8_192, d.chunk_cache_mb)?,
         disk,
+        row_cache_save_period_s: opt(
+            &c.row_cache_save_period_s,
+            "cassandra.row_cache_save_period_s",
+            0,
+            86_400,
+            d.row_cache_save_period_s,
+        )?,
+        cache_load_timeout_s: opt(
+            &c.cache_load_timeout_s,
+            "cassandra.cache_load_timeout_s",
+            1,
+            3_600,
+            d.cache_load_timeout_s,
+        )?,
     })
 }
