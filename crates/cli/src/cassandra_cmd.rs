@@ -3,6 +3,7 @@
 
 use crate::error::{CliError, CliResult};
 use clap::Args;
+use replica_lb_cassandra::config::SavedCaches;
 use replica_lb_cassandra::plugin::CoordinatorPolicy;
 use replica_lb_engine::CassandraFlags;
 use std::path::PathBuf;
@@ -48,11 +49,11 @@ pub struct CassandraUpArgs {
     pub(crate) disk_read_iops: Option<u32>,
     /// Cassandra: save each node's row cache to disk every this many seconds and load it at
     /// start, Cassandra's own remedy for a cold restart (0 = never, as shipped).
-    #[arg(long, value_name = "S", default_value_t = 0)]
+    #[arg(long, value_name = "S", default_value_t = SavedCaches::default().row_cache_save_period_s)]
     pub(crate) row_cache_save_period_s: u32,
     /// Cassandra: the longest a starting node spends loading its saved caches before it
     /// answers, seconds (as shipped: 30).
-    #[arg(long, value_name = "S", default_value_t = 30)]
+    #[arg(long, value_name = "S", default_value_t = SavedCaches::default().cache_load_timeout_s)]
     pub(crate) cache_load_timeout_s: u32,
 }
 

@@ -86,8 +86,14 @@ impl CassandraFlags {
             (self.chunk_cache_mb != 64, "--chunk-cache-mb"),
             (self.page_cache_mb.is_some(), "--page-cache-mb"),
             (self.disk_read_iops.is_some(), "--disk-read-iops"),
-            (self.row_cache_save_period_s != 0, "--row-cache-save-period-s"),
-            (self.cache_load_timeout_s != 30, "--cache-load-timeout-s"),
+            (
+                self.row_cache_save_period_s != SavedCaches::default().row_cache_save_period_s,
+                "--row-cache-save-period-s",
+            ),
+            (
+                self.cache_load_timeout_s != SavedCaches::default().cache_load_timeout_s,
+                "--cache-load-timeout-s",
+            ),
         ]
         .into_iter()
         .find_map(|(given, flag)| given.then_some(flag))

@@ -4,8 +4,9 @@
 //! The rule (ScyllaDB's request for `nodetool waitforcachewarmup`, scylladb/scylladb#14927,
 //! made one-sided): over a trailing window, a node is **warm** when it was read and its cache
 //! misses per read are at most `(1 + within)` times the median of the other nodes' misses per
-//! read, or at most [`MISS_SLACK`] above that median where that is more. Fewer misses than its peers is warm too: the gate asks whether the
-//! node would hurt the cluster if the next one went down, not whether it looks like the others.
+//! read, or at most [`MISS_SLACK`] above that median where that is more. Fewer misses than its
+//! peers is warm too: the gate asks whether the node would hurt the cluster if the next one went
+//! down, not whether it looks like the others.
 //!
 //! - A node **not read** in the window is not warm, whatever its ratio: a node a load balancer
 //!   leaves out never warms, and the next restart would meet it cold.

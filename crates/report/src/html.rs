@@ -384,6 +384,14 @@ mod tests {
             "{page}"
         );
         assert!(!page.contains("<details>"), "two nodes are not folded");
+        // A restart of more nodes than a screen holds is folded under its count.
+        let many = &mut m.summary.rolling_restarts[0];
+        many.nodes = (0..ROLLING_ROWS_OPEN + 1).map(|k| NodeRestart::down(k, k as f64)).collect();
+        let page = render(&input("d", &a, &[&m]));
+        assert!(
+            page.contains(&format!("<details><summary>{} nodes</summary>", ROLLING_ROWS_OPEN + 1)),
+            "{page}"
+        );
     }
 
     /// Failures draw their panel, and a second whose p99 is the time-out is drawn on the top
