@@ -7,7 +7,9 @@
 //! as logarithms (`alpha * t - ln u`), so no landmark rescaling is ever needed, and weights are
 //! taken relative to the newest sample when a quantile is read, so nothing overflows.
 //! The reservoir is a binary min-heap on priority: a sample costs O(log capacity), no allocation
-//! once full.
+//! once full. Beside it the kept values are grouped by value with their summed weights, so a
+//! quantile is one pass over the distinct values: Cassandra's samples are whole milliseconds,
+//! a few dozen distinct values among a hundred samples.
 
 /// One kept sample.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -26,29 +28,64 @@ const REBASE: f64 = 500.0;
 /// computation (relative errors below 1e-10 with up to 100,000 samples).
 const MARGIN: f64 = 1e-9;
 
+/// The groups' weights are updated in place (a sample's weight added, an evicted one's taken
+/// away), so they carry rounding; a bound on it is kept, and past this fraction of the total
+/// they are summed again from the samples (far below [`MARGIN`], so the certificate holds).
+const MAX_DRIFT: f64 = 1e-12;
+
+/// One distinct value among the kept samples.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Group {
+    value: f64,
+    /// The sum of its samples' weights `exp(alpha (t - base))`.
+    weight: f64,
+    /// How many kept samples have this value (at least 1).
+    count: u32,
+}
+
 /// A fixed-size, time-biased sample of values.
 ///
 /// The samples are kept as published, a binary min-heap on priority (so eviction is the same);
-/// beside them, each sample's value and weight `exp(alpha (t - base))` sorted by value, so that
-/// a quantile is one pass over them (no `exp` per sample, no sort) and a sample costs a binary
-/// search and a short move on top of the heap's.
-#[derive(Clone, Debug, Default)]
+/// beside them, the distinct values in order with their samples' summed weights
+/// `exp(alpha (t - base))`, so that a quantile is one pass over the distinct values (no `exp`
+/// per sample, no sort) and a sample costs a binary search among them on top of the heap's.
+#[derive(Clone, Debug)]
 pub struct DecayingReservoir {
     heap: Vec<Sample>,
-    /// (value, weight) of every sample, in value order (equal values in no particular order).
-    sorted: Vec<(f64, f64)>,
+    /// The distinct values of the samples, in value order (`total_cmp`), with their weights.
+    groups: Vec<Group>,
+    /// A bound on the absolute rounding error of every group's weight (and of their sum),
+    /// grown by each in-place update, reset when they are summed again.
+    drift: f64,
+    /// The sum of the groups' weights, kept in place (within `drift`).
+    total: f64,
+    /// At most the earliest and at least the latest time among the samples, s (for the
+    /// certificate's check that no weight underflows).
+    earliest_t_s: f64,
+    latest_t_s: f64,
     /// The time the weights are relative to, s.
     base_t_s: f64,
     /// The alpha the weights were computed with.
     weights_alpha: f64,
 }
 
+impl Default for DecayingReservoir {
+    fn default() -> Self {
+        DecayingReservoir::new(0)
+    }
+}
+
 impl DecayingReservoir {
-    /// An empty reservoir (allocates `capacity` slots once).
+    /// An empty reservoir (allocates `capacity` slots once; the groups grow to the distinct
+    /// values seen).
     pub fn new(capacity: usize) -> Self {
         DecayingReservoir {
             heap: Vec::with_capacity(capacity),
-            sorted: Vec::with_capacity(capacity),
+            groups: Vec::new(),
+            drift: 0.0,
+            total: 0.0,
+            earliest_t_s: f64::INFINITY,
+            latest_t_s: f64::NEG_INFINITY,
             base_t_s: 0.0,
             weights_alpha: 0.0,
         }
@@ -67,7 +104,9 @@ impl DecayingReservoir {
     /// Forgets every sample (keeps the memory).
     pub fn clear(&mut self) {
         self.heap.clear();
-        self.sorted.clear();
+        self.groups.clear();
+        (self.drift, self.total) = (0.0, 0.0);
+        (self.earliest_t_s, self.latest_t_s) = (f64::INFINITY, f64::NEG_INFINITY);
     }
 
     /// Offers `value` observed at `t_s` seconds; `u` in (0, 1] is its random draw. Returns
@@ -106,7 +145,7 @@ impl DecayingReservoir {
     ///
     /// The answer is the published computation's, bit for bit: the rule picks a value, and
     /// which value depends only on where `q` falls among the cumulative weights at the value
-    /// boundaries, which one pass over the sorted weights computes; where that is closer to `q`
+    /// boundaries, which one pass over the groups' weights computes; where that is closer to `q`
     /// than the rounding of either computation could matter ([`MARGIN`]), or a weight could
     /// underflow, the published computation itself answers.
     pub fn quantile(&self, q: f64, alpha_per_s: f64, scratch: &mut Vec<(f64, f64)>) -> Option<f64> {
@@ -122,33 +161,34 @@ impl DecayingReservoir {
         self.quantile_published(q, alpha_per_s, scratch)
     }
 
-    /// The quantile from the sorted weights, `None` when not certain to match the published
+    /// The quantile from the groups' weights, `None` when not certain to match the published
     /// rule.
     fn quantile_fast(&self, q: f64) -> Option<f64> {
-        let (mut total, mut lightest, mut heaviest) = (0.0, f64::INFINITY, 0.0f64);
-        for &(_, w) in &self.sorted {
-            total += w;
-            lightest = lightest.min(w);
-            heaviest = heaviest.max(w);
-        }
+        let total: f64 = self.groups.iter().map(|g| g.weight).sum();
         // Every weight, ours and the published one (ours relative to the heaviest), must be a
-        // normal number (no underflow), so that both are the mathematical weights up to rounding.
+        // normal number (no underflow), so that both are the mathematical weights up to
+        // rounding: bounds from the samples' earliest and latest times.
+        let lightest = self.weight(self.earliest_t_s);
+        let heaviest = self.weight(self.latest_t_s);
         if !(lightest >= 1e-290 && lightest >= heaviest * 1e-280 && total <= 1e290) {
             return None;
         }
-        // The answer is the value of the last group of equal values whose cumulative weight
-        // before it is at most q of the total.
+        // The groups' in-place sums must be far closer than the margin.
+        let close = self.drift <= MAX_DRIFT * total; // false for NaN too
+        if !close {
+            return None;
+        }
+        // The answer is the value of the last group whose cumulative weight before it is at
+        // most q of the total.
         let (mut before, mut answer, mut past) = (0.0, None::<(f64, f64)>, None::<f64>);
-        for (i, &(value, w)) in self.sorted.iter().enumerate() {
-            if i == 0 || self.sorted[i - 1].0.total_cmp(&value) != std::cmp::Ordering::Equal {
-                let ratio = before / total;
-                if ratio > q {
-                    past = Some(ratio);
-                    break;
-                }
-                answer = Some((value, before));
+        for g in &self.groups {
+            let ratio = before / total;
+            if ratio > q {
+                past = Some(ratio);
+                break;
             }
-            before += w;
+            answer = Some((g.value, before));
+            before += g.weight;
         }
         let (value, before_answer) = answer?;
         // Certain: the group's own boundary (none before the first group) and the next one's
@@ -187,8 +227,9 @@ impl DecayingReservoir {
         (self.weights_alpha * (t_s - self.base_t_s)).exp()
     }
 
-    /// Adds a kept sample to the sorted weights; moves the base first (weighing every sample
-    /// again) when the sample is far from it or `alpha_per_s` changed.
+    /// Adds a kept sample to its value's group; sums every group again (moving the base first)
+    /// when the sample is far from the base, `alpha_per_s` changed, or the in-place sums
+    /// drifted too far.
     fn add_sorted(&mut self, value: f64, t_s: f64, alpha_per_s: f64) {
         let x = alpha_per_s * (t_s - self.base_t_s);
         let near = x.abs() <= REBASE; // false for NaN too
@@ -196,31 +237,92 @@ impl DecayingReservoir {
             // The heap holds the new sample already.
             self.base_t_s = t_s;
             self.weights_alpha = alpha_per_s;
-            self.sorted.clear();
-            for i in 0..self.heap.len() {
-                let s = self.heap[i];
-                let w = self.weight(s.t_s);
-                self.sorted.push((s.value, w));
-            }
-            self.sorted.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+            self.sum_groups();
             return;
         }
         let w = x.exp();
+        self.earliest_t_s = self.earliest_t_s.min(t_s);
+        self.latest_t_s = self.latest_t_s.max(t_s);
         let at = self
-            .sorted
-            .partition_point(|e| e.0.total_cmp(&value) != std::cmp::Ordering::Greater);
-        self.sorted.insert(at, (value, w));
+            .groups
+            .partition_point(|g| g.value.total_cmp(&value) == std::cmp::Ordering::Less);
+        match self.groups.get_mut(at) {
+            Some(g) if g.value.total_cmp(&value) == std::cmp::Ordering::Equal => {
+                self.drift += f64::EPSILON * (g.weight + w);
+                g.weight += w;
+                g.count += 1;
+            }
+            _ => self.groups.insert(
+                at,
+                Group {
+                    value,
+                    weight: w,
+                    count: 1,
+                },
+            ),
+        }
+        self.drift += f64::EPSILON * (self.total + w);
+        self.total += w;
+        self.resum_if_drifted();
     }
 
-    /// Removes an evicted sample's (value, weight) from the sorted weights.
+    /// Takes an evicted sample's weight `w` out of its value's group.
     fn remove_sorted(&mut self, value: f64, w: f64) {
-        let from = self.sorted.partition_point(|e| e.0.total_cmp(&value) == std::cmp::Ordering::Less);
-        let at = from
-            + self.sorted[from..]
-                .iter()
-                .position(|e| e.1.to_bits() == w.to_bits() && e.0.to_bits() == value.to_bits())
-                .expect("an evicted sample is among the sorted weights");
-        self.sorted.remove(at);
+        let at = self
+            .groups
+            .partition_point(|g| g.value.total_cmp(&value) == std::cmp::Ordering::Less);
+        let g = self
+            .groups
+            .get_mut(at)
+            .filter(|g| g.value.total_cmp(&value) == std::cmp::Ordering::Equal)
+            .expect("an evicted sample's value has a group");
+        if g.count == 1 {
+            self.groups.remove(at);
+        } else {
+            self.drift += f64::EPSILON * (g.weight + w);
+            g.weight -= w;
+            g.count -= 1;
+        }
+        self.drift += f64::EPSILON * (self.total + w);
+        self.total -= w;
+    }
+
+    /// Sums the groups again when the bound on their rounding passed [`MAX_DRIFT`] of the total
+    /// (an eviction of a heavy sample can leave the rest far lighter than what was taken away).
+    fn resum_if_drifted(&mut self) {
+        let close = self.drift <= MAX_DRIFT * 0.5 * self.total; // false for NaN too
+        if !close {
+            self.sum_groups();
+        }
+    }
+
+    /// Every group's weight summed afresh from the samples (at the current base and alpha).
+    fn sum_groups(&mut self) {
+        self.groups.clear();
+        let (mut earliest, mut latest) = (f64::INFINITY, f64::NEG_INFINITY);
+        for i in 0..self.heap.len() {
+            let s = self.heap[i];
+            earliest = earliest.min(s.t_s);
+            latest = latest.max(s.t_s);
+            let weight = self.weight(s.t_s);
+            self.groups.push(Group {
+                value: s.value,
+                weight,
+                count: 1,
+            });
+        }
+        self.groups.sort_unstable_by(|a, b| a.value.total_cmp(&b.value));
+        self.groups.dedup_by(|later, kept| {
+            let same = later.value.total_cmp(&kept.value) == std::cmp::Ordering::Equal;
+            if same {
+                kept.weight += later.weight;
+                kept.count += later.count;
+            }
+            same
+        });
+        self.total = self.groups.iter().map(|g| g.weight).sum();
+        (self.earliest_t_s, self.latest_t_s) = (earliest, latest);
+        self.drift = 0.0;
     }
 
     fn sift_up(&mut self, mut i: usize) {
@@ -311,7 +413,14 @@ mod tests {
         // Random latencies (some equal, some repeated times), evictions, a base that moves
         // (a high alpha over a long run), and a reset: every quantile read both ways.
         let mut rng = crate::Rng::seed_from_u64(11);
-        for (alpha, capacity, step_s) in [(0.75, 100, 0.003), (5.0, 20, 0.5), (0.0, 7, 1.0), (0.75, 1, 0.01)] {
+        for (alpha, capacity, step_s, whole_ms) in [
+            (0.75, 100, 0.003, false),
+            (5.0, 20, 0.5, false),
+            (0.0, 7, 1.0, false),
+            (0.75, 1, 0.01, false),
+            // Cassandra's samples: whole milliseconds, a few distinct values, one a second.
+            (0.75, 100, 1.0, true),
+        ] {
             let mut r = DecayingReservoir::new(capacity);
             let (mut scratch, mut other) = (Vec::new(), Vec::new());
             let (mut t, mut fast) = (0.0, 0);
@@ -319,7 +428,9 @@ mod tests {
                 if rng.below(3) > 0 {
                     t += step_s * rng.unit_f64();
                 }
-                let value = if rng.below(4) == 0 {
+                let value = if whole_ms {
+                    rng.below(12) as f64
+                } else if rng.below(4) == 0 {
                     2.0
                 } else {
                     (rng.below(5_000) as f64 + 1.0) / 1e3
@@ -336,5 +447,23 @@ mod tests {
             }
             assert!(fast > 50_000, "the fast path answers nearly always: {fast} of 60,000");
         }
+    }
+
+    #[test]
+    fn evicting_the_heaviest_sample_sums_the_groups_again() {
+        // A recent sample drawn with u = 1 has a lower priority than two old ones drawn with a
+        // tiny u, and is evicted: what is left weighs e^-75 of what was taken away, far below
+        // the rounding the in-place sums carried.
+        let (alpha, mut scratch, mut other) = (0.75, Vec::new(), Vec::new());
+        let mut r = DecayingReservoir::new(2);
+        assert!(r.update(5.0, 100.0, alpha, 1.0, 2));
+        assert!(r.update(1.0, 0.0, alpha, 1e-300, 2));
+        assert!(r.update(2.0, 0.0, alpha, 1e-300, 2));
+        assert_eq!(r.len(), 2);
+        for q in [0.0, 0.5, 0.99] {
+            assert_eq!(r.quantile(q, alpha, &mut scratch), r.quantile_published(q, alpha, &mut other));
+        }
+        // (0.5 falls exactly between the two equal weights: the published rule decides that.)
+        assert_eq!(r.quantile_fast(0.99), Some(2.0), "summed again, the fast path answers");
     }
 }
