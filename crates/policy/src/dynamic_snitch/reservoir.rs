@@ -125,14 +125,14 @@ impl DecayingReservoir {
             }
             self.heap.push(sample);
             self.sift_up(self.heap.len() - 1);
-            self.add_sorted(value, t_s, alpha_per_s);
+            self.add_to_group(value, t_s, alpha_per_s);
             true
         } else if capacity > 0 && sample.log_priority > self.heap[0].log_priority {
             let evicted = self.heap[0];
             self.heap[0] = sample;
             self.sift_down(0);
-            self.remove_sorted(evicted.value, self.weight(evicted.t_s));
-            self.add_sorted(value, t_s, alpha_per_s);
+            self.take_from_group(evicted.value, self.weight(evicted.t_s));
+            self.add_to_group(value, t_s, alpha_per_s);
             true
         } else {
             false
@@ -230,7 +230,7 @@ impl DecayingReservoir {
     /// Adds a kept sample to its value's group; sums every group again (moving the base first)
     /// when the sample is far from the base, `alpha_per_s` changed, or the in-place sums
     /// drifted too far.
-    fn add_sorted(&mut self, value: f64, t_s: f64, alpha_per_s: f64) {
+    fn add_to_group(&mut self, value: f64, t_s: f64, alpha_per_s: f64) {
         let x = alpha_per_s * (t_s - self.base_t_s);
         let near = x.abs() <= REBASE; // false for NaN too
         if alpha_per_s != self.weights_alpha || !near {
@@ -267,7 +267,7 @@ impl DecayingReservoir {
     }
 
     /// Takes an evicted sample's weight `w` out of its value's group.
-    fn remove_sorted(&mut self, value: f64, w: f64) {
+    fn take_from_group(&mut self, value: f64, w: f64) {
         let at = self
             .groups
             .partition_point(|g| g.value.total_cmp(&value) == std::cmp::Ordering::Less);
