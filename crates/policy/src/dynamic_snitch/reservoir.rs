@@ -33,6 +33,14 @@ const MARGIN: f64 = 1e-9;
 /// they are summed again from the samples (far below [`MARGIN`], so the certificate holds).
 const MAX_DRIFT: f64 = 1e-12;
 
+/// The fast quantile answers only when the lightest weight is at least `e^MIN_LOG_WEIGHT`
+/// (about 1e-287, a normal number with room to spare), so none of ours underflows.
+const MIN_LOG_WEIGHT: f64 = -660.0;
+/// The fast quantile answers only when the heaviest weight is at most `e^MAX_LOG_SPAN` (about
+/// 3e277) times the lightest, so the published computation's weights, relative to the
+/// heaviest, stay normal too.
+const MAX_LOG_SPAN: f64 = 640.0;
+
 /// One distinct value among the kept samples.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Group {
@@ -167,10 +175,13 @@ impl DecayingReservoir {
         let total: f64 = self.groups.iter().map(|g| g.weight).sum();
         // Every weight, ours and the published one (ours relative to the heaviest), must be a
         // normal number (no underflow), so that both are the mathematical weights up to
-        // rounding: bounds from the samples' earliest and latest times.
-        let lightest = self.weight(self.earliest_t_s);
-        let heaviest = self.weight(self.latest_t_s);
-        if !(lightest >= 1e-290 && lightest >= heaviest * 1e-280 && total <= 1e290) {
+        // rounding. Checked on the exponents, from the samples' earliest and latest times:
+        // the lightest weight at least e^MIN_LOG_WEIGHT, the heaviest at most e^MAX_LOG_SPAN
+        // times the lightest (no `exp` per quantile).
+        let lightest_log = self.weights_alpha * (self.earliest_t_s - self.base_t_s);
+        let span_log = self.weights_alpha * (self.latest_t_s - self.earliest_t_s);
+        let normal = lightest_log >= MIN_LOG_WEIGHT && span_log <= MAX_LOG_SPAN; // false for NaN too
+        if !(normal && total <= 1e290) {
             return None;
         }
         // The groups' in-place sums must be far closer than the margin.
@@ -447,6 +458,19 @@ mod tests {
             }
             assert!(fast > 50_000, "the fast path answers nearly always: {fast} of 60,000");
         }
+    }
+
+    #[test]
+    fn samples_too_far_apart_in_time_are_left_to_the_published_computation() {
+        // 1,000 s apart at alpha 0.75: the old sample weighs e^-750 of the new one, below
+        // what a normal number holds relative to it, so only the published rule answers.
+        let (alpha, mut scratch, mut other) = (0.75, Vec::new(), Vec::new());
+        let mut r = DecayingReservoir::new(2);
+        assert!(r.update(1.0, 0.0, alpha, 1e-300, 2));
+        assert!(r.update(2.0, 1_000.0, alpha, 1.0, 2));
+        assert_eq!(r.quantile_fast(0.5), None);
+        assert_eq!(r.quantile(0.5, alpha, &mut scratch), r.quantile_published(0.5, alpha, &mut other));
+        assert_eq!(r.quantile(0.5, alpha, &mut scratch), Some(2.0));
     }
 
     #[test]
