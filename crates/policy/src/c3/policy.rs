@@ -177,8 +177,12 @@ impl C3 {
         self.servers.get(node).and_then(|s| s.limiter).map(|l| l.send_rate())
     }
 
-    /// How long until `node` has a send token at `now_ns`, ns (not rounded).
-    #[inline]
+    /// Whether `node`'s replies carry a service time (a replica reporting its load, C3's
+    /// piggyback); `false` before its first reply.
+    pub fn reports_load(&self, node: NodeId) -> bool {
+        self.servers.get(node).is_some_and(|s| s.timed)
+    }
+
     /// A request went to `node`: one more outstanding, one rate token taken.
     fn sent(&mut self, node: NodeId, now_ns: u64) {
         let rates = self.rates;
@@ -207,25 +211,32 @@ impl C3 {
         }
     }
 
+    /// The ranking of the servers that report a service time (C3's `n`, `b` and EWMA weight).
+    pub fn ranking(&self) -> Ranking {
+        self.ranking
+    }
+
     /// The weight of a new sample in its moving averages (`ewma_new_weight`).
     pub fn ewma_new_weight(&self) -> f64 {
         self.ranking.ewma_new_weight
     }
 
+    /// How long until `node` has a send token at `now_ns`, ns (not rounded).
+    #[inline]
     fn wait(&self, node: NodeId, now_ns: u64) -> f64 {
         match self.servers.get(node).and_then(|s| s.limiter.as_ref()) {
             Some(l) => l.wait(now_ns, &self.rates),
             None => 0.0, // a server never sent to starts with a full bucket
         }
     }
-}
 
-impl Policy for C3 {
-    fn plan(&mut self, req: &Request<'_>, now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
+    /// [`Policy::plan`] with the servers that report a service time scored by `timed` instead
+    /// of this policy's own ranking (`unified` at a coordinator ranks with its own `n`).
+    pub fn plan_ranked(&mut self, req: &Request<'_>, timed: &Ranking, now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
         if !req.plannable() {
             return Decision::Unavailable;
         }
-        let (timed, untimed) = (&self.ranking, &self.untimed_ranking);
+        let untimed = &self.untimed_ranking;
         let (mut order, mut buf) = ([NodeId(0); MAX_REPLICAS], ScoreBuf::new());
         let scores = scored_rotation(req.candidates, rng, &mut order, &mut buf, |node| match self.servers.get(node) {
             Some(server) => server.score(timed, untimed),
@@ -262,6 +273,13 @@ impl Policy for C3 {
         select_best(order, scores, req.count + 1);
         out.set_order(order, req.count);
         Decision::Send
+    }
+}
+
+impl Policy for C3 {
+    fn plan(&mut self, req: &Request<'_>, now_ns: u64, rng: &mut Rng, out: &mut Plan) -> Decision {
+        let ranking = self.ranking;
+        self.plan_ranked(req, &ranking, now_ns, rng, out)
     }
 
     fn observe(&mut self, event: &Event<'_>, now_ns: u64) {

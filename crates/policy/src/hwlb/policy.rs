@@ -292,6 +292,26 @@ impl Hwlb {
         }
     }
 
+    /// A request is being planned at `now_ns` by the coordinator on `local`: its own rate is
+    /// never stale from now on, and with warm-up reads on, planning has started (every node not
+    /// seen coming up since counts as up from then). [`Policy::plan`] calls it; so does a
+    /// policy that plans some requests without HWLB (`unified`), so that HWLB's view does not
+    /// depend on which requests it planned.
+    pub fn note_planning(&mut self, local: Option<NodeId>, now_ns: u64) {
+        if let Some(local) = local {
+            self.peers.set_local(local);
+        }
+        if self.enabled && self.warmup.share > 0.0 {
+            self.started_ns.get_or_insert(now_ns);
+        }
+    }
+
+    /// Whether this policy saw `node` come up less than `warmup_window_s` before `now_ns`: a
+    /// restart it heard of (unlike [`Self::up_at`], its own start does not count).
+    pub fn saw_come_up_within_window(&self, node: NodeId, now_ns: u64) -> bool {
+        matches!(self.up_at_ns.get(node), Some(&Some(up_at)) if up_at <= now_ns && now_ns - up_at < self.warmup.window_ns)
+    }
+
     /// How many times a plan was recomputed (rates changed); for tests and reports.
     pub fn recomputes(&self) -> u64 {
         self.recomputes
@@ -420,15 +440,12 @@ impl Policy for Hwlb {
         if !req.plannable() {
             return Decision::Unavailable;
         }
-        if let Some(local) = req.local {
-            self.peers.set_local(local);
-        }
+        self.note_planning(req.local, now_ns);
         if !self.enabled {
             local_first_then_random(req, rng, out);
             return Decision::Send;
         }
         if self.warmup.share > 0.0 {
-            self.started_ns.get_or_insert(now_ns);
             let mut warm = [NodeId(0); MAX_REPLICAS];
             if let Some((split, cold_rate, since_up_ns)) = self.split_cold(req, now_ns, &mut warm) {
                 // The request reads from the warm replicas only, with HWLB's shares among them;

@@ -19,7 +19,11 @@
 //! - **HWLB's shares at a coordinator** ([`crate::hwlb`]): with hit rates known, a coordinator
 //!   draws its replicas with HWLB's miss-equalising shares and exact systematic sampling, and a
 //!   restarted replica warms from background reads (`warmup_reads`, at twice its warm peers'
-//!   misses per second) instead of serving cold.
+//!   misses per second) instead of serving cold. Where the replicas report their load (C3's
+//!   piggyback) the draw is kept for reads with a replica warming (`heat_only_while_warming`):
+//!   once caches are warm the shares are equal and blind to queues, so the coordinator ranks by
+//!   C3's score (`coordinator_concurrency_weight`), its own replica first. Cassandra's replies
+//!   carry no load: the plug-in draws for every read.
 //! - **Passing over, at a coordinator** ([`coordinator`]): a replica that is silent (the Java
 //!   driver's rule: at least `in_flight_threshold` sends since its last reply, fewer than
 //!   `min_responses` answers in `response_window_ms`: a killed or paused node), overdue (one
