@@ -6,6 +6,8 @@
 //!
 //! As in the driver, a reply or an error counts as a response, a time-out does not; the last
 //! `min_responses` response times are kept per node (a tiny ring, no allocation per reply).
+//! The ring is overwritten in place, never shifted: on a large cluster each reply's entry is a
+//! miss in the core's cache already, and a shift cost a `memmove` call on top.
 
 use crate::nodes::{InFlight, NodeTable};
 use crate::policy::Event;
@@ -14,11 +16,32 @@ use crate::types::{Failure, NodeId};
 /// The most responses the rule can be asked to count.
 pub const MAX_MIN_RESPONSES: usize = 8;
 
-/// The last few response times of one node, newest last.
+/// The last `min_responses` response times of one node, a ring: the next one overwrites the
+/// oldest, at `next`.
 #[derive(Clone, Copy, Debug, Default)]
 struct Responses {
     times_ns: [u64; MAX_MIN_RESPONSES],
+    /// Where the next response time goes: the oldest kept one once `seen >= min_responses`.
+    next: u8,
     seen: u32,
+}
+
+impl Responses {
+    /// Records a response at `now_ns`, keeping the last `k`.
+    #[inline]
+    fn push(&mut self, now_ns: u64, k: usize) {
+        let at = self.next as usize;
+        debug_assert!(at < k && k <= MAX_MIN_RESPONSES);
+        self.times_ns[at] = now_ns;
+        self.next = if at + 1 == k { 0 } else { at as u8 + 1 };
+        self.seen = self.seen.saturating_add(1);
+    }
+
+    /// The oldest of the last `k` response times (valid once `seen >= k`).
+    #[inline]
+    fn oldest_ns(&self) -> u64 {
+        self.times_ns[self.next as usize]
+    }
 }
 
 /// The rule's parameters.
@@ -52,11 +75,8 @@ impl Health {
     /// A response (reply or error) from `node` arrived at `now_ns`.
     #[inline]
     pub fn responded(&mut self, node: NodeId, now_ns: u64) {
-        let r = self.responses.entry(node);
         let k = self.rule.min_responses;
-        r.times_ns.copy_within(1..k, 0);
-        r.times_ns[k - 1] = now_ns;
-        r.seen = r.seen.saturating_add(1);
+        self.responses.entry(node).push(now_ns, k);
     }
 
     /// Forgets `node`'s responses (it went down or came up).
@@ -81,7 +101,7 @@ impl Health {
     pub fn responding_too_slowly(&self, node: NodeId, now_ns: u64) -> bool {
         let k = self.rule.min_responses;
         match self.responses.get(node) {
-            Some(r) if r.seen as usize >= k => r.times_ns[0] < now_ns.saturating_sub(self.rule.response_window_ns),
+            Some(r) if r.seen as usize >= k => r.oldest_ns() < now_ns.saturating_sub(self.rule.response_window_ns),
             _ => true,
         }
     }
@@ -158,5 +178,33 @@ mod tests {
         assert!(!h.is_unhealthy(a, 10, 150 * MS), "two responses in the window");
         assert!(!h.is_unhealthy(a, 10, 300 * MS));
         assert!(h.is_unhealthy(a, 10, 301 * MS), "the older response left the window");
+    }
+
+    #[test]
+    fn the_ring_answers_as_the_last_k_responses_do() {
+        // Every k, a stream of responses at uneven times: the rule against the last k times kept
+        // in a plain list.
+        for k in 1..=MAX_MIN_RESPONSES {
+            let rule = HealthRule {
+                in_flight_threshold: 1,
+                min_responses: k,
+                response_window_ns: 50 * MS,
+            };
+            let mut h = Health::new(rule);
+            let mut last: Vec<u64> = Vec::new();
+            let a = NodeId(3);
+            let mut t = 0;
+            for i in 0..200u64 {
+                t += (i * 7919 % 40) * MS;
+                h.responded(a, t);
+                last.push(t);
+                if last.len() > k {
+                    last.remove(0);
+                }
+                let now = t + (i % 60) * MS;
+                let expected = last.len() < k || last[0] < now.saturating_sub(rule.response_window_ns);
+                assert_eq!(h.responding_too_slowly(a, now), expected, "k {k} response {i}");
+            }
+        }
     }
 }

@@ -230,6 +230,19 @@ pub struct Unified {
     rate_control: bool,
     health: CoordinatorHealth,
     untimed: Untimed,
+    /// The side this instance has planned for ([`Self::note_side`]).
+    side: SideSeen,
+}
+
+/// Which reads an instance has planned so far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SideSeen {
+    /// None yet.
+    Nothing,
+    /// Only a client's (no `local`).
+    Client,
+    /// A coordinator's with heat on: HWLB's draw and the coordinator rule decide them.
+    Coordinator,
 }
 
 impl Unified {
@@ -287,7 +300,30 @@ impl Unified {
                 outlier_factor: params.f64("untimed_outlier_factor"),
                 outlier_count: params.i64("untimed_outlier_count") as u32,
             }),
+            side: SideSeen::Nothing,
         })
+    }
+
+    /// Notes which side `req` is planned for. An instance serves one side: a client (no
+    /// `local`), whose reads never consult HWLB or the coordinator rule, or a coordinator. A
+    /// client's instance stops feeding them at its first read, which saves a client of a large
+    /// cluster their per-node tables and the work of every node's hit-rate news (three pieces
+    /// per read at 300 nodes); a coordinator's feeds them always. Were a client's instance later to plan a
+    /// coordinator's read, they would learn again from then on.
+    #[inline]
+    fn note_side(&mut self, req: &Request<'_>) {
+        match (req.local.is_some() && self.heat, self.side) {
+            (true, _) => self.side = SideSeen::Coordinator,
+            (false, SideSeen::Nothing) if req.local.is_none() => self.side = SideSeen::Client,
+            _ => {}
+        }
+    }
+
+    /// Whether HWLB and the coordinator rule learn from events: they decide only a
+    /// coordinator's reads ([`Self::plan_with_heat`]), so not once this instance is a client's.
+    #[inline]
+    fn feeds_coordinator_state(&self) -> bool {
+        self.side != SideSeen::Client
     }
 
     /// A coordinator's read: HWLB's draw (or, where no candidate is cold and all report their
@@ -476,6 +512,7 @@ impl Policy for Unified {
         if !req.plannable() {
             return Decision::Unavailable;
         }
+        self.note_side(req);
         if let (true, Some(local)) = (self.heat, req.local) {
             self.health.set_local(local);
             return self.plan_with_heat(req, now_ns, rng, out);
@@ -488,30 +525,37 @@ impl Policy for Unified {
     }
 
     fn observe(&mut self, event: &Event<'_>, now_ns: u64) {
+        let coordinator = self.feeds_coordinator_state();
         match *event {
             Event::Sent { node } => {
-                self.health.sent(node, now_ns);
+                if coordinator {
+                    self.health.sent(node, now_ns);
+                }
                 self.untimed.sent(node, now_ns);
             }
             Event::Reply(reply) => {
-                self.health.replied(reply.node, reply.latency_ns, now_ns);
+                if coordinator {
+                    self.health.replied(reply.node, reply.latency_ns, now_ns);
+                }
                 let timed = reply.feedback.service_time_ns.is_some();
                 self.untimed.replied(reply.node, reply.latency_ns, timed, now_ns);
             }
             Event::Failure { node, failure } => {
                 match failure {
-                    Failure::Timeout => self.health.expired(node, now_ns),
+                    Failure::Timeout if coordinator => self.health.expired(node, now_ns),
                     // An error is an answer (the Java driver's rule), not a latency sample.
-                    Failure::Error | Failure::ConnectionLost => {}
+                    Failure::Timeout | Failure::Error | Failure::ConnectionLost => {}
                 }
                 self.untimed.failed(node, failure == Failure::Error, now_ns);
             }
-            Event::NodeUp { node, .. } | Event::NodeDown { node } => self.health.reset(node),
+            Event::NodeUp { node, .. } | Event::NodeDown { node } if coordinator => self.health.reset(node),
             _ => {}
         }
         // C3 learns only from sends, replies and failures; HWLB from those and the news.
         self.c3.observe(event, now_ns);
-        self.hwlb.observe(event, now_ns);
+        if coordinator {
+            self.hwlb.observe(event, now_ns);
+        }
     }
 }
 
@@ -579,6 +623,45 @@ mod tests {
         p.on_send(NodeId(0), t);
         p.plan(&req(&nodes, 1), t, &mut rng, &mut plan);
         assert_eq!(plan.targets(), &[NodeId(1)]);
+    }
+
+    #[test]
+    fn a_clients_instance_plans_as_one_feeding_the_coordinator_state_does_and_keeps_none() {
+        // Two clients' instances see the same reads, replies (some with hit rates and service
+        // times), time-outs and news; one is made to feed HWLB and the coordinator rule as
+        // before it knew its side. Every plan is the same, and the lean one learned none of it.
+        let nodes = ids(5);
+        let (mut lean, mut full) = (defaults(), defaults());
+        let (mut rng_lean, mut rng_full, mut world) = (Rng::seed_from_u64(9), Rng::seed_from_u64(9), Rng::seed_from_u64(10));
+        let (mut plan_lean, mut plan_full) = (Plan::new(), Plan::new());
+        let mut t: u64 = 0;
+        for i in 0..5_000u64 {
+            t += world.below(4) as u64 * MS / 2;
+            let first = world.below(3);
+            let candidates = &nodes[first..first + 3];
+            lean.plan(&req(candidates, 1), t, &mut rng_lean, &mut plan_lean);
+            full.plan(&req(candidates, 1), t, &mut rng_full, &mut plan_full);
+            full.side = SideSeen::Nothing;
+            assert_eq!(plan_lean.targets(), plan_full.targets(), "read {i}");
+            assert_eq!(plan_lean.fallbacks(), plan_full.fallbacks(), "read {i}");
+            let node = plan_lean.targets()[0];
+            let latency_ms = 0.2 + world.below(40) as f64 / 10.0;
+            let outcome = world.below(10);
+            for p in [&mut lean, &mut full] {
+                p.on_send(node, t);
+                match outcome {
+                    0 => p.on_failure(node, Failure::Timeout, t + 5 * MS),
+                    1 => p.on_reply(&hit_rate_reply(node.0, 0.5 + latency_ms / 10.0), t + MS),
+                    2 => p.on_reply(&timed_reply(node.0, latency_ms, latency_ms / 2.0, 2), t + MS),
+                    3 if i % 50 == 3 => p.on_node_up(node, NodeCaps::default(), t),
+                    _ => p.on_reply(&reply(node.0, (latency_ms * 1e6) as u64), t + MS),
+                }
+            }
+        }
+        assert_eq!(lean.side, SideSeen::Client);
+        let learned = |p: &Unified| nodes.iter().filter(|&&n| p.hwlb.effective_rate(n, t) != Some(0.0)).count();
+        assert_eq!(learned(&lean), 0, "the client's HWLB learned no hit rate");
+        assert!(learned(&full) >= 2, "fed, it learned the hit rates of the nodes it read from");
     }
 
     #[test]
