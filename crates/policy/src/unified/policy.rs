@@ -305,11 +305,12 @@ impl Unified {
     }
 
     /// Notes which side `req` is planned for. An instance serves one side: a client (no
-    /// `local`), whose reads never consult HWLB or the coordinator rule, or a coordinator. A
-    /// client's instance stops feeding them at its first read, which saves a client of a large
-    /// cluster their per-node tables and the work of every node's hit-rate news (three pieces
-    /// per read at 300 nodes); a coordinator's feeds them always. Were a client's instance later to plan a
-    /// coordinator's read, they would learn again from then on.
+    /// `local`), whose reads never consult HWLB or the coordinator rule, or a coordinator with
+    /// heat on, whose reads never consult the untimed ranking. Each stops feeding what its reads
+    /// never consult from its first read on: a client of a large cluster saves those per-node
+    /// tables and the work of every node's hit-rate news (three pieces per read at 300 nodes), a
+    /// coordinator one table write per reply. Were an instance later to plan the other side's
+    /// read, that side's parts would learn again from then on.
     #[inline]
     fn note_side(&mut self, req: &Request<'_>) {
         match (req.local.is_some() && self.heat, self.side) {
@@ -324,6 +325,13 @@ impl Unified {
     #[inline]
     fn feeds_coordinator_state(&self) -> bool {
         self.side != SideSeen::Client
+    }
+
+    /// Whether the untimed ranking learns from events: it decides only reads planned without
+    /// heat, so not once this instance is a coordinator's with heat on.
+    #[inline]
+    fn feeds_client_state(&self) -> bool {
+        self.side != SideSeen::Coordinator
     }
 
     /// A coordinator's read: HWLB's draw (or, where no candidate is cold and all report their
@@ -525,20 +533,24 @@ impl Policy for Unified {
     }
 
     fn observe(&mut self, event: &Event<'_>, now_ns: u64) {
-        let coordinator = self.feeds_coordinator_state();
+        let (coordinator, client) = (self.feeds_coordinator_state(), self.feeds_client_state());
         match *event {
             Event::Sent { node } => {
                 if coordinator {
                     self.health.sent(node, now_ns);
                 }
-                self.untimed.sent(node, now_ns);
+                if client {
+                    self.untimed.sent(node, now_ns);
+                }
             }
             Event::Reply(reply) => {
                 if coordinator {
                     self.health.replied(reply.node, reply.latency_ns, now_ns);
                 }
-                let timed = reply.feedback.service_time_ns.is_some();
-                self.untimed.replied(reply.node, reply.latency_ns, timed, now_ns);
+                if client {
+                    let timed = reply.feedback.service_time_ns.is_some();
+                    self.untimed.replied(reply.node, reply.latency_ns, timed, now_ns);
+                }
             }
             Event::Failure { node, failure } => {
                 match failure {
@@ -546,7 +558,9 @@ impl Policy for Unified {
                     // An error is an answer (the Java driver's rule), not a latency sample.
                     Failure::Timeout | Failure::Error | Failure::ConnectionLost => {}
                 }
-                self.untimed.failed(node, failure == Failure::Error, now_ns);
+                if client {
+                    self.untimed.failed(node, failure == Failure::Error, now_ns);
+                }
             }
             Event::NodeUp { node, .. } | Event::NodeDown { node } if coordinator => self.health.reset(node),
             _ => {}
@@ -625,43 +639,72 @@ mod tests {
         assert_eq!(plan.targets(), &[NodeId(1)]);
     }
 
-    #[test]
-    fn a_clients_instance_plans_as_one_feeding_the_coordinator_state_does_and_keeps_none() {
-        // Two clients' instances see the same reads, replies (some with hit rates and service
-        // times), time-outs and news; one is made to feed HWLB and the coordinator rule as
-        // before it knew its side. Every plan is the same, and the lean one learned none of it.
+    /// Runs an instance beside one made to feed every part as before it knew its side, through
+    /// the same 5,000 reads (`local`: a coordinator's, else a client's) with replies (some with
+    /// hit rates, some with service times), time-outs and restarts; asserts every plan is the
+    /// same and returns both.
+    fn lean_beside_fed(local: Option<NodeId>) -> (Unified, Unified, u64) {
         let nodes = ids(5);
-        let (mut lean, mut full) = (defaults(), defaults());
-        let (mut rng_lean, mut rng_full, mut world) = (Rng::seed_from_u64(9), Rng::seed_from_u64(9), Rng::seed_from_u64(10));
-        let (mut plan_lean, mut plan_full) = (Plan::new(), Plan::new());
+        let (mut lean, mut fed) = (defaults(), defaults());
+        let (mut rng_lean, mut rng_fed, mut world) = (Rng::seed_from_u64(9), Rng::seed_from_u64(9), Rng::seed_from_u64(10));
+        let (mut plan_lean, mut plan_fed) = (Plan::new(), Plan::new());
         let mut t: u64 = 0;
         for i in 0..5_000u64 {
             t += world.below(4) as u64 * MS / 2;
             let first = world.below(3);
             let candidates = &nodes[first..first + 3];
-            lean.plan(&req(candidates, 1), t, &mut rng_lean, &mut plan_lean);
-            full.plan(&req(candidates, 1), t, &mut rng_full, &mut plan_full);
-            full.side = SideSeen::Nothing;
-            assert_eq!(plan_lean.targets(), plan_full.targets(), "read {i}");
-            assert_eq!(plan_lean.fallbacks(), plan_full.fallbacks(), "read {i}");
-            let node = plan_lean.targets()[0];
-            let latency_ms = 0.2 + world.below(40) as f64 / 10.0;
-            let outcome = world.below(10);
-            for p in [&mut lean, &mut full] {
-                p.on_send(node, t);
-                match outcome {
-                    0 => p.on_failure(node, Failure::Timeout, t + 5 * MS),
-                    1 => p.on_reply(&hit_rate_reply(node.0, 0.5 + latency_ms / 10.0), t + MS),
-                    2 => p.on_reply(&timed_reply(node.0, latency_ms, latency_ms / 2.0, 2), t + MS),
-                    3 if i % 50 == 3 => p.on_node_up(node, NodeCaps::default(), t),
-                    _ => p.on_reply(&reply(node.0, (latency_ms * 1e6) as u64), t + MS),
+            let local = local.filter(|l| candidates.contains(l));
+            let count = if local.is_some() { 2 } else { 1 };
+            let read = Request {
+                candidates,
+                replicas: None,
+                count,
+                local,
+                group: first as u64,
+            };
+            lean.plan(&read, t, &mut rng_lean, &mut plan_lean);
+            fed.plan(&read, t, &mut rng_fed, &mut plan_fed);
+            fed.side = SideSeen::Nothing;
+            assert_eq!(plan_lean.targets(), plan_fed.targets(), "read {i}");
+            assert_eq!(plan_lean.fallbacks(), plan_fed.fallbacks(), "read {i}");
+            for k in 0..count {
+                let node = plan_lean.targets()[k];
+                let latency_ms = 0.2 + world.below(40) as f64 / 10.0;
+                let outcome = world.below(10);
+                for p in [&mut lean, &mut fed] {
+                    p.on_send(node, t);
+                    match outcome {
+                        0 => p.on_failure(node, Failure::Timeout, t + 5 * MS),
+                        1 => p.on_reply(&hit_rate_reply(node.0, 0.5 + latency_ms / 10.0), t + MS),
+                        2 => p.on_reply(&timed_reply(node.0, latency_ms, latency_ms / 2.0, 2), t + MS),
+                        3 if i % 50 == 3 => p.on_node_up(node, NodeCaps::default(), t),
+                        _ => p.on_reply(&reply(node.0, (latency_ms * 1e6) as u64), t + MS),
+                    }
                 }
             }
         }
+        (lean, fed, t)
+    }
+
+    #[test]
+    fn a_clients_instance_plans_as_one_feeding_the_coordinator_state_does_and_keeps_none() {
+        let (lean, fed, t) = lean_beside_fed(None);
         assert_eq!(lean.side, SideSeen::Client);
+        let nodes = ids(5);
         let learned = |p: &Unified| nodes.iter().filter(|&&n| p.hwlb.effective_rate(n, t) != Some(0.0)).count();
         assert_eq!(learned(&lean), 0, "the client's HWLB learned no hit rate");
-        assert!(learned(&full) >= 2, "fed, it learned the hit rates of the nodes it read from");
+        assert!(learned(&fed) >= 2, "fed, it learned the hit rates of the nodes it read from");
+    }
+
+    #[test]
+    fn a_coordinators_instance_plans_as_one_feeding_the_untimed_ranking_does_and_keeps_none() {
+        // Coordinator 2: a replica of every read (candidates 0-2, 1-3 and 2-4).
+        let (lean, fed, _) = lean_beside_fed(Some(NodeId(2)));
+        assert_eq!(lean.side, SideSeen::Coordinator);
+        let nodes = ids(5);
+        let known = |p: &Unified| (0..3).filter(|&f| p.untimed.applies(&nodes[f..f + 3])).count();
+        assert_eq!(known(&lean), 0, "the coordinator's untimed ranking learned nothing");
+        assert!(known(&fed) > 0, "fed, it learned untimed replies");
     }
 
     #[test]
