@@ -239,10 +239,13 @@ pub struct Unified {
 enum SideSeen {
     /// None yet.
     Nothing,
-    /// Only a client's (no `local`).
+    /// Only reads the untimed ranking or C3 decide: a client's (no `local`), or any with heat off.
     Client,
-    /// A coordinator's with heat on: HWLB's draw and the coordinator rule decide them.
+    /// Only a coordinator's with heat on: HWLB's draw, C3's ranking and the coordinator rule
+    /// decide them.
     Coordinator,
+    /// Both kinds.
+    Both,
 }
 
 impl Unified {
@@ -313,22 +316,24 @@ impl Unified {
     /// read, that side's parts would learn again from then on.
     #[inline]
     fn note_side(&mut self, req: &Request<'_>) {
-        match (req.local.is_some() && self.heat, self.side) {
-            (true, _) => self.side = SideSeen::Coordinator,
-            (false, SideSeen::Nothing) if req.local.is_none() => self.side = SideSeen::Client,
-            _ => {}
-        }
+        let coordinators = req.local.is_some() && self.heat;
+        self.side = match (coordinators, self.side) {
+            (true, SideSeen::Nothing | SideSeen::Coordinator) => SideSeen::Coordinator,
+            (false, SideSeen::Nothing | SideSeen::Client) => SideSeen::Client,
+            _ => SideSeen::Both,
+        };
     }
 
     /// Whether HWLB and the coordinator rule learn from events: they decide only a
-    /// coordinator's reads ([`Self::plan_with_heat`]), so not once this instance is a client's.
+    /// coordinator's reads ([`Self::plan_with_heat`]), so not while this instance has planned
+    /// only reads without them.
     #[inline]
     fn feeds_coordinator_state(&self) -> bool {
         self.side != SideSeen::Client
     }
 
     /// Whether the untimed ranking learns from events: it decides only reads planned without
-    /// heat, so not once this instance is a coordinator's with heat on.
+    /// heat, so not while this instance has planned only a coordinator's with heat on.
     #[inline]
     fn feeds_client_state(&self) -> bool {
         self.side != SideSeen::Coordinator
@@ -694,6 +699,29 @@ mod tests {
         let learned = |p: &Unified| nodes.iter().filter(|&&n| p.hwlb.effective_rate(n, t) != Some(0.0)).count();
         assert_eq!(learned(&lean), 0, "the client's HWLB learned no hit rate");
         assert!(learned(&fed) >= 2, "fed, it learned the hit rates of the nodes it read from");
+    }
+
+    #[test]
+    fn an_instance_planning_both_sides_reads_feeds_every_part_from_then_on() {
+        let nodes = ids(3);
+        let (mut rng, mut plan) = (Rng::seed_from_u64(4), Plan::new());
+        let mut p = defaults();
+        assert!(p.feeds_coordinator_state() && p.feeds_client_state(), "before any read");
+        p.plan(&req(&nodes, 1), 0, &mut rng, &mut plan);
+        assert!(!p.feeds_coordinator_state() && p.feeds_client_state(), "a client's");
+        p.plan(&coordinator_req(&nodes), 0, &mut rng, &mut plan);
+        assert_eq!(p.side, SideSeen::Both);
+        p.plan(&req(&nodes, 1), 0, &mut rng, &mut plan);
+        assert!(p.feeds_coordinator_state() && p.feeds_client_state(), "both, for good");
+        let mut q = defaults();
+        q.plan(&coordinator_req(&nodes), 0, &mut rng, &mut plan);
+        assert!(q.feeds_coordinator_state() && !q.feeds_client_state(), "a coordinator's");
+        q.plan(&req(&nodes, 1), 0, &mut rng, &mut plan);
+        assert_eq!(q.side, SideSeen::Both);
+        // With heat off no read consults HWLB or the coordinator rule.
+        let mut r = Unified::new(&table(&[("heat", ParamValue::Bool(false))])).unwrap();
+        r.plan(&coordinator_req(&nodes), 0, &mut rng, &mut plan);
+        assert!(!r.feeds_coordinator_state() && r.feeds_client_state());
     }
 
     #[test]
