@@ -165,8 +165,16 @@ impl Sim<'_> {
             lost.extend(d.queue.drain(..));
             d.busy = 0;
         }
+        if let Some(t) = node.throttle.as_deref_mut() {
+            t.ready_ns.clear();
+        }
+        lost.extend(node.read_waiting.drain(..));
+        node.read_busy = 0;
         if let (Some(c), RestartCache::Empty) = (node.cache.as_deref_mut(), cache) {
             c.clear();
+        }
+        if let (Some(pages), RestartCache::Empty) = (node.index_cached.as_deref_mut(), cache) {
+            pages.fill(0);
         }
         let deferred = std::mem::take(&mut node.deferred);
         let gen = node.gen;
@@ -292,10 +300,30 @@ impl Sim<'_> {
             self.give_outcome(op, Err(Failure::ConnectionLost));
             self.ops.remove(op);
         }
+        if audience == Audience::Clients && self.sc.cluster.routing == Routing::Coordinator {
+            self.fail_requests_at_reset_coordinator(n);
+        }
         if audience.peers() && self.nodes[n].up && !self.nodes[n].paused {
             let g = self.nodes[n].gen;
             self.q
                 .push(self.now + self.sc.run.up_detection_ns, Event::SeenUp { node: n as u16, gen: g });
+        }
+    }
+
+    /// The clients saw their connections to crashed coordinator `n` reset (their own view,
+    /// `run.client_failure_detection_ms`): a driver fails the requests in flight on a closed
+    /// connection at once, as errors, rather than letting them time out.
+    fn fail_requests_at_reset_coordinator(&mut self, n: usize) {
+        let lost: Vec<(u32, u32)> = self
+            .reqs
+            .live_indices()
+            .filter_map(|i| {
+                let r = self.reqs.at(i);
+                (r.client_dispatch.is_some() && r.coord as usize == n && !r.answered).then_some((i, r.gen))
+            })
+            .collect();
+        for (id, gen) in lost {
+            self.fail_request(id, gen);
         }
     }
 

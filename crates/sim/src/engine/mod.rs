@@ -33,7 +33,7 @@ use crate::runs::RunSpec;
 use crate::scenario::{Arrival, RestartCache, Routing, Scenario, Speculative};
 use multi::{Multi, NO_PARENT};
 use network::{End, Nics};
-use node::{Node, Stage};
+use node::{Node, Stage, Throttle};
 use records::{Op, OpKind, OpState, Req, ReqKey};
 use replica_lb_metrics::{CacheOutcome, ReadKind, Recorder, RecorderConfig, RunMetrics};
 use replica_lb_policy::hwlb::{HitRateTracker, RatePublisher};
@@ -205,6 +205,11 @@ fn new_node(sc: &Scenario, topo: &Topology, ideal: bool, n: usize, rng: Rng) -> 
             .disk
             .map(|(c, d)| Box::new(Stage::new(if ideal { c * sc.cluster.nodes as u32 } else { c }, d))),
         cache: sc.node.cache_rows.map(|rows| Box::new(Lru::new(rows, sc.clients.keys.count))),
+        read_busy: 0,
+        read_waiting: VecDeque::new(),
+        throttle: sc.node.disk_throttle.map(|t| Box::new(Throttle::new(t.reads_per_s, t.burst_ns))),
+        index_pages: sc.node.index_pages.unwrap_or(0),
+        index_cached: sc.node.index_pages.map(|p| vec![0u64; p.div_ceil(64) as usize].into_boxed_slice()),
         tracker: HitRateTracker::new(sc.feedback.tick_ns, sc.feedback.window_ns, 0),
         rng,
         cpu_factor: 1.0,
@@ -215,6 +220,23 @@ fn new_node(sc: &Scenario, topo: &Topology, ideal: bool, n: usize, rng: Rng) -> 
         deferred: Vec::new(),
         gossiped: RatePublisher::new(),
         latency_ewma_ns: 0.0,
+    }
+}
+
+/// A restarted process serves `start_ns` after it is started (`run.restart_start_ms`): every
+/// restart's return, planned or gated, comes that much later. The real experiments start the
+/// process at the fault's end; the simulator's node answers when the real one would.
+fn start_restarts_later(plan: &mut FaultPlan, start_ns: u64) {
+    if start_ns == 0 {
+        return;
+    }
+    for a in plan.actions.iter_mut().filter(|a| a.action == Action::Up) {
+        a.t_ns += start_ns;
+    }
+    // Stable: simultaneous actions keep their order.
+    plan.actions.sort_by_key(|a| a.t_ns);
+    for roll in &mut plan.rolls {
+        roll.down_ns += start_ns;
     }
 }
 
@@ -334,7 +356,9 @@ impl<'s> Sim<'s> {
         let faults = if ideal {
             FaultPlan::default()
         } else {
-            FaultPlan::new(sc, measure_ns, end_ns)
+            let mut plan = FaultPlan::new(sc, measure_ns, end_ns);
+            start_restarts_later(&mut plan, sc.run.restart_start_ns);
+            plan
         };
         let rolls = faults.rolls.iter().cloned().map(roll::RollState::new).collect();
         let rec = recorder(sc, n_nodes, ideal)?;

@@ -33,6 +33,42 @@ impl Stage {
     }
 }
 
+/// A token bucket in front of a disk (Linux blk-throttle's read limit), kept as a virtual
+/// schedule (GCRA): each read the disk is handed gets the moment the bucket lets it through,
+/// first come first served; the disk stage serves it from then on.
+#[derive(Debug)]
+pub struct Throttle {
+    /// Reads let through per second, before a disk slow-down divides it.
+    pub reads_per_s: f64,
+    /// How far ahead of the rate an idle bucket lets reads through, ns.
+    pub burst_ns: f64,
+    /// The bucket's theoretical arrival time: when the next read would pass at the bare rate, ns.
+    pub tat_ns: f64,
+    /// The release times of the reads waiting in the disk stage's queue, in its order.
+    pub ready_ns: VecDeque<u64>,
+}
+
+impl Throttle {
+    /// An idle, full bucket.
+    pub fn new(reads_per_s: f64, burst_ns: f64) -> Self {
+        Throttle {
+            reads_per_s,
+            burst_ns,
+            tat_ns: 0.0,
+            ready_ns: VecDeque::new(),
+        }
+    }
+
+    /// When a read handed to the disk at `now_ns` passes the bucket, the rate divided by
+    /// `slow_factor`; the bucket counts it.
+    pub fn admit(&mut self, now_ns: u64, slow_factor: f64) -> u64 {
+        let interval_ns = 1e9 * slow_factor / self.reads_per_s;
+        let pass_ns = (now_ns as f64).max(self.tat_ns - self.burst_ns);
+        self.tat_ns = self.tat_ns.max(pass_ns) + interval_ns;
+        pass_ns.ceil() as u64
+    }
+}
+
 /// One node. Its fields are laid out in declaration order (`repr(C)`), those an op at the node
 /// reads first: the header, the service-time stream, the CPU stage, and the pointers to the
 /// disk stage and the row cache fill the first
@@ -73,6 +109,16 @@ pub struct Node {
     pub disk: Option<Box<Stage>>,
     /// Row cache (boxed, as the disk stage).
     pub cache: Option<Box<Lru>>,
+    /// Replica reads holding one of the node's read threads (`node.read_threads`).
+    pub read_busy: u32,
+    /// Replica reads waiting for a read thread, oldest first.
+    pub read_waiting: VecDeque<u32>,
+    /// Pages of the partition index (`node.index_pages`; 0 without).
+    pub index_pages: u32,
+    /// The throttle in front of the disk stage (`node.disk_iops`), if any.
+    pub throttle: Option<Box<Throttle>>,
+    /// The partition index's pages in the page cache (`node.index_pages`): one bit a page.
+    pub index_cached: Option<Box<[u64]>>,
     /// The node's own hit-rate tracker.
     pub tracker: HitRateTracker,
     /// Events that arrived while paused, in order.
@@ -84,6 +130,20 @@ pub struct Node {
 const _: () = assert!(std::mem::offset_of!(Node, cache) + std::mem::size_of::<Option<Box<Lru>>>() <= Node::HOT_LINES * 64);
 
 impl Node {
+    /// Whether the index page holding `key` was in the page cache; it is now. `true` without
+    /// a modelled index.
+    pub fn index_page_cached(&mut self, key: u64) -> bool {
+        let Some(bits) = self.index_cached.as_deref_mut() else {
+            return true;
+        };
+        // Keys lie in the index in token order: a hash, not their numbering, picks the page.
+        let page = index_page(key, self.index_pages);
+        let (word, bit) = ((page / 64) as usize, 1u64 << (page % 64));
+        let cached = bits[word] & bit != 0;
+        bits[word] |= bit;
+        cached
+    }
+
     /// The cache lines at the start of a node that an op's arrival, its stages and its reply
     /// read: the header, the service-time stream, the CPU stage and the pointers to the disk
     /// stage and the row cache (see [`Self::prefetch_hot`]).
@@ -96,8 +156,19 @@ impl Node {
         crate::prefetch::first_lines(self, Self::HOT_LINES);
     }
 
-    /// Queued plus in-service ops waiting at both stages (excluding those in service).
+    /// Ops waiting at both stages and for a read thread (excluding those in service).
     pub fn queued(&self) -> u32 {
-        self.cpu.queue.len() as u32 + self.disk.as_deref().map_or(0, |d| d.queue.len() as u32)
+        let disk = self.disk.as_deref().map_or(0, |d| d.queue.len() as u32);
+        self.cpu.queue.len() as u32 + disk + self.read_waiting.len() as u32
     }
+}
+
+/// The index page of `key` among `pages`: keys in token
+/// order, a fixed mix of the key (splitmix64's finaliser) standing in for its token.
+fn index_page(key: u64, pages: u32) -> u64 {
+    let mut z = key.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    z % u64::from(pages.max(1))
 }

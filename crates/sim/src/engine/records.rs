@@ -46,6 +46,10 @@ pub(super) struct Op {
     pub(super) outcome_given: bool,
     /// A shadow read: its reply feeds the policy but does not count towards the request.
     pub(super) shadow: bool,
+    /// It holds one of its node's read threads (`node.read_threads`) until it replies.
+    pub(super) holds_read_thread: bool,
+    /// Disk reads it still has to make (a miss makes `node.disk_reads_per_miss` on average).
+    pub(super) disk_reads_left: u8,
     /// The send's ticket in its requester's runtime.
     pub(super) ticket: Ticket,
     pub(super) key: u64,

@@ -30,8 +30,30 @@ impl Sim<'_> {
         }
         op.node_gen = gen;
         op.arrived_ns = self.now;
+        let read = op.kind == OpKind::Read;
         self.nodes[n].in_flight += 1;
+        if let (true, Some(threads)) = (read, self.sc.node.read_threads) {
+            // Cassandra runs a read on one of its `concurrent_reads` threads from start to end.
+            let node = &mut self.nodes[n];
+            if node.read_busy >= threads {
+                node.read_waiting.push_back(op_id);
+                return;
+            }
+            node.read_busy += 1;
+            self.ops.at_mut(op_id).holds_read_thread = true;
+        }
         self.submit_cpu(n, op_id);
+    }
+
+    /// A read on node `n` ended: its read thread takes the next read waiting, if any.
+    fn release_read_thread(&mut self, n: usize) {
+        let node = &mut self.nodes[n];
+        node.read_busy -= 1;
+        if let Some(next) = node.read_waiting.pop_front() {
+            node.read_busy += 1;
+            self.ops.at_mut(next).holds_read_thread = true;
+            self.submit_cpu(n, next);
+        }
     }
 
     /// An op lost in a crash: failed at once if peers already see the node down, else when
@@ -54,7 +76,9 @@ impl Sim<'_> {
         let node = &mut self.nodes[n];
         let (dist, factor): (Dist, f64) = if disk {
             let d = node.disk.as_deref().map(|d| d.service).unwrap_or(node.cpu.service);
-            (d, node.disk_factor * node.fluct_factor)
+            // Behind a throttle a slow disk is a lower rate (`Throttle::admit`), the device alike.
+            let slow = if node.throttle.is_some() { 1.0 } else { node.disk_factor };
+            (d, slow * node.fluct_factor)
         } else {
             (node.cpu.service, node.cpu_factor * node.fluct_factor)
         };
@@ -80,19 +104,37 @@ impl Sim<'_> {
     }
 
     pub(super) fn submit_disk(&mut self, n: usize, op_id: u32) {
-        let Some(disk) = self.nodes[n].disk.as_deref_mut() else {
+        // The real experiments lift their disk limits for the warm-up: the throttle counts
+        // measured time only.
+        let throttled = self.now >= self.measure_ns;
+        let now = self.now;
+        let node = &mut self.nodes[n];
+        let pass_ns = match node.throttle.as_deref_mut() {
+            Some(t) if throttled => t.admit(now, node.disk_factor),
+            _ => 0,
+        };
+        let Some(disk) = node.disk.as_deref_mut() else {
             return;
         };
         if disk.busy < disk.concurrency {
             disk.busy += 1;
-            self.start_service(n, op_id, StageKind::Disk);
+            self.start_service_at(n, op_id, StageKind::Disk, pass_ns);
         } else {
             disk.queue.push_back(op_id);
+            if let Some(t) = node.throttle.as_deref_mut() {
+                t.ready_ns.push_back(pass_ns);
+            }
         }
     }
 
     /// Starts serving `op_id` on `stage`; the slot is already taken.
     pub(super) fn start_service(&mut self, n: usize, op_id: u32, stage: StageKind) {
+        self.start_service_at(n, op_id, stage, 0);
+    }
+
+    /// Starts serving `op_id` on `stage` once the time is `pass_ns` (a disk read waiting for
+    /// its throttle holds the slot until then: first come first served, the same order).
+    fn start_service_at(&mut self, n: usize, op_id: u32, stage: StageKind, pass_ns: u64) {
         let op = *self.ops.at(op_id);
         let dur = if op.kind == OpKind::Coordinate {
             let svc = self.sc.node.coordinator_service.unwrap_or(self.sc.node.cpu_service);
@@ -111,7 +153,7 @@ impl Sim<'_> {
             node_gen: self.nodes[n].gen,
             node: n as u16,
         };
-        self.q.push(self.now + dur, done);
+        self.q.push(self.now.max(pass_ns) + dur, done);
     }
 
     pub(super) fn on_stage_done(&mut self, done: Ref, stage: StageKind, node_gen: u32, node: u16) {
@@ -152,7 +194,11 @@ impl Sim<'_> {
             }
         };
         if let Some(next) = next {
-            self.start_service(n, next, stage);
+            let pass_ns = match (stage, self.nodes[n].throttle.as_deref_mut()) {
+                (StageKind::Disk, Some(t)) => t.ready_ns.pop_front().unwrap_or(0),
+                _ => 0,
+            };
+            self.start_service_at(n, next, stage, pass_ns);
         }
         match (op.kind, stage) {
             (OpKind::Coordinate, _) => {
@@ -189,12 +235,21 @@ impl Sim<'_> {
                     self.rec.read(t, n, kind, outcome);
                 }
                 if to_disk {
+                    // Its index page not in the page cache: the index is read first.
+                    let index_read = !self.nodes[n].index_page_cached(op.key);
+                    let reads = self.disk_reads_per_miss(n) + index_read as u8;
+                    self.ops.at_mut(op_id).disk_reads_left = reads;
                     self.submit_disk(n, op_id);
                 } else {
                     self.reply(op_id);
                 }
             }
             (OpKind::Read, StageKind::Disk) => {
+                if op.disk_reads_left > 1 {
+                    self.ops.at_mut(op_id).disk_reads_left -= 1;
+                    self.submit_disk(n, op_id);
+                    return;
+                }
                 if let Some(c) = self.nodes[n].cache.as_deref_mut() {
                     c.insert(op.key);
                 }
@@ -203,11 +258,26 @@ impl Sim<'_> {
         }
     }
 
+    /// The disk reads a miss at node `n` makes: `node.disk_reads_per_miss` on average, its
+    /// whole part always and one more with the probability of its fraction.
+    fn disk_reads_per_miss(&mut self, n: usize) -> u8 {
+        let mean = self.sc.node.disk_reads_per_miss;
+        let whole = mean.trunc();
+        if mean == whole {
+            return whole as u8;
+        }
+        let extra = self.nodes[n].rng.unit_f64() < mean - whole;
+        whole as u8 + extra as u8
+    }
+
     /// The replica answers op `op_id` with its feedback record.
     pub(super) fn reply(&mut self, op_id: u32) {
         let now = self.now;
         let op = *self.ops.at(op_id);
         let n = op.node as usize;
+        if op.holds_read_thread {
+            self.release_read_thread(n);
+        }
         let piggyback = self.sc.feedback.piggyback;
         let node = &mut self.nodes[n];
         node.in_flight -= 1;

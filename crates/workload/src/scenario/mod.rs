@@ -115,8 +115,35 @@ pub struct NodeModel {
     /// The disk stage: concurrency and service time; reads that miss the cache (or every read
     /// when there is no cache) go there.
     pub disk: Option<(u32, Dist)>,
+    /// A throttle in front of the disk stage (a cgroup's `blkio.throttle.read_iops_device`).
+    pub disk_throttle: Option<DiskThrottle>,
+    /// Disk reads one cache miss makes, on average (1: one; 1.2: one, and a second one time in
+    /// five, as an index read before the data).
+    pub disk_reads_per_miss: f64,
+    /// Replica reads a node executes at once (Cassandra's `concurrent_reads`): a read holds a
+    /// thread from its start to its reply, its disk reads included; `None`: no limit.
+    pub read_threads: Option<u32>,
+    /// The pages of the partition index a miss looks its key up in (`node.index_pages`), if
+    /// modelled: a miss whose key's page is not in the OS page cache reads it from the disk
+    /// first (one more disk read) and the page stays cached; a restart with empty caches drops
+    /// them (the page cache of a rebooted node). Keys spread over the pages in token order.
+    pub index_pages: Option<u32>,
     /// Row-cache capacity, rows.
     pub cache_rows: Option<usize>,
+}
+
+/// `node.disk_burst_ms` when not given: Linux blk-throttle's time slice on a rotational disk
+/// (`throtl_slice`, HZ/10), the window within which it lets a throttled group's reads through.
+pub const DEFAULT_DISK_BURST_MS: f64 = 100.0;
+
+/// A token bucket in front of a node's disk: reads wait, first come first served, until the
+/// bucket lets them through (Linux's blk-throttle, which lets a slice's worth through at once).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DiskThrottle {
+    /// Reads let through per second (a disk slow-down divides it).
+    pub reads_per_s: f64,
+    /// How much of the rate an idle throttle lets through at once, ns (`disk_burst_ms`).
+    pub burst_ns: f64,
 }
 
 /// One-way latencies.
@@ -316,6 +343,10 @@ pub struct RunModel {
     pub client_failure_detection_ns: u64,
     /// Delay until peers see a restarted node up, ns.
     pub up_detection_ns: u64,
+    /// How long a restarted node's process takes from its start to serving, ns: the
+    /// simulator's node stays down this much longer than the fault's `duration_s` (a real
+    /// Cassandra node starts its JVM, replays its commit log and opens its ports first).
+    pub restart_start_ns: u64,
 }
 
 /// How hit rates are measured and spread.

@@ -66,6 +66,11 @@ pub struct RawNode {
     pub extra_delay: Option<Spanned<RawExtra>>,
     pub disk_concurrency: Option<Spanned<i64>>,
     pub disk_service: Option<Spanned<RawDist>>,
+    pub disk_iops: Option<Spanned<f64>>,
+    pub disk_burst_ms: Option<Spanned<f64>>,
+    pub disk_reads_per_miss: Option<Spanned<f64>>,
+    pub read_threads: Option<Spanned<i64>>,
+    pub index_pages: Option<Spanned<i64>>,
     pub cache_rows: Option<Spanned<i64>>,
 }
 
@@ -195,6 +200,7 @@ pub struct RawRun {
     pub failure_detection_ms: Option<Spanned<f64>>,
     pub client_failure_detection_ms: Option<Spanned<f64>>,
     pub up_detection_ms: Option<Spanned<f64>>,
+    pub restart_start_ms: Option<Spanned<f64>>,
 }
 
 #[derive(Debug, Deserialize)]

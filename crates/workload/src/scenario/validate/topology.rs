@@ -124,6 +124,41 @@ pub(super) fn node(cx: &Ctx, n: &RawNode) -> Res<NodeModel> {
         (Some(c), None) => return Err(cx.at(c, "node.disk_concurrency needs node.disk_service too")),
         (None, Some(s)) => return Err(cx.at(s, "node.disk_service needs node.disk_concurrency too")),
     };
+    let disk_throttle = match (&n.disk_iops, &disk) {
+        (Some(v), Some(_)) => Some(DiskThrottle {
+            reads_per_s: cx.num(v, "node.disk_iops", 0.001, 1e9)?,
+            burst_ns: cx.opt_num(&n.disk_burst_ms, "node.disk_burst_ms", 0.0, 60_000.0, DEFAULT_DISK_BURST_MS)? * MS,
+        }),
+        (Some(v), None) => return Err(cx.at(v, "node.disk_iops needs a disk stage (node.disk_concurrency and node.disk_service)")),
+        (None, _) => None,
+    };
+    if let (Some(b), None) = (&n.disk_burst_ms, &n.disk_iops) {
+        return Err(cx.at(b, "node.disk_burst_ms needs node.disk_iops too"));
+    }
+    let disk_reads_per_miss = match (&n.disk_reads_per_miss, &disk) {
+        (Some(v), Some(_)) => cx.num(v, "node.disk_reads_per_miss", 1.0, 16.0)?,
+        (Some(v), None) => {
+            return Err(cx.at(
+                v,
+                "node.disk_reads_per_miss needs a disk stage (node.disk_concurrency and node.disk_service)",
+            ))
+        }
+        (None, _) => 1.0,
+    };
+    let index_pages = match (&n.index_pages, &disk) {
+        (Some(p), Some(_)) => Some(cx.int(p, "node.index_pages", 1, 1 << 26)? as u32),
+        (Some(p), None) => {
+            return Err(cx.at(
+                p,
+                "node.index_pages needs a disk stage (node.disk_concurrency and node.disk_service)",
+            ))
+        }
+        (None, _) => None,
+    };
+    let read_threads = match &n.read_threads {
+        Some(t) => Some(cx.int(t, "node.read_threads", 1, 65_536)? as u32),
+        None => None,
+    };
     let cache_rows = match &n.cache_rows {
         Some(c) => Some(cx.int(c, "node.cache_rows", 1, MAX_CACHE_ROWS as i64)? as usize),
         None => None,
@@ -134,6 +169,10 @@ pub(super) fn node(cx: &Ctx, n: &RawNode) -> Res<NodeModel> {
         coordinator_service,
         extra_delay,
         disk,
+        disk_throttle,
+        disk_reads_per_miss,
+        read_threads,
+        index_pages,
         cache_rows,
     })
 }

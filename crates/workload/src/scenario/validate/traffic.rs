@@ -399,6 +399,7 @@ pub(super) fn run(cx: &Ctx, raw: &RawScenario) -> Res<RunModel> {
         failure_detection_ns: (failure_detection_ms * MS) as u64,
         client_failure_detection_ns: (client_ms * MS) as u64,
         up_detection_ns: (cx.opt_num(&r.up_detection_ms, "run.up_detection_ms", 0.0, 3.6e6, 1000.0)? * MS) as u64,
+        restart_start_ns: (cx.opt_num(&r.restart_start_ms, "run.restart_start_ms", 0.0, 3.6e6, 0.0)? * MS) as u64,
     })
 }
 
