@@ -172,3 +172,62 @@ fn index_page(key: u64, pages: u32) -> u64 {
     z ^= z >> 31;
     z % u64::from(pages.max(1))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_throttle_lets_a_burst_through_then_keeps_its_rate() {
+        // 220 reads/s, 100 ms of burst: an idle bucket lets 23 reads through at once (the one at
+        // the rate and 22 ahead of it), then one every 1/220 s; slowed 5x, one every 1/44 s.
+        let mut t = Throttle::new(220.0, 100e6);
+        let passes: Vec<u64> = (0..30).map(|_| t.admit(1_000_000_000, 1.0)).collect();
+        assert!(passes[..23].iter().all(|&p| p == 1_000_000_000), "{passes:?}");
+        let gap = 1e9_f64 / 220.0;
+        let steady = passes[24..].windows(2).all(|w| ((w[1] - w[0]) as f64 - gap).abs() <= 1.0);
+        assert!(passes[23] > 1_000_000_000 && steady, "{passes:?}");
+        // Idle for a second: the burst is back, not more.
+        let later = 3_000_000_000;
+        let burst = (0..30).filter(|_| t.admit(later, 1.0) == later).count();
+        assert_eq!(burst, 23);
+        let mut slow = Throttle::new(220.0, 0.0);
+        let (a, b) = (slow.admit(0, 5.0), slow.admit(0, 5.0));
+        assert_eq!((a, b), (0, (1e9_f64 * 5.0 / 220.0).ceil() as u64));
+    }
+
+    #[test]
+    fn index_pages_are_read_once_each() {
+        let mut node = Node {
+            gen: 0,
+            in_flight: 0,
+            zone: 0,
+            up: true,
+            paused: false,
+            pauses: 0,
+            cpu_factor: 1.0,
+            fluct_factor: 1.0,
+            added_delay_ns: 0,
+            latency_ewma_ns: 0.0,
+            rng: Rng::seed_from_u64(1),
+            cpu: Stage::new(1, Dist::new("constant", 1.0, None, None).unwrap()),
+            disk_factor: 1.0,
+            disk: None,
+            cache: None,
+            read_busy: 0,
+            read_waiting: VecDeque::new(),
+            throttle: None,
+            index_pages: 10,
+            index_cached: Some(vec![0u64; 1].into_boxed_slice()),
+            tracker: HitRateTracker::new(1, 1, 0),
+            deferred: Vec::new(),
+            gossiped: RatePublisher::new(),
+        };
+        // 1,000 keys over 10 pages: the first look-up of each page misses, none after.
+        let misses = (0..1000u64).filter(|&k| !node.index_page_cached(k)).count();
+        assert_eq!(misses, 10);
+        assert!((0..1000u64).all(|k| node.index_page_cached(k)));
+        node.index_cached = None;
+        assert!(node.index_page_cached(5), "no index modelled: nothing to read");
+    }
+}

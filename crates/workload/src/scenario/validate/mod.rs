@@ -194,6 +194,71 @@ coordinator = "naive"
     }
 
     #[test]
+    fn the_cassandra_node_keys_are_checked() {
+        let disk = "cpu_service = { dist = \"exponential\", mean_us = 100 }\ndisk_concurrency = 1\ndisk_service = { dist = \"exponential\", mean_us = 160 }\n";
+        let with = |extra: &str| {
+            MINIMAL.replace(
+                "cpu_service = { dist = \"exponential\", mean_us = 100 }\n",
+                &format!("{disk}{extra}"),
+            )
+        };
+        let s = parse(
+            &with("disk_iops = 220\ndisk_reads_per_miss = 1.2\nindex_pages = 390\nread_threads = 8\n"),
+            "x",
+        )
+        .unwrap();
+        let t = s.node.disk_throttle.unwrap();
+        assert_eq!(
+            (t.reads_per_s, t.burst_ns),
+            (220.0, 100e6),
+            "the burst defaults to blk-throttle's slice"
+        );
+        assert_eq!(
+            (s.node.disk_reads_per_miss, s.node.index_pages, s.node.read_threads),
+            (1.2, Some(390), Some(8))
+        );
+        let plain = parse(MINIMAL, "x").unwrap();
+        assert_eq!(
+            (plain.node.disk_throttle, plain.node.disk_reads_per_miss, plain.node.read_threads),
+            (None, 1.0, None)
+        );
+        let cases = [
+            (
+                MINIMAL.replace("cpu_concurrency = 4", "cpu_concurrency = 4\ndisk_iops = 220"),
+                "node.disk_iops needs a disk stage",
+            ),
+            (with("disk_burst_ms = 50\n"), "node.disk_burst_ms needs node.disk_iops too"),
+            (with("disk_iops = 0\n"), "node.disk_iops = 0: must be a number in"),
+            (
+                with("disk_iops = 220\ndisk_burst_ms = -1\n"),
+                "node.disk_burst_ms = -1: must be a number in",
+            ),
+            (
+                with("disk_reads_per_miss = 0.5\n"),
+                "node.disk_reads_per_miss = 0.5: must be a number in [1, 16]",
+            ),
+            (
+                MINIMAL.replace("cpu_concurrency = 4", "cpu_concurrency = 4\nindex_pages = 10"),
+                "node.index_pages needs a disk stage",
+            ),
+            (with("index_pages = 0\n"), "node.index_pages = 0: must be an integer in"),
+            (
+                MINIMAL.replace("cpu_concurrency = 4", "cpu_concurrency = 4\nread_threads = 0"),
+                "node.read_threads = 0: must be an integer in",
+            ),
+            (
+                MINIMAL.replace("duration_s = 5", "duration_s = 5\nrestart_start_ms = -5"),
+                "run.restart_start_ms = -5: must be a number in",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = err_of(&text);
+            assert!(e.message.contains(want), "{e}, wanted {want}");
+            assert!(e.line.is_some(), "{e}");
+        }
+    }
+
+    #[test]
     fn bad_values_name_their_line() {
         let e = err_of(&MINIMAL.replace("\"exponential\"", "\"gaussian\""));
         assert_eq!(e.line, Some(8), "{e}");
