@@ -129,11 +129,23 @@ pub struct Hwlb {
     /// The time of this policy's first plan, ns.
     started_ns: Option<u64>,
     peers: PeerRates,
+    /// The plans of the replica groups read lately, at most `plans_kept_max` of them.
     plans: FxHashMap<u64, CachedPlan<CACHED_MAX>>,
+    /// The most plans kept before the cache starts again ([`PLANS_KEPT`]).
+    plans_kept_max: usize,
     recomputes: u64,
     /// The memory plans are recomputed in (no allocation per recomputation).
     scratch: PlanScratch,
 }
+
+/// The most replica groups' plans one instance keeps: past it the cache is emptied and starts
+/// again. A coordinator coordinates a few dozen groups (RF x vnodes: 48 with RF 3 and 16
+/// vnodes), all kept; a client of a large cluster reads thousands, each rarely (once in minutes
+/// for a client of 2,000 nodes), so their plans are seldom reused and keeping them all cost it
+/// about 2 MB. A plan is a function of its group's candidates and rates alone (recomputed when a
+/// rate changes), so a plan dropped and recomputed is the same plan: decisions do not depend on
+/// this bound, only memory and speed.
+pub const PLANS_KEPT: usize = 64;
 
 /// The most candidates of a plan kept in the cache: a few words each (a coordinator keeps one
 /// per replica group it coordinates); a larger plan is recomputed per request.
@@ -204,6 +216,7 @@ impl Hwlb {
             started_ns: None,
             peers: PeerRates::new(stale_after_ns, params.f64("stale_rate")),
             plans: FxHashMap::default(),
+            plans_kept_max: PLANS_KEPT,
             recomputes: 0,
             scratch: PlanScratch::default(),
         })
@@ -235,6 +248,9 @@ impl Hwlb {
             if let Some(plan) = self.rebuild::<CACHED_MAX>(req, now_ns) {
                 plan.choose(req, extra_replica, rng, out);
                 let misses = plan.misses_per_read;
+                if self.plans.len() >= self.plans_kept_max && !self.plans.contains_key(&req.group) {
+                    self.plans.clear();
+                }
                 self.plans.insert(req.group, plan);
                 return misses;
             }
@@ -312,9 +328,15 @@ impl Hwlb {
         matches!(self.up_at_ns.get(node), Some(&Some(up_at)) if up_at <= now_ns && now_ns - up_at < self.warmup.window_ns)
     }
 
-    /// How many times a plan was recomputed (rates changed); for tests and reports.
+    /// How many times a plan was recomputed (rates changed, or its group's plan was not
+    /// kept); for tests and reports.
     pub fn recomputes(&self) -> u64 {
         self.recomputes
+    }
+
+    /// How many replica groups' plans it keeps now (at most [`PLANS_KEPT`]).
+    pub fn plans_kept(&self) -> usize {
+        self.plans.len()
     }
 
     /// The hit rate `node` counts with at `now_ns` (`None`: unknown, or no plug-in).
@@ -497,6 +519,78 @@ impl Policy for Hwlb {
             }
             Event::NodeDown { node } => self.peers.forget(node),
             _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{Feedback, Reply};
+
+    /// Tells `p` that `node`'s hit rate is `rate`, at `now_ns`.
+    fn tell(p: &mut Hwlb, node: u16, rate: f64, now_ns: u64) {
+        let reply = Reply {
+            node: NodeId(node),
+            latency_ns: 1_000_000,
+            feedback: Feedback {
+                hit_rate: Some(rate),
+                ..Feedback::default()
+            },
+        };
+        p.observe(&Event::Reply(&reply), now_ns);
+    }
+
+    #[test]
+    fn a_bounded_plan_cache_plans_as_an_unbounded_one_does() {
+        // 40 nodes, 400 replica groups of three read at random, rates that change now and
+        // then: the instance keeping at most PLANS_KEPT plans recomputes more often, and plans
+        // every request (targets and fallbacks) as one keeping every plan.
+        for client in [false, true] {
+            let make = || {
+                if client {
+                    Hwlb::new_client(&ParamTable::new())
+                } else {
+                    Hwlb::new(&ParamTable::new())
+                }
+            };
+            let (mut bounded, mut unbounded) = (make().unwrap(), make().unwrap());
+            unbounded.plans_kept_max = usize::MAX;
+            let mut world = Rng::seed_from_u64(3);
+            let (mut rng_b, mut rng_u) = (Rng::seed_from_u64(4), Rng::seed_from_u64(4));
+            let (mut plan_b, mut plan_u) = (Plan::new(), Plan::new());
+            let mut now_ns = 0;
+            for node in 0..40u16 {
+                let rate = 0.5 + 0.4 * world.unit_f64();
+                tell(&mut bounded, node, rate, now_ns);
+                tell(&mut unbounded, node, rate, now_ns);
+            }
+            for i in 0..20_000u32 {
+                now_ns += 100_000;
+                if i % 500 == 0 {
+                    let (node, rate) = (world.below(40) as u16, world.unit_f64());
+                    tell(&mut bounded, node, rate, now_ns);
+                    tell(&mut unbounded, node, rate, now_ns);
+                }
+                let group = world.below(400) as u64;
+                let first = (group % 38) as u16;
+                let candidates = [NodeId(first), NodeId(first + 1), NodeId(first + 2)];
+                let local = (!client).then_some(candidates[(group % 3) as usize]);
+                let req = Request {
+                    candidates: &candidates,
+                    replicas: None,
+                    count: 1 + (group % 2) as usize,
+                    local,
+                    group,
+                };
+                bounded.plan(&req, now_ns, &mut rng_b, &mut plan_b);
+                unbounded.plan(&req, now_ns, &mut rng_u, &mut plan_u);
+                assert_eq!(plan_b.targets(), plan_u.targets(), "client {client} request {i}");
+                assert_eq!(plan_b.fallbacks(), plan_u.fallbacks(), "client {client} request {i}");
+                assert!(bounded.plans_kept() <= PLANS_KEPT);
+            }
+            assert!(unbounded.plans_kept() > PLANS_KEPT, "the groups read outnumber the bound");
+            assert!(bounded.recomputes() > unbounded.recomputes(), "dropped plans were recomputed");
         }
     }
 }
