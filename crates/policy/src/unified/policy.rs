@@ -316,8 +316,8 @@ impl Unified {
     /// read, that side's parts would learn again from then on.
     #[inline]
     fn note_side(&mut self, req: &Request<'_>) {
-        let coordinators = req.local.is_some() && self.heat;
-        self.side = match (coordinators, self.side) {
+        let coordinator_read = req.local.is_some() && self.heat;
+        self.side = match (coordinator_read, self.side) {
             (true, SideSeen::Nothing | SideSeen::Coordinator) => SideSeen::Coordinator,
             (false, SideSeen::Nothing | SideSeen::Client) => SideSeen::Client,
             _ => SideSeen::Both,

@@ -6,6 +6,7 @@ use crate::lru::Lru;
 use crate::queue::Event;
 use replica_lb_policy::hwlb::{HitRateTracker, RatePublisher};
 use replica_lb_policy::Rng;
+use replica_lb_workload::placement::mix64;
 use std::collections::VecDeque;
 
 /// A FIFO service stage with fixed concurrency.
@@ -163,14 +164,10 @@ impl Node {
     }
 }
 
-/// The index page of `key` among `pages`: keys in token
-/// order, a fixed mix of the key (splitmix64's finaliser) standing in for its token.
+/// The index page of `key` among `pages`: keys in token order, a fixed mix of the key
+/// (splitmix64's, the ring's [`mix64`]) standing in for its token.
 fn index_page(key: u64, pages: u32) -> u64 {
-    let mut z = key.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
-    z % u64::from(pages.max(1))
+    mix64(key.wrapping_add(0x9e37_79b9_7f4a_7c15)) % u64::from(pages.max(1))
 }
 
 #[cfg(test)]
