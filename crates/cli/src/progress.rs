@@ -33,10 +33,14 @@ pub fn watch<T: Send>(what: &str, runs: &[Run], done_ms: &[AtomicU64], work: imp
     assert_eq!(runs.len(), done_ms.len(), "one counter per run");
     let finished = AtomicBool::new(false);
     let terminal = std::io::stderr().is_terminal();
+    // The watcher sleeps between updates until the work ends and wakes it (an unpark), so a
+    // short run is not held up to a whole update interval after it finished.
+    let watcher = std::thread::current();
     std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
             let r = work();
             finished.store(true, Ordering::Release);
+            watcher.unpark();
             r
         });
         let bars = terminal.then(|| Bars::new(what, runs));
@@ -62,7 +66,7 @@ pub fn watch<T: Send>(what: &str, runs: &[Run], done_ms: &[AtomicU64], work: imp
                 }
                 None => {}
             }
-            std::thread::sleep(Duration::from_millis(100));
+            std::thread::park_timeout(Duration::from_millis(100));
         }
         if let Some(b) = bars {
             b.clear();
