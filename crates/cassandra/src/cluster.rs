@@ -432,8 +432,8 @@ pub fn up(opts: &CassandraUp, progress: &mut dyn FnMut(&str)) -> Result<Cassandr
     }
     if let Some(limits) = cluster.disk {
         progress(&format!(
-            "disk limits: {} reads/s per node from the disk; each node's page cache is capped at ~{} MiB once it is warm (cluster slow-disk --on, or an experiment after its warm-up)",
-            limits.read_iops, limits.page_cache_mb
+            "disk limits: {} reads/s per node from the disk; once a node is warm (cluster slow-disk --on, or an experiment after its warm-up) its memory is capped at what its JVM uses then plus {} MiB of page cache and a {} MiB margin for the JVM's growth, page cache too while the JVM does not use it",
+            limits.read_iops, limits.page_cache_mb, CAP_HEADROOM_MB
         ));
     }
     progress(&format!("Cassandra {version}: {} node(s) answer CQL", cluster.nodes.len()));
